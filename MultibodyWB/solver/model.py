@@ -1,0 +1,493 @@
+"""The neutral multibody model: plain Python objects in SI units.
+
+One :class:`MultibodySystem` describes one mechanism: a ground, rigid bodies with markers, hinges
+connecting markers, forces, gravity and simulation settings. It is what the FreeCAD layer exports,
+what the XML file (``xmlio``) stores, and what every solver reads.
+
+Units: m, kg, s, N, rad throughout. Orientation triples are Bryant angles (see ``rotations``).
+
+Which hinge types exist, how many coordinates each has and which options each takes is data:
+:data:`HINGE_TYPES` and :data:`FORCE_TYPES` drive the schema check, the reader and writer, the
+GUI and the solvers alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from .rotations import bryant_to_matrix
+
+FORMAT_VERSION = 1
+
+# --------------------------------------------------------------------------------------------------
+# Type tables
+# --------------------------------------------------------------------------------------------------
+
+#: Coordinate names and their kind. Translations are along the output marker's axes (m); rotations
+#: are Bryant angles of the input marker relative to the output marker (rad).
+COORDINATE_KIND = {"x": "translation", "y": "translation", "z": "translation",
+                   "rx": "rotation", "ry": "rotation", "rz": "rotation"}
+COORDINATE_UNIT = {"translation": "m", "rotation": "rad"}
+#: Units of a hinge coordinate's stiffness and damping, by kind.
+STIFFNESS_UNIT = {"translation": "N/m", "rotation": "N m/rad"}
+DAMPING_UNIT = {"translation": "N s/m", "rotation": "N m s/rad"}
+#: Unit of the generalised load on a hinge coordinate, by kind.
+LOAD_UNIT = {"translation": "N", "rotation": "N m"}
+
+
+@dataclass(frozen=True)
+class HingeType:
+    """What a hinge type is: its coordinates and the options it takes.
+
+    The relative pose of the input marker frame with respect to the output marker frame is
+    ``translation(x, y, z) * Rx(rx) Ry(ry) Rz(rz)`` with the coordinates the type does not have set
+    to zero; the hinge axis is the markers' z axis.
+    """
+
+    name: str
+    coordinates: tuple[str, ...]
+    description: str
+    elastic: bool = False          #: loads come from stiffness and damping only; no constraint
+    options: frozenset = frozenset({"stiffness", "damping", "limits", "driver", "initial"})
+
+    @property
+    def dof(self) -> int:
+        """Number of hinge coordinates."""
+        return len(self.coordinates)
+
+    @property
+    def constraints(self) -> int:
+        """Number of relative motions the hinge forbids (0 for elastic hinges)."""
+        return 0 if self.elastic else 6 - self.dof
+
+    def kinds(self) -> tuple[str, ...]:
+        """'translation' or 'rotation' for each coordinate."""
+        return tuple(COORDINATE_KIND[c] for c in self.coordinates)
+
+
+HINGE_TYPES: dict[str, HingeType] = {h.name: h for h in (
+    HingeType("fixed", (), "welds the two markers together", options=frozenset()),
+    HingeType("revolute", ("rz",), "rotation about the common z axis"),
+    HingeType("prismatic", ("z",), "translation along the common z axis"),
+    HingeType("cylindrical", ("z", "rz"), "translation along and rotation about the z axis"),
+    HingeType("universal", ("rx", "ry"),
+              "rotation about the output marker's x axis, then about the input marker's y axis"),
+    HingeType("spherical", ("rx", "ry", "rz"), "any rotation about the common origin"),
+    HingeType("planar", ("x", "y", "rz"), "motion in the output marker's xy plane"),
+    HingeType("free", ("x", "y", "z", "rx", "ry", "rz"), "no constraint (six coordinates)"),
+    HingeType("bushing", ("x", "y", "z", "rx", "ry", "rz"),
+              "elastic spring-damper in all six directions", elastic=True,
+              options=frozenset({"stiffness", "damping", "initial"})),
+)}
+
+
+@dataclass(frozen=True)
+class ForceType:
+    """What a force type is: how many markers it connects and which fields it uses."""
+
+    name: str
+    markers: int                 #: 1: acts on the input marker; 2: between input and output
+    fields: frozenset            #: subset of {"direction", "magnitude", "stiffness", "damping", "free_length"}
+    description: str
+    units: dict = field(default_factory=dict)  #: unit of each field
+
+
+FORCE_TYPES: dict[str, ForceType] = {f.name: f for f in (
+    ForceType("point_force", 1, frozenset({"direction", "magnitude"}),
+              "force magnitude(t) * direction applied at the marker's origin",
+              {"magnitude": "N", "direction": "1"}),
+    ForceType("point_torque", 1, frozenset({"direction", "magnitude"}),
+              "torque magnitude(t) * direction applied to the marker's body",
+              {"magnitude": "N m", "direction": "1"}),
+    ForceType("spring_damper", 2, frozenset({"stiffness", "damping", "free_length", "magnitude"}),
+              "translational spring-damper along the line between the two markers' origins; "
+              "tension = stiffness*(length - free_length) + damping*d(length)/dt + magnitude(t)",
+              {"stiffness": "N/m", "damping": "N s/m", "free_length": "m", "magnitude": "N"}),
+    ForceType("rotational_spring_damper", 2, frozenset({"stiffness", "damping"}),
+              "torque -(stiffness*phi + damping*w_rel) on the input marker's body, phi the "
+              "rotation vector of the input marker relative to the output marker",
+              {"stiffness": "N m/rad", "damping": "N m s/rad"}),
+)}
+
+#: Solution methods and integrators the simulation settings accept.
+METHODS = ("mstmm", "constrained", "newton-euler")
+INTEGRATORS = ("rk4", "DOP853", "RK45", "Radau", "BDF", "LSODA")
+
+
+# --------------------------------------------------------------------------------------------------
+# Problems
+# --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a model: the element, the field and what is wrong.
+
+    ``element`` names the XML element kind and the object's name, e.g. ``Hinge 'J1'``.
+    """
+
+    element: str
+    field: str
+    message: str
+    line: Optional[int] = None
+
+    def __str__(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        return f"{self.element}{where}, field {self.field}: {self.message}"
+
+
+class ModelError(ValueError):
+    """A model with problems. ``problems`` lists every one of them."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        n = len(self.problems)
+        head = f"{n} problem{'s' if n != 1 else ''} in the model:"
+        super().__init__("\n".join([head] + [f"  - {p}" for p in self.problems]))
+
+
+# --------------------------------------------------------------------------------------------------
+# Model objects
+# --------------------------------------------------------------------------------------------------
+
+def _vec(v, n=3) -> np.ndarray:
+    a = np.array(v, dtype=float).reshape(-1)
+    if a.size != n:
+        raise ValueError(f"expected {n} numbers, got {a.size}")
+    return a
+
+
+@dataclass
+class Frame:
+    """A position (m) and Bryant-angle orientation (rad) relative to a parent frame."""
+
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self):
+        self.position = np.array(self.position, dtype=float).reshape(-1)
+        self.orientation = np.array(self.orientation, dtype=float).reshape(-1)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """Rotation matrix (3, 3): parent components = rotation @ local components."""
+        return bryant_to_matrix(self.orientation)
+
+    def to_parent(self, p_local) -> np.ndarray:
+        """A point given in this frame, in the parent frame (m)."""
+        return self.position + self.rotation @ np.asarray(p_local, dtype=float)
+
+
+@dataclass
+class Marker:
+    """A frame fixed on a body, given in the body's base frame. ``id`` is unique on its body."""
+
+    id: int
+    frame: Frame = field(default_factory=Frame)
+    label: str = ""
+
+
+@dataclass
+class MarkerRef:
+    """A reference to a marker: the body's (or ground's) name and the marker's ID on it."""
+
+    body: str
+    marker: int
+
+    def __str__(self) -> str:
+        return f"{self.body}:{self.marker}"
+
+
+@dataclass
+class _Part:
+    """What the ground and rigid bodies share: a name, a base frame and markers."""
+
+    name: str
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    markers: list[Marker] = field(default_factory=list)
+    label: str = ""
+
+    def __post_init__(self):
+        self.position = np.array(self.position, dtype=float).reshape(-1)
+        self.orientation = np.array(self.orientation, dtype=float).reshape(-1)
+
+    @property
+    def base(self) -> Frame:
+        """The base frame relative to the global frame."""
+        return Frame(self.position, self.orientation)
+
+    def marker(self, marker_id: int) -> Optional[Marker]:
+        """The marker with this ID, or None."""
+        for m in self.markers:
+            if m.id == marker_id:
+                return m
+        return None
+
+    def add_marker(self, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.0, 0.0), label="",
+                   marker_id: Optional[int] = None) -> MarkerRef:
+        """Add a marker (base-frame position in m, Bryant angles in rad); return a reference to it."""
+        if marker_id is None:
+            marker_id = max((m.id for m in self.markers), default=0) + 1
+        self.markers.append(Marker(marker_id, Frame(position, orientation), label))
+        return MarkerRef(self.name, marker_id)
+
+    def marker_global(self, marker_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """Global position (m) and rotation matrix (3, 3) of a marker in the drawn configuration."""
+        m = self.marker(marker_id)
+        R0 = bryant_to_matrix(self.orientation)
+        return self.position + R0 @ m.frame.position, R0 @ m.frame.rotation
+
+
+@dataclass
+class Ground(_Part):
+    """The inertial body: the MSTMM boundary, numbered 0. Its markers anchor hinges and forces."""
+
+    element = "Ground"
+
+
+@dataclass
+class RigidBody(_Part):
+    """A rigid body.
+
+    Attributes
+    ----------
+    id : int
+        Number of the body in the uniform numbering of bodies and hinges.
+    mass : float
+        kg, > 0.
+    inertia : ndarray, shape (6,)
+        ``JI`` = (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) in kg m^2 about the base-frame origin in base-frame
+        axes; products are tensor entries (Ixy = -integral of x*y dm).
+    mass_center : Frame
+        The mass centre in the base frame (its orientation is informative only).
+    density : float or None
+        kg/m^3, informative (the mass is what counts).
+    initial_velocity, initial_angular_velocity : ndarray, shape (3,) or None
+        Global velocity of the base-frame origin (m/s) and angular velocity (rad/s) at t = 0, for
+        bodies whose motion they determine (free hinges); None when not given.
+    """
+
+    element = "RigidBody"
+    id: int = 0
+    mass: float = 1.0
+    inertia: np.ndarray = field(default_factory=lambda: np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0]))
+    mass_center: Frame = field(default_factory=Frame)
+    density: Optional[float] = None
+    initial_velocity: Optional[np.ndarray] = None
+    initial_angular_velocity: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.inertia = np.array(self.inertia, dtype=float).reshape(-1)
+        if self.initial_velocity is not None:
+            self.initial_velocity = np.array(self.initial_velocity, dtype=float).reshape(-1)
+        if self.initial_angular_velocity is not None:
+            self.initial_angular_velocity = np.array(self.initial_angular_velocity,
+                                                     dtype=float).reshape(-1)
+
+
+@dataclass
+class Driver:
+    """A hinge coordinate prescribed as a function of time (expression in ``t``)."""
+
+    coordinate: str
+    expression: str
+
+
+@dataclass
+class Hinge:
+    """A joint between a marker on its input (tip-side) body and one on its output (root-side) body.
+
+    Vectors have one entry per coordinate of the type (``HINGE_TYPES[type].coordinates``), in m or
+    rad for coordinates, and the units of :data:`STIFFNESS_UNIT` / :data:`DAMPING_UNIT`.
+
+    ``initial_coordinates`` None means "as drawn": the coordinates are measured from the markers'
+    poses in the bodies' drawn configuration.  ``spring_reference`` is the coordinate value at
+    which the hinge's spring is relaxed (default 0: markers coincide).
+    """
+
+    element = "Hinge"
+    name: str
+    id: int
+    type: str
+    input: MarkerRef
+    output: MarkerRef
+    label: str = ""
+    initial_coordinates: Optional[np.ndarray] = None
+    initial_rates: Optional[np.ndarray] = None
+    stiffness: Optional[np.ndarray] = None
+    damping: Optional[np.ndarray] = None
+    spring_reference: Optional[np.ndarray] = None
+    lower_limits: Optional[np.ndarray] = None
+    upper_limits: Optional[np.ndarray] = None
+    drivers: list[Driver] = field(default_factory=list)
+
+    _VECTORS = ("initial_coordinates", "initial_rates", "stiffness", "damping",
+                "spring_reference", "lower_limits", "upper_limits")
+
+    def __post_init__(self):
+        for name in self._VECTORS:
+            v = getattr(self, name)
+            if v is not None:
+                setattr(self, name, np.array(v, dtype=float).reshape(-1))
+
+    @property
+    def kind(self) -> Optional[HingeType]:
+        """The :class:`HingeType`, or None for an unknown type."""
+        return HINGE_TYPES.get(self.type)
+
+    def vector(self, name: str) -> np.ndarray:
+        """A per-coordinate vector with its default filled in (zeros; limits -inf / +inf)."""
+        v = getattr(self, name)
+        if v is not None:
+            return v
+        n = self.kind.dof if self.kind else 0
+        fill = {"lower_limits": -np.inf, "upper_limits": np.inf}.get(name, 0.0)
+        return np.full(n, fill)
+
+
+@dataclass
+class Force:
+    """An applied load. ``type`` is a key of :data:`FORCE_TYPES`, which says which fields apply.
+
+    ``direction`` (point force and torque) is given in global axes, or in the marker's axes when
+    ``frame == "marker"``; the load is ``magnitude(t) * direction``.
+    """
+
+    element = "Force"
+    name: str
+    type: str
+    input: MarkerRef
+    output: Optional[MarkerRef] = None
+    label: str = ""
+    direction: Optional[np.ndarray] = None
+    frame: str = "global"
+    magnitude: str = "0"
+    stiffness: float = 0.0
+    damping: float = 0.0
+    free_length: Optional[float] = None   #: None: the distance between the markers as drawn
+
+    def __post_init__(self):
+        if self.direction is not None:
+            self.direction = np.array(self.direction, dtype=float).reshape(-1)
+
+    @property
+    def kind(self) -> Optional[ForceType]:
+        """The :class:`ForceType`, or None for an unknown type."""
+        return FORCE_TYPES.get(self.type)
+
+
+@dataclass
+class Simulation:
+    """Simulation settings (s for times)."""
+
+    element = "Simulation"
+    end_time: float = 1.0
+    step: float = 1e-3            #: integrator step (fixed-step) or first step (adaptive), s
+    output_step: float = 1e-2     #: spacing of the stored results, s
+    method: str = "mstmm"
+    integrator: str = "rk4"
+    relative_tolerance: float = 1e-8
+    absolute_tolerance: float = 1e-10
+
+
+@dataclass
+class MultibodySystem:
+    """A whole mechanism.
+
+    ``grounds`` holds the ground(s) as read; a valid model has exactly one (:attr:`ground`).
+    ``gravity`` is the gravitational acceleration in global axes (m/s^2).
+    """
+
+    name: str = "Mechanism"
+    grounds: list[Ground] = field(default_factory=list)
+    bodies: list[RigidBody] = field(default_factory=list)
+    hinges: list[Hinge] = field(default_factory=list)
+    forces: list[Force] = field(default_factory=list)
+    gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    simulation: Simulation = field(default_factory=Simulation)
+    description: str = ""
+
+    def __post_init__(self):
+        self.gravity = np.array(self.gravity, dtype=float).reshape(-1)
+
+    # -- building -----------------------------------------------------------------------------
+    @property
+    def ground(self) -> Optional[Ground]:
+        """The ground, or None when there is not exactly one."""
+        return self.grounds[0] if len(self.grounds) == 1 else None
+
+    def set_ground(self, name="Ground", position=(0, 0, 0), orientation=(0, 0, 0),
+                   label="") -> Ground:
+        """Create the ground (replacing any) and return it."""
+        g = Ground(name, position, orientation, label=label)
+        self.grounds = [g]
+        return g
+
+    def _next_id(self) -> int:
+        return max([b.id for b in self.bodies] + [h.id for h in self.hinges], default=0) + 1
+
+    def add_body(self, name, mass, inertia, mass_center=(0, 0, 0), position=(0, 0, 0),
+                 orientation=(0, 0, 0), density=None, label="", **kw) -> RigidBody:
+        """Add a rigid body; ``inertia`` is JI about the base-frame origin (see :class:`RigidBody`)."""
+        b = RigidBody(name, position, orientation, label=label, id=kw.pop("id", self._next_id()),
+                      mass=float(mass), inertia=inertia, mass_center=Frame(mass_center),
+                      density=density, **kw)
+        self.bodies.append(b)
+        return b
+
+    def add_hinge(self, name, type, input, output, label="", **kw) -> Hinge:
+        """Add a hinge from marker ``input`` (tip side) to marker ``output`` (root side)."""
+        h = Hinge(name, kw.pop("id", self._next_id()), type, input, output, label=label, **kw)
+        self.hinges.append(h)
+        return h
+
+    def add_force(self, name, type, input, output=None, **kw) -> Force:
+        """Add a force element (see :data:`FORCE_TYPES`)."""
+        f = Force(name, type, input, output, **kw)
+        self.forces.append(f)
+        return f
+
+    # -- look-up ------------------------------------------------------------------------------
+    def part(self, name: str):
+        """The ground or body called ``name``, or None."""
+        for p in self.grounds:
+            if p.name == name:
+                return p
+        for b in self.bodies:
+            if b.name == name:
+                return b
+        return None
+
+    def body(self, name: str) -> Optional[RigidBody]:
+        """The rigid body called ``name``, or None."""
+        for b in self.bodies:
+            if b.name == name:
+                return b
+        return None
+
+    def hinge(self, name: str) -> Optional[Hinge]:
+        """The hinge called ``name``, or None."""
+        for h in self.hinges:
+            if h.name == name:
+                return h
+        return None
+
+    def is_ground(self, name: str) -> bool:
+        """True when ``name`` is a ground."""
+        return any(g.name == name for g in self.grounds)
+
+    def validate(self) -> list[Problem]:
+        """Every semantic problem of the model (see ``validation``); empty when valid."""
+        from .validation import validate
+        return validate(self)
+
+    def check(self) -> "MultibodySystem":
+        """Raise :class:`ModelError` listing every problem, else return self."""
+        problems = self.validate()
+        if problems:
+            raise ModelError(problems)
+        return self
