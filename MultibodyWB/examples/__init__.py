@@ -1,0 +1,26 @@
+"""Example mechanisms written as code that builds the neutral model.
+
+Each module has ``build(**options) -> MultibodySystem``; tests, the command line
+(``python3 -m MultibodyWB.solver example NAME``) and the demo reuse them. No FreeCAD import here.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+#: name -> (module, one-line description)
+EXAMPLES = {
+    "seed_box": ("seed_box", "the MSTMMSim seed's 15 x 10 x 10 mm steel box on a spherical hinge"),
+    "double_pendulum": ("double_pendulum", "two steel links on revolute hinges, released at 60 deg"),
+    "branched_tree": ("branched_tree", "a hub carrying three chains: every tree case at once"),
+    "four_bar": ("four_bar", "planar crank-rocker four-bar of four revolute hinges (redundant in 3D)"),
+    "crank_slider": ("crank_slider", "single-cylinder engine: frame, crank, connecting rod, piston"),
+}
+
+
+def build(name: str, **options):
+    """Build the example ``name`` (a key of :data:`EXAMPLES`) with its options."""
+    if name not in EXAMPLES:
+        raise KeyError(f"no example '{name}'; choose one of {', '.join(EXAMPLES)}")
+    module = importlib.import_module(f"{__name__}.{EXAMPLES[name][0]}")
+    return module.build(**options)

@@ -1,0 +1,322 @@
+"""Semantic validation of a neutral model: every problem at once, each naming element and field.
+
+Field names are those of the XML file (``Mass``, ``JI``, ``Type``, ``Input``...), so a message
+points at the place to edit. The schema checks the file's structure; this module checks what a
+schema cannot: references, physics (mass, inertia), connectivity, uniqueness, expressions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .model import (FORCE_TYPES, HINGE_TYPES, INTEGRATORS, METHODS, Hinge, MultibodySystem,
+                    Problem)
+from .rotations import inertia_vector_to_tensor, parallel_axis
+from .timefunction import ExpressionError, parse
+
+#: Relative tolerance for the inertia checks (round-off of CAD mass properties).
+INERTIA_RTOL = 1e-9
+
+_HINGE_VECTOR_FIELDS = {
+    "initial_coordinates": ("InitialCoordinates", "initial"),
+    "initial_rates": ("InitialRates", "initial"),
+    "stiffness": ("Stiffness", "stiffness"),
+    "damping": ("Damping", "damping"),
+    "spring_reference": ("SpringReference", "stiffness"),
+    "lower_limits": ("LowerLimits", "limits"),
+    "upper_limits": ("UpperLimits", "limits"),
+}
+
+
+def element_name(obj) -> str:
+    """How a message names a model object: ``RigidBody 'Crank'``, ``Hinge 'J1'``, ``Simulation``."""
+    kind = getattr(obj, "element", type(obj).__name__)
+    name = getattr(obj, "name", None)
+    return f"{kind} '{name}'" if name is not None else kind
+
+
+def _finite(v, n=None) -> bool:
+    a = np.asarray(v, dtype=float).reshape(-1)
+    return (n is None or a.size == n) and bool(np.all(np.isfinite(a)))
+
+
+class _Collector:
+    def __init__(self):
+        self.problems: list[Problem] = []
+
+    def add(self, obj, field, message):
+        el = obj if isinstance(obj, str) else element_name(obj)
+        self.problems.append(Problem(el, field, message))
+
+
+def check_inertia(mass: float, ji, mass_center) -> list[str]:
+    """What is wrong with an inertia ``JI`` (about the base-frame origin) of a body, as messages.
+
+    The tensor is moved to the mass centre; it must be positive definite and its principal moments
+    must satisfy the triangle inequality (each at most the sum of the other two).
+    """
+    J_O = inertia_vector_to_tensor(ji)
+    J_C = parallel_axis(J_O, -mass, mass_center)
+    scale = max(np.trace(J_O), np.abs(J_O).max(), 1e-300)
+    moments = np.linalg.eigvalsh(0.5 * (J_C + J_C.T))
+    out = []
+    if moments[0] <= INERTIA_RTOL * scale:
+        out.append("the inertia tensor about the mass centre is not positive definite "
+                   f"(principal moments {', '.join(f'{x:.6g}' for x in moments)} kg m^2)")
+    else:
+        a, b, c = moments
+        if c > a + b + INERTIA_RTOL * scale:
+            out.append("the principal moments about the mass centre break the triangle inequality "
+                       f"({c:.6g} > {a:.6g} + {b:.6g} kg m^2)")
+    return out
+
+
+def validate(model: MultibodySystem) -> list[Problem]:
+    """Every semantic problem of ``model``; an empty list when it is valid."""
+    c = _Collector()
+    _check_grounds(model, c)
+    _check_names(model, c)
+    for body in model.bodies:
+        _check_body(body, c)
+    for hinge in model.hinges:
+        _check_hinge(model, hinge, c)
+    for force in model.forces:
+        _check_force(model, force, c)
+    _check_connectivity(model, c)
+    _check_simulation(model, c)
+    if not _finite(model.gravity, 3):
+        c.add("MultibodySystem", "Gravity", "needs three finite numbers (m/s^2)")
+    return c.problems
+
+
+def _check_grounds(model, c):
+    if not model.grounds:
+        c.add("MultibodySystem", "Ground",
+              "the model has no ground; mark one part as the ground (the fixed frame)")
+    for extra in model.grounds[1:]:
+        c.add(extra, "Ground",
+              f"a second ground; the model has one already ('{model.grounds[0].name}')")
+
+
+def _check_names(model, c):
+    parts = defaultdict(list)
+    for p in list(model.grounds) + list(model.bodies):
+        parts[p.name].append(p)
+    for name, objs in parts.items():
+        if not name:
+            c.add(objs[0], "Name", "is empty")
+        elif len(objs) > 1:
+            c.add(objs[1], "Name", f"'{name}' is used by {len(objs)} parts; names must be unique")
+    for kind, objs in (("hinge", model.hinges), ("force", model.forces)):
+        seen = set()
+        for o in objs:
+            if not o.name:
+                c.add(o, "Name", "is empty")
+            elif o.name in seen:
+                c.add(o, "Name", f"'{o.name}' is used by another {kind}; names must be unique")
+            seen.add(o.name)
+    ids = defaultdict(list)
+    for o in list(model.bodies) + list(model.hinges):
+        ids[o.id].append(o)
+    for i, objs in ids.items():
+        if not isinstance(i, (int, np.integer)) or i < 1:
+            for o in objs:
+                c.add(o, "ID", f"{i!r} is not a positive whole number")
+        elif len(objs) > 1:
+            others = ", ".join(element_name(o) for o in objs[:-1])
+            c.add(objs[-1], "ID", f"{i} is already used by {others}; "
+                                  "bodies and hinges are numbered in one sequence")
+
+
+def _check_part_frames(part, c):
+    if not _finite(part.position, 3):
+        c.add(part, "AbsolutePosition", "needs three finite numbers (m)")
+    if not _finite(part.orientation, 3):
+        c.add(part, "AbsoluteOrientation", "needs three finite numbers (rad)")
+    seen = set()
+    for m in part.markers:
+        if m.id in seen:
+            c.add(part, "Marker", f"marker ID {m.id} is used twice on this part")
+        seen.add(m.id)
+        if not _finite(m.frame.position, 3):
+            c.add(part, f"Marker {m.id} Position", "needs three finite numbers (m)")
+        if not _finite(m.frame.orientation, 3):
+            c.add(part, f"Marker {m.id} Orientation", "needs three finite numbers (rad)")
+
+
+def _check_body(body, c):
+    _check_part_frames(body, c)
+    mass_ok = np.isfinite(body.mass) and body.mass > 0
+    if not mass_ok:
+        c.add(body, "Mass", f"{body.mass!r} kg; the mass must be positive")
+    if body.density is not None and not (np.isfinite(body.density) and body.density > 0):
+        c.add(body, "Density", f"{body.density!r} kg/m^3; the density must be positive")
+    if not _finite(body.mass_center.position, 3):
+        c.add(body, "MassCenter", "needs three finite numbers (m)")
+    ji_ok = _finite(body.inertia, 6)
+    if not ji_ok:
+        c.add(body, "JI", "needs six finite numbers: Ixx, Iyy, Izz, Ixy, Ixz, Iyz (kg m^2)")
+    if mass_ok and ji_ok and _finite(body.mass_center.position, 3):
+        for msg in check_inertia(body.mass, body.inertia, body.mass_center.position):
+            c.add(body, "JI", msg)
+    for name, xml in (("initial_velocity", "InitialVelocity"),
+                      ("initial_angular_velocity", "InitialAngularVelocity")):
+        v = getattr(body, name)
+        if v is not None and not _finite(v, 3):
+            c.add(body, xml, "needs three finite numbers")
+
+
+def _check_ref(model, obj, field, ref, c) -> bool:
+    if ref is None:
+        c.add(obj, field, "is missing: name a body and a marker on it")
+        return False
+    part = model.part(ref.body)
+    if part is None:
+        c.add(obj, field, f"refers to '{ref.body}', which is no body or ground of the model")
+        return False
+    if part.marker(ref.marker) is None:
+        c.add(obj, field, f"refers to marker {ref.marker} of '{ref.body}', which has no such marker")
+        return False
+    return True
+
+
+def _check_hinge(model, h: Hinge, c):
+    kind = HINGE_TYPES.get(h.type)
+    if kind is None:
+        c.add(h, "Type", f"'{h.type}' is not a hinge type; use one of {', '.join(HINGE_TYPES)}")
+    ok_in = _check_ref(model, h, "Input", h.input, c)
+    ok_out = _check_ref(model, h, "Output", h.output, c)
+    if ok_in and ok_out and h.input.body == h.output.body:
+        c.add(h, "Output", f"both markers are on '{h.input.body}'; a hinge joins two different bodies")
+    if kind is None:
+        return
+    for attr, (xml, option) in _HINGE_VECTOR_FIELDS.items():
+        v = getattr(h, attr)
+        if v is None:
+            continue
+        if option not in kind.options:
+            c.add(h, xml, f"a {kind.name} hinge takes no {xml}")
+            continue
+        if v.size != kind.dof:
+            c.add(h, xml, f"has {v.size} value(s); a {kind.name} hinge has {kind.dof} "
+                          f"coordinate(s) ({', '.join(kind.coordinates)})")
+            continue
+        if attr in ("lower_limits", "upper_limits"):
+            if np.any(np.isnan(v)):
+                c.add(h, xml, "contains NaN")
+        elif not _finite(v):
+            c.add(h, xml, "needs finite numbers")
+        elif attr in ("stiffness", "damping") and np.any(v < 0):
+            c.add(h, xml, "must not be negative")
+    lo, hi = h.lower_limits, h.upper_limits
+    if lo is not None and hi is not None and lo.size == hi.size and np.any(lo > hi):
+        c.add(h, "UpperLimits", "is below LowerLimits")
+    if kind.elastic and h.stiffness is None:
+        c.add(h, "Stiffness", f"a {kind.name} hinge needs its six stiffnesses")
+    seen = set()
+    for d in h.drivers:
+        if "driver" not in kind.options:
+            c.add(h, "Driver", f"a {kind.name} hinge cannot be driven")
+            break
+        if d.coordinate not in kind.coordinates:
+            c.add(h, "Driver", f"coordinate '{d.coordinate}' is not one of the {kind.name} hinge's "
+                               f"({', '.join(kind.coordinates)})")
+        elif d.coordinate in seen:
+            c.add(h, "Driver", f"coordinate '{d.coordinate}' is driven twice")
+        seen.add(d.coordinate)
+        try:
+            parse(d.expression)
+        except ExpressionError as exc:
+            c.add(h, "Driver", f"'{d.expression}': {exc}")
+
+
+def _check_force(model, f, c):
+    kind = FORCE_TYPES.get(f.type)
+    if kind is None:
+        c.add(f, "Type", f"'{f.type}' is not a force type; use one of {', '.join(FORCE_TYPES)}")
+    _check_ref(model, f, "Input", f.input, c)
+    if kind is None:
+        return
+    if kind.markers == 2:
+        if _check_ref(model, f, "Output", f.output, c) and f.input and \
+                f.input.body == f.output.body:
+            c.add(f, "Output", f"both markers are on '{f.input.body}'; the force would be internal")
+    elif f.output is not None:
+        c.add(f, "Output", f"a {kind.name} acts on one marker only")
+    if "direction" in kind.fields:
+        if f.direction is None:
+            c.add(f, "Direction", "is missing")
+        elif not _finite(f.direction, 3) or np.linalg.norm(f.direction) == 0.0:
+            c.add(f, "Direction", "needs three finite numbers, not all zero")
+        if f.frame not in ("global", "marker"):
+            c.add(f, "Direction", f"Frame '{f.frame}' is neither 'global' nor 'marker'")
+    if "magnitude" in kind.fields or f.magnitude.strip() not in ("", "0"):
+        if "magnitude" not in kind.fields:
+            c.add(f, "Magnitude", f"a {kind.name} takes no Magnitude")
+        else:
+            try:
+                parse(f.magnitude)
+            except ExpressionError as exc:
+                c.add(f, "Magnitude", f"'{f.magnitude}': {exc}")
+    for attr, xml in (("stiffness", "Stiffness"), ("damping", "Damping")):
+        v = getattr(f, attr)
+        if not np.isfinite(v) or v < 0:
+            c.add(f, xml, f"{v!r}; must be a finite number, not negative")
+    if f.free_length is not None and not (np.isfinite(f.free_length) and f.free_length >= 0):
+        c.add(f, "FreeLength", f"{f.free_length!r} m; must not be negative")
+
+
+def _check_connectivity(model, c):
+    """Bodies that no chain of hinges joins to the ground."""
+    if model.ground is None:
+        return
+    adj = defaultdict(set)
+    for h in model.hinges:
+        if h.input is not None and h.output is not None:
+            adj[h.input.body].add(h.output.body)
+            adj[h.output.body].add(h.input.body)
+    reached = {model.ground.name}
+    stack = [model.ground.name]
+    while stack:
+        for nb in adj[stack.pop()]:
+            if nb not in reached:
+                reached.add(nb)
+                stack.append(nb)
+    for body in model.bodies:
+        if body.name in reached:
+            continue
+        if not adj[body.name]:
+            c.add(body, "Hinge", "the body is connected to nothing; join it to the mechanism with "
+                                 "a hinge (a free hinge to the ground for a floating body)")
+        else:
+            group = sorted(_component(adj, body.name))
+            c.add(body, "Hinge", "no chain of hinges joins the body to the ground (it hangs together "
+                                 f"with {', '.join(n for n in group if n != body.name)} only)")
+
+
+def _component(adj, start):
+    seen, stack = {start}, [start]
+    while stack:
+        for nb in adj[stack.pop()]:
+            if nb not in seen:
+                seen.add(nb)
+                stack.append(nb)
+    return seen
+
+
+def _check_simulation(model, c):
+    s = model.simulation
+    for attr, xml, unit in (("end_time", "EndTime", "s"), ("step", "Step", "s"),
+                            ("output_step", "OutputStep", "s"),
+                            ("relative_tolerance", "RelativeTolerance", ""),
+                            ("absolute_tolerance", "AbsoluteTolerance", "")):
+        v = getattr(s, attr)
+        if not (np.isfinite(v) and v > 0):
+            c.add(s, xml, f"{v!r} {unit}".rstrip() + "; must be positive")
+    if s.method not in METHODS:
+        c.add(s, "Method", f"'{s.method}' is not a method; use one of {', '.join(METHODS)}")
+    if s.integrator not in INTEGRATORS:
+        c.add(s, "Integrator",
+              f"'{s.integrator}' is not an integrator; use one of {', '.join(INTEGRATORS)}")

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what MultibodyWB needs from Debian's packages (Debian 12 or 13). Safe to run again:
+# it installs only what is missing and asks apt for nothing when everything is there.
+set -euo pipefail
+
+PACKAGES=(
+  freecad                      # FreeCAD (0.20.2 on Debian 12, 1.0.0 on Debian 13) and its Python
+  python3-numpy python3-scipy python3-numba python3-lxml python3-matplotlib
+  python3-graphviz graphviz    # topology figures
+  python3-pytest               # the test suite
+  xvfb xauth                   # FreeCAD's GUI without a screen (GUI tests, demo renders)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "Installing: ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
