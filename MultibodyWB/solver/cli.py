@@ -1,0 +1,178 @@
+"""Command line of the solver package: ``python3 -m MultibodyWB.solver COMMAND ...``.
+
+Commands:
+  check MODEL.xml             validate; print a summary; exit 0 if valid, 2 with every problem
+  topology MODEL.xml -o F     write the topology figure (.svg, .png, .pdf or .dot by extension)
+  example NAME -o MODEL.xml   write a built-in example model
+  examples                    list the built-in examples
+
+Exit codes: 0 success, 2 invalid model or bad input (every problem listed), 1 internal error.
+Never a traceback: an unexpected error is reported on one line and with exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INVALID = 0, 1, 2
+
+
+class CliError(Exception):
+    """Bad input from the user: the message is printed and the exit code is 2."""
+
+
+def _load(path: str):
+    from . import xmlio
+    if not os.path.isfile(path):
+        raise CliError(f"{path}: no such file")
+    model, problems = xmlio.read_with_problems(path)
+    return model, problems
+
+
+def _print_problems(path, problems, out):
+    n = len(problems)
+    print(f"{path}: {n} problem{'s' if n != 1 else ''}, the model is not valid:", file=out)
+    for p in problems:
+        print(f"  - {p}", file=out)
+
+
+def summary(model, topo=None, mob=None) -> str:
+    """A readable summary of a valid model: parts, hinges, forces, numbering, DOF, loops."""
+    from .kinematics import mobility
+    from .topology import analyse
+    topo = topo or analyse(model)
+    mob = mob or mobility(model, topo)
+    lines = [f"Model '{model.name}'" + (f": {model.description}" if model.description else "")]
+    g = model.ground
+    lines.append(f"  ground   {g.name}" + (f" ({g.label})" if g.label else "")
+                 + f", {len(g.markers)} marker(s)")
+    lines.append(f"  bodies   {len(model.bodies)}, {sum(b.mass for b in model.bodies):.6g} kg "
+                 "in all")
+    for b in model.bodies:
+        lines.append(f"    {topo.number[b.name]:>3}  {b.name:<16} {b.mass:.6g} kg, "
+                     f"{len(b.markers)} marker(s)")
+    lines.append(f"  hinges   {len(model.hinges)}")
+    for h in model.hinges:
+        extra = []
+        if h.name in topo.cut_hinges:
+            extra.append("cut")
+        if h.drivers:
+            extra.append("driven: " + ", ".join(d.coordinate for d in h.drivers))
+        tail = f"  [{'; '.join(extra)}]" if extra else ""
+        lines.append(f"    {topo.number[h.name]:>3}  {h.name:<16} {h.type:<12} "
+                     f"{h.input} -> {h.output}{tail}")
+    lines.append(f"  forces   {len(model.forces)}")
+    for f in model.forces:
+        ends = f"{f.input}" + (f" -> {f.output}" if f.output else "")
+        lines.append(f"         {f.name:<16} {f.type:<12} {ends}")
+    lines.append("  gravity  " + ", ".join(f"{x:g}" for x in model.gravity) + " m/s^2")
+    lines.append(f"  roots    {', '.join(_names(topo, topo.roots))};  tips "
+                 f"{', '.join(_names(topo, topo.tips)) or '-'};  branch bodies "
+                 f"{', '.join(_names(topo, topo.branch_bodies)) or '-'}")
+    n_drv = sum(len(h.drivers) for h in model.hinges)
+    lines.append(f"  DOF      Grubler-Kutzbach {topo.dof_gruebler}; tree coordinates "
+                 f"{topo.tree_coordinates}, loop-closure constraints {topo.loop_constraints}, "
+                 f"Jacobian rank {mob.rank}: mobility {mob.dof}"
+                 + (f", {n_drv} driven: {mob.dof - n_drv} free" if n_drv else ""))
+    if mob.redundant:
+        lines.append(f"  redundant constraints: {mob.redundant} "
+                     f"({'; '.join(mob.redundant_constraints)}); their reaction forces are not "
+                     "unique")
+    lines.append(f"  loops    {len(topo.loops)}")
+    for i, loop in enumerate(topo.loops, 1):
+        lines.append(f"    loop {i}: cut hinge {loop.cut_hinge}: {' - '.join(loop.path)}")
+    if topo.elastic_closures:
+        lines.append(f"  elastic closures (bushings acting as force elements): "
+                     f"{', '.join(topo.elastic_closures)}")
+    return "\n".join(lines)
+
+
+def _names(topo, numbers):
+    return [f"{n} {topo.elements[n].name}" for n in numbers]
+
+
+def cmd_check(args, out) -> int:
+    model, problems = _load(args.model)
+    if problems:
+        _print_problems(args.model, problems, out)
+        return EXIT_INVALID
+    print(f"{args.model}: valid", file=out)
+    print(summary(model), file=out)
+    return EXIT_OK
+
+
+def cmd_topology(args, out) -> int:
+    from .figure import write_figure
+    model, problems = _load(args.model)
+    if problems:
+        _print_problems(args.model, problems, out)
+        return EXIT_INVALID
+    ext = os.path.splitext(args.output)[1].lower()
+    if ext not in (".svg", ".png", ".pdf", ".dot"):
+        raise CliError(f"{args.output}: the figure's extension must be .svg, .png, .pdf or .dot")
+    path = write_figure(model, args.output)
+    print(f"topology figure written to {path}", file=out)
+    return EXIT_OK
+
+
+def cmd_example(args, out) -> int:
+    from ..examples import EXAMPLES, build
+    from . import xmlio
+    if args.name not in EXAMPLES:
+        raise CliError(f"no example '{args.name}'; choose one of {', '.join(EXAMPLES)}")
+    model = build(args.name)
+    xmlio.write(model, args.output)
+    print(f"example '{args.name}' written to {args.output}", file=out)
+    return EXIT_OK
+
+
+def cmd_examples(args, out) -> int:
+    from ..examples import EXAMPLES
+    for name, (_, text) in EXAMPLES.items():
+        print(f"  {name:<16} {text}", file=out)
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python3 -m MultibodyWB.solver``."""
+    p = argparse.ArgumentParser(prog="python3 -m MultibodyWB.solver",
+                                description="MultibodyWB solver: neutral multibody models "
+                                            "(*.mbs.xml) from the command line.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    c = sub.add_parser("check", help="validate a model and print its summary")
+    c.add_argument("model", help="neutral model file (*.mbs.xml)")
+    c.set_defaults(func=cmd_check)
+    t = sub.add_parser("topology", help="draw the MSTMM topology figure")
+    t.add_argument("model", help="neutral model file (*.mbs.xml)")
+    t.add_argument("-o", "--output", required=True, help="figure file: .svg, .png, .pdf or .dot")
+    t.set_defaults(func=cmd_topology)
+    e = sub.add_parser("example", help="write a built-in example model")
+    e.add_argument("name", help="example name (see 'examples')")
+    e.add_argument("-o", "--output", required=True, help="model file to write")
+    e.set_defaults(func=cmd_example)
+    ls = sub.add_parser("examples", help="list the built-in examples")
+    ls.set_defaults(func=cmd_examples)
+    return p
+
+
+def main(argv=None, out=None) -> int:
+    """Run the command line; return the exit code."""
+    out = out or sys.stdout
+    args = parser().parse_args(argv)
+    np.set_printoptions(precision=6, suppress=True)
+    try:
+        return args.func(args, out)
+    except CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except Exception as exc:  # never a traceback on the terminal
+        print(f"internal error: {type(exc).__name__}: {exc} (please report it with the model "
+              "file)", file=sys.stderr)
+        return EXIT_INTERNAL
