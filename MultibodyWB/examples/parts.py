@@ -51,4 +51,5 @@ def add_link(model: MultibodySystem, name: str, start, end, width: float, thickn
 
 def orientation_in(body: RigidBody, R_global) -> np.ndarray:
     """Bryant angles, in ``body``'s base frame, of a frame with global rotation ``R_global``."""
-    return matrix_to_bryant(bryant_to_matrix(body.orientation).T @ np.asarray(R_global))
+    angles = matrix_to_bryant(bryant_to_matrix(body.orientation).T @ np.asarray(R_global))
+    return np.where(np.abs(angles) < 1e-14, 0.0, angles)   # no round-off noise in the files
