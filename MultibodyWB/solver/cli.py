@@ -91,8 +91,8 @@ def summary(model, topo=None, mob=None) -> str:
     return "\n".join(lines)
 
 
-def _names(topo, numbers):
-    return [f"{n} {topo.elements[n].name}" for n in numbers]
+def _names(topo, names):
+    return [f"{topo.number[n]} {n}" for n in names]
 
 
 def cmd_check(args, out) -> int:
