@@ -1,0 +1,72 @@
+"""The example models: drawn assembled, and the topology each one must have."""
+
+import numpy as np
+import pytest
+
+from MultibodyWB.examples import EXAMPLES, build
+from MultibodyWB.solver.kinematics import hinge_residual, mobility
+from MultibodyWB.solver.topology import analyse
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_drawn_configuration_satisfies_every_hinge(name):
+    model = build(name)
+    for h in model.hinges:
+        np.testing.assert_allclose(hinge_residual(model, h), 0.0, atol=1e-12,
+                                   err_msg=f"{name}: hinge {h.name} is not assembled as drawn")
+
+
+def numbering_is_tip_to_root(topo):
+    for el in topo.elements:
+        if el.output not in (None, 0):
+            assert el.id < el.output
+
+
+# name, options: tips, branch bodies, loops (cut hinges), GK, mobility, redundant
+CASES = {
+    "seed_box": ({}, {"Box"}, set(), [], 3, 3, 0),
+    "double_pendulum": ({}, {"Lower"}, set(), [], 2, 2, 0),
+    "branched_tree": ({}, {"A2", "B2", "C1"}, {"Hub"}, [], 9, 9, 0),
+    "four_bar": ({}, None, set(), ["RockerPivot"], -2, 1, 3),
+    "crank_slider": ({}, None, set(), ["BigEnd"], 1, 1, 0),
+    "crank_slider_planar": ({"variant": "planar"}, None, set(), None, -2, 1, 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_topology_of_each_example(case):
+    options, tips, branches, cuts, gk, dof, redundant = CASES[case]
+    model = build(case.replace("_planar", ""), **options)
+    topo = analyse(model)
+    numbering_is_tip_to_root(topo)
+    assert sorted(e.id for e in topo.elements) == list(range(1, len(topo.elements) + 1))
+    assert len(topo.elements) == len(model.bodies) + len(model.hinges)
+    if tips is not None:
+        assert set(topo.tips) == tips
+    assert set(topo.branch_bodies) == branches
+    if cuts is not None:
+        assert list(topo.cut_hinges) == cuts
+        assert [loop.cut_hinge for loop in topo.loops] == cuts
+    mob = mobility(model, topo)
+    assert (topo.dof_gruebler, mob.dof, mob.redundant) == (gk, dof, redundant)
+
+
+def test_crank_slider_loop_goes_through_the_ground():
+    topo = analyse(build("crank_slider"))
+    (loop,) = topo.loops
+    assert loop.through_ground
+    assert set(loop.bodies) == {"Ground", "Crank", "Rod", "Piston"}
+    assert set(loop.hinges) == {"MainBearing", "WristPin", "Cylinder"}   # plus the cut BigEnd
+
+
+def test_gas_force_peaks_once_per_power_stroke():
+    from MultibodyWB.examples import crank_slider
+    from MultibodyWB.solver.timefunction import parse
+    model = build("crank_slider", rpm=3000.0)
+    f = parse(model.forces[0].magnitude)
+    t = np.linspace(0.0, 0.08, 8001)            # two revolutions at 3000 rpm
+    values = np.array([f(x) for x in t])
+    assert values.max() == pytest.approx(crank_slider.PEAK_GAS_FORCE, rel=1e-3)
+    theta = np.degrees(np.radians(60.0) + 100 * np.pi * t[values.argmax()])
+    assert theta % 720 == pytest.approx(crank_slider.PEAK_ANGLE_DEG, abs=0.1)
+    assert values.min() >= 0.0 and np.mean(values > 0.01 * values.max()) < 0.2
