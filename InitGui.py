@@ -1,0 +1,47 @@
+"""MultibodyWB GUI entry point: defines and registers the Multibody workbench.
+
+FreeCAD runs this file with ``exec()`` inside a function of its GUI init script (FreeCADGuiInit.py;
+checked on FreeCAD 0.20, and 1.0 loads it the same way). Consequences:
+
+- ``__file__`` is not defined here: resource paths come from the imported ``MultibodyWB`` package,
+  which is importable because FreeCAD has put the add-on directory on ``sys.path``;
+- names defined at the top level of this file are not visible inside the methods below, so every
+  method imports what it needs;
+- tracebacks point to ``File "<string>"`` (0.20), not to this file.
+"""
+
+import FreeCADGui
+
+
+class MultibodyWorkbench(FreeCADGui.Workbench):
+    """The Multibody workbench: multibody dynamics of FreeCAD solids."""
+
+    MenuText = "Multibody"
+    ToolTip = ("Multibody dynamics: turn solids into rigid bodies joined by hinges, "
+               "simulate the mechanism and plot its motion and hinge forces")
+
+    def __init__(self):
+        from MultibodyWB import gui_utils
+        self.__class__.Icon = gui_utils.WORKBENCH_ICON
+
+    def Initialize(self):
+        """Import the commands (this registers them) and build the toolbar and menu."""
+        from MultibodyWB import commands
+        names = list(commands.COMMANDS)
+        if names:
+            self.appendToolbar("Multibody", names)
+        # FreeCAD drops an empty menu; a lone separator keeps it in the menu bar while there are
+        # no commands yet.
+        self.appendMenu("Multibody", names or ["Separator"])
+
+    def Activated(self):
+        """Called when the workbench is activated."""
+
+    def Deactivated(self):
+        """Called when another workbench is activated."""
+
+    def GetClassName(self):
+        return "Gui::PythonWorkbench"
+
+
+FreeCADGui.addWorkbench(MultibodyWorkbench())

@@ -1,0 +1,247 @@
+"""Helpers for test scripts that run inside the FreeCAD GUI (started by ``freecad_env.run_freecad_gui``).
+
+A GUI test script does its work in a function and hands it to :func:`run_and_quit`::
+
+    import os, sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import in_freecad
+
+    def check():
+        ...                      # activate a workbench, build a model, take screenshots
+        return {"some": "data"}  # JSON-serialisable
+
+    in_freecad.run_and_quit(check)
+
+The function runs once the GUI event loop is running. Its dict, plus the report view text
+(``"report_view"``), any exception (``"exception"``) and the texts of modal dialogs that popped up and
+were closed (``"dialogs"``), is written as JSON to ``$MBWB_RESULT_FILE``; then all documents are closed
+without saving and FreeCAD quits. A watchdog ends FreeCAD if the function never returns.
+
+Works with FreeCAD 0.20 and 1.0: Qt is imported through FreeCAD's ``PySide`` compatibility module.
+"""
+
+import json
+import os
+import traceback
+
+import FreeCAD
+import FreeCADGui
+from PySide import QtCore, QtGui
+
+RESULT_ENV = "MBWB_RESULT_FILE"
+OUTPUT_DIR_ENV = "MBWB_OUTPUT_DIR"
+
+
+def output_dir():
+    """Directory for artefacts (screenshots, exported files) the test reads afterwards."""
+    path = os.environ.get(OUTPUT_DIR_ENV) or os.path.join(FreeCAD.getUserAppDataDir(), "test-output")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _widgets_module():
+    """The module holding the widget classes (QtGui in FreeCAD's PySide shim for Qt5, else QtWidgets)."""
+    return QtGui if hasattr(QtGui, "QApplication") else __import__("PySide.QtWidgets").QtWidgets
+
+
+def process_events():
+    """Let Qt handle pending events (repaints, menu updates) before inspecting the GUI."""
+    _widgets_module().QApplication.processEvents()
+
+
+def report_view_text():
+    """Plain text of the report view (FreeCAD's console messages shown in the GUI), or "" if absent."""
+    widgets = _widgets_module()
+    main_window = FreeCADGui.getMainWindow()
+    dock = main_window.findChild(widgets.QDockWidget, "Report view")
+    if dock is None:
+        return ""
+    edit = dock.findChild(widgets.QTextEdit) or dock.findChild(widgets.QPlainTextEdit)
+    return edit.toPlainText() if edit is not None else ""
+
+
+def menu_titles():
+    """Titles of the visible menus of the main window's menu bar, without ``&`` accelerators."""
+    bar = FreeCADGui.getMainWindow().menuBar()
+    return [action.text().replace("&", "") for action in bar.actions()
+            if action.isVisible() and action.text()]
+
+
+def _paint_3d_view(main_window, pixmap):
+    """Paint the active 3D view into ``pixmap`` (a grab of ``main_window``).
+
+    ``QWidget.grab()`` leaves the OpenGL area of a 3D view empty (Coin renders it directly), so the
+    view is rendered off-screen with ``saveImage`` and painted where its GL widget is. Done only when
+    exactly one GL widget is visible (the usual single-view layout). Returns True if painted.
+    """
+    document = FreeCADGui.ActiveDocument
+    view = document.ActiveView if document is not None else None
+    if view is None or not hasattr(view, "saveImage"):
+        return False
+    widgets = _widgets_module()
+    gl_widgets = [child for child in main_window.findChildren(widgets.QWidget)
+                  if child.metaObject().className() in ("QOpenGLWidget", "QGLWidget")
+                  and child.isVisible()]
+    if len(gl_widgets) != 1:
+        return False
+    target = gl_widgets[0]
+    scale = pixmap.devicePixelRatio() or 1.0
+    width, height = int(target.width() * scale), int(target.height() * scale)
+    if width < 2 or height < 2:
+        return False
+    tmp = os.path.join(output_dir(), "_3dview.png")
+    view.saveImage(tmp, width, height, "Current")
+    image = QtGui.QImage(tmp)
+    os.remove(tmp)
+    if image.isNull():
+        return False
+    origin = target.mapTo(main_window, QtCore.QPoint(0, 0))
+    painter = QtGui.QPainter(pixmap)
+    painter.drawImage(QtCore.QRect(origin.x(), origin.y(), target.width(), target.height()), image)
+    painter.end()
+    return True
+
+
+def grab_main_window(file_name, size=(1280, 960)):
+    """Save a screenshot of the whole main window (menus, toolbars, workbench selector).
+
+    Parameters
+    ----------
+    file_name : str
+        PNG file name, relative to :func:`output_dir` unless absolute.
+    size : tuple of int, optional
+        Window size (width, height) in pixels to set before grabbing; None keeps the current size.
+
+    Returns
+    -------
+    dict
+        ``path``, ``width``, ``height`` and ``distinct_colors`` (number of different colours among
+        up to 4096 sampled pixels: a blank or black grab has 1 or 2).
+    """
+    main_window = FreeCADGui.getMainWindow()
+    if size is not None:
+        main_window.resize(*size)
+    for _ in range(3):
+        process_events()
+    path = file_name if os.path.isabs(file_name) else os.path.join(output_dir(), file_name)
+    pixmap = main_window.grab()
+    _paint_3d_view(main_window, pixmap)
+    saved = pixmap.save(path, "PNG")
+    image = pixmap.toImage()
+    colors = set()
+    width, height = image.width(), image.height()
+    if width and height:
+        for i in range(64):
+            for j in range(64):
+                colors.add(image.pixel(i * (width - 1) // 63, j * (height - 1) // 63))
+    return {"path": path, "saved": bool(saved), "width": width, "height": height,
+            "distinct_colors": len(colors)}
+
+
+def write_result(result):
+    """Write ``result`` as JSON to ``$MBWB_RESULT_FILE`` (via a temporary file, so it appears whole)."""
+    path = os.environ.get(RESULT_ENV) or os.path.join(output_dir(), "result.json")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as stream:
+        json.dump(result, stream, indent=1, default=repr)
+    os.replace(tmp, path)
+
+
+HARD_EXIT_CODE = 3
+"""Exit status of FreeCAD when :func:`quit_freecad` had to end the process without closing the GUI."""
+
+
+def quit_freecad(grace_ms=20000):
+    """Close all documents without saving and close the main window, which ends FreeCAD.
+
+    If FreeCAD is still alive ``grace_ms`` later (a dialog blocked the close), end the process with
+    status :data:`HARD_EXIT_CODE`.
+    """
+    for name in list(FreeCAD.listDocuments()):
+        FreeCAD.closeDocument(name)
+    QtCore.QTimer.singleShot(grace_ms, lambda: os._exit(HARD_EXIT_CODE))
+    FreeCADGui.getMainWindow().close()
+
+
+def _describe_dialog(widget):
+    """Title and text of a dialog (message boxes: also the informative and detailed text)."""
+    parts = [widget.windowTitle()]
+    for getter in ("text", "informativeText", "detailedText"):
+        value = getattr(widget, getter, None)
+        if callable(value):
+            try:
+                parts.append(value())
+            except TypeError:  # a widget whose text() needs arguments
+                pass
+    return " | ".join(part for part in parts if part)
+
+
+def dismiss_modal_dialogs(log):
+    """Close every open modal dialog, appending its description to ``log`` (a list).
+
+    FreeCAD reports some failures (for example an exception in a workbench's ``Initialize``) in a modal
+    message box, which would block a test script until it is killed.
+    """
+    application = _widgets_module().QApplication
+    for _ in range(20):
+        widget = application.activeModalWidget()
+        if widget is None:
+            return
+        log.append(_describe_dialog(widget))
+        if hasattr(widget, "reject"):
+            widget.reject()
+        else:
+            widget.close()
+
+
+def run_and_quit(check, delay_ms=500, dismiss_dialogs=True, watchdog_s=120):
+    """Run ``check()`` once the GUI is up, write its result with the report view text, quit FreeCAD.
+
+    Parameters
+    ----------
+    check : callable
+        Returns a JSON-serialisable dict (or None). Exceptions are caught and reported as
+        ``"exception"`` (a formatted traceback) in the result.
+    delay_ms : int
+        Delay after the event loop starts, in milliseconds.
+    dismiss_dialogs : bool
+        Close modal dialogs that open meanwhile (checked twice a second) and report them as
+        ``"dialogs"`` (a list of their texts) in the result, so that none can block the script.
+    watchdog_s : float
+        If ``check()`` has not returned after this many seconds, write what is known (with
+        ``"exception"`` saying so) and end FreeCAD with status :data:`HARD_EXIT_CODE`.
+    """
+    dialogs = []
+    state = {"done": False}
+
+    def finish(result):
+        result["dialogs"] = list(dialogs)
+        try:
+            result["report_view"] = report_view_text()
+        except Exception:
+            result["report_view_exception"] = traceback.format_exc()
+        write_result(result)
+
+    def watchdog():
+        if not state["done"]:
+            finish({"exception": f"watchdog: the check did not finish within {watchdog_s} s"})
+            os._exit(HARD_EXIT_CODE)
+
+    def run():
+        result = {}
+        try:
+            result.update(check() or {})
+        except Exception:  # reported to the test, which fails with the traceback
+            result["exception"] = traceback.format_exc()
+        state["done"] = True
+        if dismiss_dialogs:
+            dismiss_modal_dialogs(dialogs)
+        finish(result)
+        quit_freecad()
+
+    if dismiss_dialogs:
+        timer = QtCore.QTimer(FreeCADGui.getMainWindow())
+        timer.timeout.connect(lambda: dismiss_modal_dialogs(dialogs))
+        timer.start(500)
+    QtCore.QTimer.singleShot(int(watchdog_s * 1000), watchdog)
+    QtCore.QTimer.singleShot(delay_ms, run)
