@@ -37,7 +37,7 @@ TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "prismatic": PRISMATIC,
 NQ = np.array([0, 1, 1, 2, 2, 4, 3, 7, 7], dtype=np.int64)
 NU = np.array([0, 1, 1, 2, 2, 3, 3, 6, 6], dtype=np.int64)
 
-_JIT = dict(cache=True, nogil=True, fastmath=False)
+_JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -213,242 +213,56 @@ def hinge_qdot(code, q, u, qd):
 
 
 # --------------------------------------------------------------------------------------------------
-# kinematics of the tree
+# kinematics, loads, Riccati sweep, state derivative, RK4 (allocation-free)
 # --------------------------------------------------------------------------------------------------
 
-@njit(**_JIT)
-def tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
-                    R, pb, pc, hp, w, vh, Sg, cg, RA):
-    """Poses and velocities of all bodies, and each tree hinge's global S and c.
+#: 0 if a velocity coordinate's motion-subspace column is a rotation ([n; 0]), 1 if a translation
+#: ([0; e]), by type code and coordinate: every column is one or the other
+COLKIND = np.array([[0, 0, 0, 0, 0, 0],      # fixed
+                    [0, 0, 0, 0, 0, 0],      # revolute
+                    [1, 0, 0, 0, 0, 0],      # prismatic
+                    [1, 0, 0, 0, 0, 0],      # cylindrical: z, rz
+                    [0, 0, 0, 0, 0, 0],      # universal
+                    [0, 0, 0, 0, 0, 0],      # spherical
+                    [1, 1, 0, 0, 0, 0],      # planar: x, y, rz
+                    [1, 1, 1, 0, 0, 0],      # free
+                    [1, 1, 1, 0, 0, 0]], dtype=np.int64)   # bushing
 
-    Outputs (filled): R (n,3,3) base rotations, pb (n,3) base origins, pc (n,3) mass centres,
-    hp (n,3) hinge points, w (n,3) angular velocities, vh (n,3) velocity of the body's material
-    point at its hinge point, Sg (n,6,6) ``s * S`` in global axes (first nu columns used),
-    cg (n,6) ``s * c``, RA (n,3,3) rotation of each hinge's output marker.
-    Marker frames of a part that is the ground (parent -1) are given in global axes.
-    """
-    n = parent.size
-    Rrel = np.empty((3, 3))
-    d = np.empty(3)
-    S = np.empty((6, 6))
-    bias = np.empty(6)
-    for i in range(n):
-        k = nu[i]
-        qi = q[qo[i]:qo[i] + 7]
-        ui = u[uo[i]:uo[i] + k]
-        hinge_local(code[i], qi, ui, Rrel, d, S, bias)
-        par = parent[i]
-        if par >= 0:
-            Rp = R[par]
-            pp = pb[par]
-            wp = w[par]
-        else:
-            Rp = np.eye(3)
-            pp = np.zeros(3)
-            wp = np.zeros(3)
-        if sgn[i] > 0:
-            # parent holds the output marker (A), child the input marker (B)
-            Ra = Rp @ mo_R[i]
-            pa = pp + Rp @ mo_p[i]
-            Rb = Ra @ Rrel
-            pbm = pa + Ra @ d
-            R[i] = Rb @ mi_R[i].T
-            pb[i] = pbm - R[i] @ mi_p[i]
-        else:
-            # parent holds the input marker (B), child the output marker (A)
-            Rb = Rp @ mi_R[i]
-            pbm = pp + Rp @ mi_p[i]
-            Ra = Rb @ Rrel.T
-            pa = pbm - Ra @ d
-            R[i] = Ra @ mo_R[i].T
-            pb[i] = pa - R[i] @ mo_p[i]
-        RA[i] = Ra
-        hp[i] = pbm
-        pc[i] = pb[i] + R[i] @ rc[i]
-        # relative twist of B w.r.t. A at B's origin, global axes
-        wrel = np.zeros(3)
-        vrel = np.zeros(3)
-        for j in range(k):
-            for a in range(3):
-                sw = 0.0
-                sv = 0.0
-                for b in range(3):
-                    sw += Ra[a, b] * S[b, j]
-                    sv += Ra[a, b] * S[3 + b, j]
-                Sg[i, a, j] = sgn[i] * sw
-                Sg[i, 3 + a, j] = sgn[i] * sv
-                wrel[a] += sw * ui[j]
-                vrel[a] += sv * ui[j]
-        # parent's velocity at the hinge point
-        if par >= 0:
-            vpar = vh[par] + cross(wp, pbm - hp[par])
-        else:
-            vpar = np.zeros(3)
-        w[i] = wp + sgn[i] * wrel
-        vh[i] = vpar + sgn[i] * vrel
-        # bias c uses the angular velocity of the hinge's output body
-        wA = wp if sgn[i] > 0 else w[i]
-        bw = Ra @ bias[:3]
-        bv = Ra @ bias[3:]
-        cw = cross(wA, wrel) + bw
-        cv = 2.0 * cross(wA, vrel) + bv
-        for a in range(3):
-            cg[i, a] = sgn[i] * cw[a]
-            cg[i, 3 + a] = sgn[i] * cv[a]
+_INL = dict(cache=True, nogil=True, inline="always", error_model="numpy")
 
 
-# --------------------------------------------------------------------------------------------------
-# Riccati sweep (articulated form)
-# --------------------------------------------------------------------------------------------------
-
-@njit(**_JIT)
-def _spatial_inertia(m, JC, r, IA):
-    """6x6 inertia about a point at -r from the mass centre (r = C - p), twist [w; v]."""
-    rx = skew(r)
-    IA[:3, :3] = JC - m * (rx @ rx)
-    IA[:3, 3:] = m * rx
-    IA[3:, :3] = -m * rx
-    IA[3:, 3:] = 0.0
-    IA[3, 3] = m
-    IA[4, 4] = m
-    IA[5, 5] = m
+@njit(**_INL)
+def _m33(A, B, C):
+    """C = A @ B for 3x3."""
+    for a in range(3):
+        a0, a1, a2 = A[a, 0], A[a, 1], A[a, 2]
+        C[a, 0] = a0 * B[0, 0] + a1 * B[1, 0] + a2 * B[2, 0]
+        C[a, 1] = a0 * B[0, 1] + a1 * B[1, 1] + a2 * B[2, 1]
+        C[a, 2] = a0 * B[0, 2] + a1 * B[1, 2] + a2 * B[2, 2]
 
 
-@njit(**_JIT)
-def riccati(parent, nu, uo, mass, JCl, R, pc, hp, w, Sg, cg, Wext, tau, driven, dd,
-            udot, x, Wh, IA, pA):
-    """Accelerations of the tree in O(n).
-
-    Inputs: ``Wext`` (n,6) applied wrench on each body at its hinge point (gravity included),
-    ``tau`` generalised hinge loads (per velocity coordinate), ``driven`` (per velocity
-    coordinate, 1 if prescribed), ``dd`` prescribed accelerations (per velocity coordinate).
-    Outputs: ``udot`` (all velocity coordinates; driven ones = dd), ``x`` (n,6) body accelerations
-    at the hinge points, ``Wh`` (n,6) wrench each tree hinge applies on its child at the hinge
-    point (global). Work arrays ``IA`` (n,6,6), ``pA`` (n,6).
-    For driven coordinates, ``tau`` is overwritten with the generalised force the driver applies.
-    """
-    n = parent.size
-    # body inertia and bias about the hinge point
-    for i in range(n):
-        r = pc[i] - hp[i]
-        JC = R[i] @ JCl[i] @ R[i].T
-        _spatial_inertia(mass[i], JC, r, IA[i])
-        wi = w[i]
-        Jw = JC @ wi
-        wwr = cross(wi, cross(wi, r))
-        g = cross(wi, Jw) + mass[i] * cross(r, wwr)
-        for a in range(3):
-            pA[i, a] = g[a] - Wext[i, a]
-            pA[i, 3 + a] = mass[i] * wwr[a] - Wext[i, 3 + a]
-    # tips to root
-    Sf = np.empty((6, 6))
-    for i in range(n - 1, -1, -1):
-        k = nu[i]
-        o = uo[i]
-        # known part of the child's acceleration: c + driven S du
-        ck = cg[i].copy()
-        nf = 0
-        for j in range(k):
-            if driven[o + j]:
-                for a in range(6):
-                    ck[a] += Sg[i, a, j] * dd[o + j]
-            else:
-                for a in range(6):
-                    Sf[a, nf] = Sg[i, a, j]
-                nf += 1
-        par = parent[i]
-        if par < 0:
-            continue
-        Ia = IA[i].copy()
-        pa = pA[i] + IA[i] @ ck
-        if nf > 0:
-            Sfree = Sf[:, :nf].copy()
-            U = IA[i] @ Sfree
-            D = Sfree.T @ U
-            Dinv = np.linalg.inv(D)
-            tf = np.empty(nf)
-            jf = 0
-            for j in range(k):
-                if not driven[o + j]:
-                    tf[jf] = tau[o + j]
-                    jf += 1
-            Ia = Ia - U @ Dinv @ U.T
-            pa = pa - U @ (Dinv @ (Sfree.T @ pa - tf))
-        # shift from the child's hinge point to the parent's: E = [[I,0],[-~l,I]], e
-        l = hp[i] - hp[par]
-        lx = skew(l)
-        wp = w[par]
-        e_v = cross(wp, cross(wp, l))
-        # E^T Ia E and E^T (Ia e + pa)
-        pa2 = pa + Ia[:, 3:] @ e_v
-        A = Ia[:3, :3]
-        B = Ia[:3, 3:]
-        C = Ia[3:, 3:]
-        # Ia E = [[A - B lx, B], [B^T - C lx, C]]
-        A1 = A - B @ lx
-        C1 = Ia[3:, :3] - C @ lx
-        # E^T M = [[M_top + lx M_bottom], [M_bottom]]  (E^T = [[I, lx], [0, I]])
-        IA[par, :3, :3] += A1 + lx @ C1
-        IA[par, :3, 3:] += B + lx @ C
-        IA[par, 3:, :3] += C1
-        IA[par, 3:, 3:] += C
-        for a in range(3):
-            pA[par, a] += pa2[a] + lx[a, 0] * pa2[3] + lx[a, 1] * pa2[4] + lx[a, 2] * pa2[5]
-            pA[par, 3 + a] += pa2[3 + a]
-    # root to tips
-    for i in range(n):
-        k = nu[i]
-        o = uo[i]
-        par = parent[i]
-        xp = np.zeros(6)
-        if par >= 0:
-            l = hp[i] - hp[par]
-            wp = w[par]
-            xpar = x[par]
-            ep = xpar[:3]
-            xp[:3] = ep
-            xp[3:] = xpar[3:] + cross(ep, l) + cross(wp, cross(wp, l))
-        base = xp + cg[i]
-        nf = 0
-        for j in range(k):
-            if driven[o + j]:
-                for a in range(6):
-                    base[a] += Sg[i, a, j] * dd[o + j]
-                udot[o + j] = dd[o + j]
-            else:
-                for a in range(6):
-                    Sf[a, nf] = Sg[i, a, j]
-                nf += 1
-        if nf > 0:
-            Sfree = Sf[:, :nf].copy()
-            D = Sfree.T @ IA[i] @ Sfree
-            rhs = np.empty(nf)
-            r0 = Sfree.T @ (IA[i] @ base + pA[i])
-            jf = 0
-            for j in range(k):
-                if not driven[o + j]:
-                    rhs[jf] = tau[o + j] - r0[jf]
-                    jf += 1
-            ud = np.linalg.solve(D, rhs)
-            jf = 0
-            for j in range(k):
-                if not driven[o + j]:
-                    udot[o + j] = ud[jf]
-                    jf += 1
-            base = base + Sfree @ ud
-        x[i] = base
-        Wh[i] = IA[i] @ base + pA[i]
-        for j in range(k):
-            if driven[o + j]:
-                s = 0.0
-                for a in range(6):
-                    s += Sg[i, a, j] * Wh[i, a]
-                tau[o + j] = s
+@njit(**_INL)
+def _m33t(A, B, C):
+    """C = A @ B.T for 3x3."""
+    for a in range(3):
+        a0, a1, a2 = A[a, 0], A[a, 1], A[a, 2]
+        C[a, 0] = a0 * B[0, 0] + a1 * B[0, 1] + a2 * B[0, 2]
+        C[a, 1] = a0 * B[1, 0] + a1 * B[1, 1] + a2 * B[1, 2]
+        C[a, 2] = a0 * B[2, 0] + a1 * B[2, 1] + a2 * B[2, 2]
 
 
-# --------------------------------------------------------------------------------------------------
-# loads
-# --------------------------------------------------------------------------------------------------
+@njit(**_INL)
+def _mv(A, v0, v1, v2):
+    """A @ v for 3x3 A, as a tuple."""
+    return (A[0, 0] * v0 + A[0, 1] * v1 + A[0, 2] * v2,
+            A[1, 0] * v0 + A[1, 1] * v1 + A[1, 2] * v2,
+            A[2, 0] * v0 + A[2, 1] * v1 + A[2, 2] * v2)
+
+
+@njit(**_INL)
+def _cr(a0, a1, a2, b0, b1, b2):
+    return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+
 
 @njit(**_JIT)
 def _attach(body, Rl, pl, R, pb, w, pc, vh, hp):
@@ -474,137 +288,491 @@ def _add_wrench(body, F, T, p, FC, TC, pc):
 
 
 @njit(**_JIT)
-def loads(q, u, mags, gravity, mass, code, qo, uo, nu, hk, hc, href, hRref,
-          pf_body, pf_R, pf_p, pf_dir, pf_frame, pf_torque, pf_mag,
-          sd_bi, sd_Ri, sd_pi, sd_bo, sd_Ro, sd_po, sd_k, sd_c, sd_L0, sd_mag,
-          rs_bi, rs_Ri, rs_bo, rs_Ro, rs_k, rs_c,
-          R, pb, pc, hp, w, vh, RA, Wext, tau):
-    """Applied loads: ``Wext`` (n,6) wrench on each body at its hinge point, ``tau`` hinge loads.
+def tree_kinematics(q, u, T, W):
+    """Poses and velocities of all bodies, and each tree hinge's global S and c.
+
+    Fills W.R (n,3,3) base rotations, W.pb (n,3) base origins, W.pc (n,3) mass centres, W.hp
+    (n,3) hinge points, W.w (n,3) angular velocities, W.vh (n,3) velocity of each body's material
+    point at its hinge point, W.Sg (n,6,6) ``s * S`` in global axes (first nu columns used),
+    W.cg (n,6) ``s * c``, W.RA (n,3,3) rotation of each hinge's output marker. Marker frames of
+    the ground (parent -1) are given in global axes. Revolute hinges take a fast path.
+    """
+    parent, code, sgn, qo, uo, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nu
+    R, pb, pc, hp, w, vh, Sg, cg, RA = W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Sg, W.cg, W.RA
+    Rrel, d, S, bias, Ra, Rb, Rc = W.Rrel, W.dloc, W.Sloc, W.bias, W.t33a, W.t33b, W.t33c
+    for i in range(parent.size):
+        k = nu[i]
+        revolute = code[i] == REVOLUTE
+        if revolute:
+            # fast path: Rrel = Rz(q), d = 0, S = [e_z; 0], no local bias
+            cq, sq = np.cos(q[qo[i]]), np.sin(q[qo[i]])
+        else:
+            hinge_local(code[i], q[qo[i]:qo[i] + 7], u[uo[i]:uo[i] + k], Rrel, d, S, bias)
+        par = parent[i]
+        if par >= 0:
+            Rp = R[par]
+            pp0, pp1, pp2 = pb[par, 0], pb[par, 1], pb[par, 2]
+            wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
+        else:
+            Rp = W.eye3
+            pp0 = pp1 = pp2 = 0.0
+            wp0 = wp1 = wp2 = 0.0
+        s = sgn[i]
+        if s > 0:
+            _m33(Rp, T.mo_R[i], Ra)
+            t = _mv(Rp, T.mo_p[i, 0], T.mo_p[i, 1], T.mo_p[i, 2])
+            pa0, pa1, pa2 = pp0 + t[0], pp1 + t[1], pp2 + t[2]
+            if revolute:
+                for a in range(3):
+                    Rb[a, 0] = cq * Ra[a, 0] + sq * Ra[a, 1]
+                    Rb[a, 1] = cq * Ra[a, 1] - sq * Ra[a, 0]
+                    Rb[a, 2] = Ra[a, 2]
+                pm0, pm1, pm2 = pa0, pa1, pa2
+            else:
+                _m33(Ra, Rrel, Rb)
+                t = _mv(Ra, d[0], d[1], d[2])
+                pm0, pm1, pm2 = pa0 + t[0], pa1 + t[1], pa2 + t[2]
+            _m33t(Rb, T.mi_R[i], R[i])
+            t = _mv(R[i], T.mi_p[i, 0], T.mi_p[i, 1], T.mi_p[i, 2])
+            pb[i, 0], pb[i, 1], pb[i, 2] = pm0 - t[0], pm1 - t[1], pm2 - t[2]
+        else:
+            _m33(Rp, T.mi_R[i], Rb)
+            t = _mv(Rp, T.mi_p[i, 0], T.mi_p[i, 1], T.mi_p[i, 2])
+            pm0, pm1, pm2 = pp0 + t[0], pp1 + t[1], pp2 + t[2]
+            if revolute:
+                for a in range(3):
+                    Ra[a, 0] = cq * Rb[a, 0] - sq * Rb[a, 1]
+                    Ra[a, 1] = cq * Rb[a, 1] + sq * Rb[a, 0]
+                    Ra[a, 2] = Rb[a, 2]
+                pa0, pa1, pa2 = pm0, pm1, pm2
+            else:
+                _m33t(Rb, Rrel, Ra)
+                t = _mv(Ra, d[0], d[1], d[2])
+                pa0, pa1, pa2 = pm0 - t[0], pm1 - t[1], pm2 - t[2]
+            _m33t(Ra, T.mo_R[i], R[i])
+            t = _mv(R[i], T.mo_p[i, 0], T.mo_p[i, 1], T.mo_p[i, 2])
+            pb[i, 0], pb[i, 1], pb[i, 2] = pa0 - t[0], pa1 - t[1], pa2 - t[2]
+        for a in range(3):
+            for b in range(3):
+                RA[i, a, b] = Ra[a, b]
+        hp[i, 0], hp[i, 1], hp[i, 2] = pm0, pm1, pm2
+        t = _mv(R[i], T.rc[i, 0], T.rc[i, 1], T.rc[i, 2])
+        pc[i, 0], pc[i, 1], pc[i, 2] = pb[i, 0] + t[0], pb[i, 1] + t[1], pb[i, 2] + t[2]
+        wr0 = wr1 = wr2 = 0.0
+        vr0 = vr1 = vr2 = 0.0
+        uo_i = uo[i]
+        if revolute:
+            uj = u[uo_i]
+            Sg[i, 0, 0], Sg[i, 1, 0], Sg[i, 2, 0] = s * Ra[0, 2], s * Ra[1, 2], s * Ra[2, 2]
+            Sg[i, 3, 0] = Sg[i, 4, 0] = Sg[i, 5, 0] = 0.0
+            wr0, wr1, wr2 = Ra[0, 2] * uj, Ra[1, 2] * uj, Ra[2, 2] * uj
+            k = 0
+        for j in range(k):
+            sw = _mv(Ra, S[0, j], S[1, j], S[2, j])
+            sv = _mv(Ra, S[3, j], S[4, j], S[5, j])
+            Sg[i, 0, j], Sg[i, 1, j], Sg[i, 2, j] = s * sw[0], s * sw[1], s * sw[2]
+            Sg[i, 3, j], Sg[i, 4, j], Sg[i, 5, j] = s * sv[0], s * sv[1], s * sv[2]
+            uj = u[uo_i + j]
+            wr0 += sw[0] * uj
+            wr1 += sw[1] * uj
+            wr2 += sw[2] * uj
+            vr0 += sv[0] * uj
+            vr1 += sv[1] * uj
+            vr2 += sv[2] * uj
+        if par >= 0:
+            t = _cr(wp0, wp1, wp2, pm0 - hp[par, 0], pm1 - hp[par, 1], pm2 - hp[par, 2])
+            vp0, vp1, vp2 = vh[par, 0] + t[0], vh[par, 1] + t[1], vh[par, 2] + t[2]
+        else:
+            vp0 = vp1 = vp2 = 0.0
+        w[i, 0], w[i, 1], w[i, 2] = wp0 + s * wr0, wp1 + s * wr1, wp2 + s * wr2
+        vh[i, 0], vh[i, 1], vh[i, 2] = vp0 + s * vr0, vp1 + s * vr1, vp2 + s * vr2
+        if s > 0:
+            wa0, wa1, wa2 = wp0, wp1, wp2
+        else:
+            wa0, wa1, wa2 = w[i, 0], w[i, 1], w[i, 2]
+        if revolute:
+            bw = (0.0, 0.0, 0.0)
+            bv = (0.0, 0.0, 0.0)
+        else:
+            bw = _mv(Ra, bias[0], bias[1], bias[2])
+            bv = _mv(Ra, bias[3], bias[4], bias[5])
+        cw = _cr(wa0, wa1, wa2, wr0, wr1, wr2)
+        cv = _cr(wa0, wa1, wa2, vr0, vr1, vr2)
+        for a in range(3):
+            cg[i, a] = s * (cw[a] + bw[a])
+            cg[i, 3 + a] = s * (2.0 * cv[a] + bv[a])
+
+
+@njit(**_JIT)
+def _invert_spd(D, n, Dinv, work):
+    """Inverse of a small symmetric positive-definite matrix by Gauss-Jordan (n <= 6)."""
+    for a in range(n):
+        for b in range(n):
+            work[a, b] = D[a, b]
+            Dinv[a, b] = 1.0 if a == b else 0.0
+    for c in range(n):
+        piv = c
+        for r in range(c + 1, n):
+            if abs(work[r, c]) > abs(work[piv, c]):
+                piv = r
+        if piv != c:
+            for b in range(n):
+                work[c, b], work[piv, b] = work[piv, b], work[c, b]
+                Dinv[c, b], Dinv[piv, b] = Dinv[piv, b], Dinv[c, b]
+        inv = 1.0 / work[c, c]
+        for b in range(n):
+            work[c, b] *= inv
+            Dinv[c, b] *= inv
+        for r in range(n):
+            if r != c:
+                f = work[r, c]
+                if f != 0.0:
+                    for b in range(n):
+                        work[r, b] -= f * work[c, b]
+                        Dinv[r, b] -= f * Dinv[c, b]
+
+
+@njit(**_JIT)
+def riccati(T, W):
+    """Accelerations of the tree in O(n): the Riccati sweep in articulated form.
+
+    Uses W.Wext (applied wrench on each body at its hinge point, gravity included), W.tau
+    (generalised hinge loads per velocity coordinate), T.driven and W.dd (prescribed
+    accelerations). Fills W.udot (driven entries = W.dd), W.x (n,6) body accelerations at the
+    hinge points, W.Wh (n,6) the wrench each tree hinge applies on its child at the hinge point,
+    and, for driven coordinates, W.tau with the generalised force the driver applies. IA and pA
+    end up holding each body's articulated inertia and bias as seen through its hinge.
+    """
+    parent, nu, uo, mass, JCl = T.parent, T.nu, T.uo, T.mass, T.JCl
+    R, pc, hp, w, Sg, cg, Wext, tau = W.R, W.pc, W.hp, W.w, W.Sg, W.cg, W.Wext, W.tau
+    driven, dd, udot, x, Wh, IA, pA = T.driven, W.dd, W.udot, W.x, W.Wh, W.IA, W.pA
+    U, Dinv, r0, ck, nfree, fidx, paS = W.U, W.Dinv, W.r0, W.ck, W.nfree, W.fidx, W.paS
+    JC, t33 = W.t33a, W.t33b
+    n = parent.size
+    for i in range(n):
+        m = mass[i]
+        _m33(R[i], JCl[i], t33)
+        _m33t(t33, R[i], JC)
+        r0_, r1_, r2_ = pc[i, 0] - hp[i, 0], pc[i, 1] - hp[i, 1], pc[i, 2] - hp[i, 2]
+        rr = r0_ * r0_ + r1_ * r1_ + r2_ * r2_
+        rv = (r0_, r1_, r2_)
+        Ii = IA[i]
+        for a in range(3):
+            for b in range(3):
+                Ii[a, b] = JC[a, b] - m * rv[a] * rv[b] + (m * rr if a == b else 0.0)
+                Ii[3 + a, 3 + b] = m if a == b else 0.0
+        # m ~r (top right) and its transpose (bottom left)
+        Ii[0, 3], Ii[0, 4], Ii[0, 5] = 0.0, -m * r2_, m * r1_
+        Ii[1, 3], Ii[1, 4], Ii[1, 5] = m * r2_, 0.0, -m * r0_
+        Ii[2, 3], Ii[2, 4], Ii[2, 5] = -m * r1_, m * r0_, 0.0
+        for a in range(3):
+            for b in range(3):
+                Ii[3 + a, b] = Ii[b, 3 + a]
+        w0, w1, w2 = w[i, 0], w[i, 1], w[i, 2]
+        Jw = _mv(JC, w0, w1, w2)
+        wr = _cr(w0, w1, w2, r0_, r1_, r2_)
+        wwr = _cr(w0, w1, w2, wr[0], wr[1], wr[2])
+        g1 = _cr(w0, w1, w2, Jw[0], Jw[1], Jw[2])
+        g2 = _cr(r0_, r1_, r2_, wwr[0], wwr[1], wwr[2])
+        for a in range(3):
+            pA[i, a] = g1[a] + m * g2[a] - Wext[i, a]
+            pA[i, 3 + a] = m * wwr[a] - Wext[i, 3 + a]
+    Dw = W.t66b
+    for i in range(n - 1, -1, -1):
+        k = nu[i]
+        o = uo[i]
+        for a in range(6):
+            ck[i, a] = cg[i, a]
+        nf = 0
+        for j in range(k):
+            if driven[o + j]:
+                for a in range(6):
+                    ck[i, a] += Sg[i, a, j] * dd[o + j]
+            else:
+                fidx[i, nf] = j
+                nf += 1
+        nfree[i] = nf
+        Ii = IA[i]
+        # U = IA S_free, D = S^T U, r0 = tau_f - S^T pA
+        ci = T.code[i]
+        for jf in range(nf):
+            j = fidx[i, jf]
+            r = 3 * COLKIND[ci, j]
+            s0, s1, s2 = Sg[i, r, j], Sg[i, r + 1, j], Sg[i, r + 2, j]
+            for a in range(6):
+                U[i, a, jf] = Ii[a, r] * s0 + Ii[a, r + 1] * s1 + Ii[a, r + 2] * s2
+            r0[i, jf] = tau[o + j] - (s0 * pA[i, r] + s1 * pA[i, r + 1] + s2 * pA[i, r + 2])
+        for j1 in range(nf):
+            jj = fidx[i, j1]
+            r = 3 * COLKIND[ci, jj]
+            for j2 in range(nf):
+                Dw[j1, j2] = (Sg[i, r, jj] * U[i, r, j2] + Sg[i, r + 1, jj] * U[i, r + 1, j2]
+                              + Sg[i, r + 2, jj] * U[i, r + 2, j2])
+        if nf == 1:
+            Dinv[i, 0, 0] = 1.0 / Dw[0, 0]
+        elif nf > 1:
+            _invert_spd(Dw, nf, Dinv[i], W.t66c)
+        par = parent[i]
+        if par < 0:
+            continue
+        # articulated relation seen through the hinge, in place: IA[i] <- Ia = IA - U Dinv U^T,
+        # paS[i] <- pA + IA ck + U Dinv (r0 - U^T ck)   (W_child = Ia (E x_parent + e) + paS)
+        pa = paS[i]
+        for a in range(6):
+            s = pA[i, a]
+            for b in range(6):
+                s += Ii[a, b] * ck[i, b]
+            pa[a] = s
+        if nf > 0:
+            Vt = W.t66c          # V = U Dinv  (6 x nf)
+            for a in range(6):
+                for j2 in range(nf):
+                    s = 0.0
+                    for j1 in range(nf):
+                        s += U[i, a, j1] * Dinv[i, j1, j2]
+                    Vt[a, j2] = s
+            for jf in range(nf):
+                s = r0[i, jf]
+                for a in range(6):
+                    s -= U[i, a, jf] * ck[i, a]
+                for a in range(6):
+                    pa[a] += Vt[a, jf] * s
+            for a in range(6):
+                for b in range(a, 6):
+                    s = 0.0
+                    for jf in range(nf):
+                        s += Vt[a, jf] * U[i, b, jf]
+                    Ii[a, b] -= s
+                    if b != a:
+                        Ii[b, a] -= s
+        # carry to the parent's hinge point: P += E^T Ia E, pA_par += E^T (pa + Ia e)
+        l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+        wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
+        wl = _cr(wp0, wp1, wp2, l0, l1, l2)
+        ev = _cr(wp0, wp1, wp2, wl[0], wl[1], wl[2])
+        p0 = pa[0] + Ii[0, 3] * ev[0] + Ii[0, 4] * ev[1] + Ii[0, 5] * ev[2]
+        p1 = pa[1] + Ii[1, 3] * ev[0] + Ii[1, 4] * ev[1] + Ii[1, 5] * ev[2]
+        p2 = pa[2] + Ii[2, 3] * ev[0] + Ii[2, 4] * ev[1] + Ii[2, 5] * ev[2]
+        p3 = pa[3] + Ii[3, 3] * ev[0] + Ii[3, 4] * ev[1] + Ii[3, 5] * ev[2]
+        p4 = pa[4] + Ii[4, 3] * ev[0] + Ii[4, 4] * ev[1] + Ii[4, 5] * ev[2]
+        p5 = pa[5] + Ii[5, 3] * ev[0] + Ii[5, 4] * ev[1] + Ii[5, 5] * ev[2]
+        t = _cr(l0, l1, l2, p3, p4, p5)
+        pA[par, 0] += p0 + t[0]
+        pA[par, 1] += p1 + t[1]
+        pA[par, 2] += p2 + t[2]
+        pA[par, 3] += p3
+        pA[par, 4] += p4
+        pA[par, 5] += p5
+        # blocks of Ia: A (top left), B (top right), C (bottom right); Y = B + ~l C
+        Y = W.t33a
+        for c in range(3):
+            t = _cr(l0, l1, l2, Ii[3, 3 + c], Ii[4, 3 + c], Ii[5, 3 + c])
+            Y[0, c] = Ii[0, 3 + c] + t[0]
+            Y[1, c] = Ii[1, 3 + c] + t[1]
+            Y[2, c] = Ii[2, 3 + c] + t[2]
+        P = IA[par]
+        # top left: A - Y ~l + ~l B^T ; row a of Y ~l is (Y[a] x l); column c of ~l B^T is l x B[c]
+        for c in range(3):
+            z = _cr(l0, l1, l2, Ii[c, 3], Ii[c, 4], Ii[c, 5])
+            for a in range(3):
+                P[a, c] += Ii[a, c] + z[a]
+        for a in range(3):
+            yl = _cr(Y[a, 0], Y[a, 1], Y[a, 2], l0, l1, l2)
+            for c in range(3):
+                P[a, c] -= yl[c]
+                P[a, 3 + c] += Y[a, c]
+                P[3 + c, a] += Y[a, c]
+                P[3 + a, 3 + c] += Ii[3 + a, 3 + c]
+    base = W.t6a
+    xp = W.t6c
+    for i in range(n):
+        k = nu[i]
+        o = uo[i]
+        par = parent[i]
+        if par >= 0:
+            l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+            e0, e1, e2 = x[par, 0], x[par, 1], x[par, 2]
+            el = _cr(e0, e1, e2, l0, l1, l2)
+            wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
+            wl = _cr(wp0, wp1, wp2, l0, l1, l2)
+            wwl = _cr(wp0, wp1, wp2, wl[0], wl[1], wl[2])
+            base[0], base[1], base[2] = e0, e1, e2
+            base[3] = x[par, 3] + el[0] + wwl[0]
+            base[4] = x[par, 4] + el[1] + wwl[1]
+            base[5] = x[par, 5] + el[2] + wwl[2]
+        else:
+            for a in range(6):
+                base[a] = 0.0
+        for a in range(6):
+            base[a] += ck[i, a]
+        nf = nfree[i]
+        for j in range(k):
+            if driven[o + j]:
+                udot[o + j] = dd[o + j]
+        if nf > 0:
+            rr6 = W.t6b
+            for jf in range(nf):
+                s = r0[i, jf]
+                for a in range(6):
+                    s -= U[i, a, jf] * base[a]
+                rr6[jf] = s
+            for j1 in range(nf):
+                s = 0.0
+                for j2 in range(nf):
+                    s += Dinv[i, j1, j2] * rr6[j2]
+                udot[o + fidx[i, j1]] = s
+            for jf in range(nf):
+                j = fidx[i, jf]
+                ud = udot[o + j]
+                r = 3 * COLKIND[T.code[i], j]
+                base[r] += Sg[i, r, j] * ud
+                base[r + 1] += Sg[i, r + 1, j] * ud
+                base[r + 2] += Sg[i, r + 2, j] * ud
+        Ii = IA[i]
+        if par >= 0:
+            # Wh = Ia (E x_parent + e) + paS = Ia (base - ck - S du) + paS
+            for a in range(6):
+                x[i, a] = base[a]
+                xp[a] = base[a] - ck[i, a]
+            for jf in range(nf):
+                j = fidx[i, jf]
+                ud = udot[o + j]
+                r = 3 * COLKIND[T.code[i], j]
+                xp[r] -= Sg[i, r, j] * ud
+                xp[r + 1] -= Sg[i, r + 1, j] * ud
+                xp[r + 2] -= Sg[i, r + 2, j] * ud
+            for a in range(6):
+                s = paS[i, a]
+                for b in range(6):
+                    s += Ii[a, b] * xp[b]
+                Wh[i, a] = s
+        else:
+            for a in range(6):
+                x[i, a] = base[a]
+                s = pA[i, a]
+                for b in range(6):
+                    s += Ii[a, b] * base[b]
+                Wh[i, a] = s
+        for j in range(k):
+            if driven[o + j]:
+                s = 0.0
+                for a in range(6):
+                    s += Sg[i, a, j] * Wh[i, a]
+                tau[o + j] = s
+
+
+@njit(**_JIT)
+def loads(q, u, mags, T, F, W):
+    """Applied loads: W.Wext (n,6) wrench on each body at its hinge point, W.tau hinge loads.
 
     ``mags`` holds the current values of the force magnitudes (time functions), indexed by
-    ``pf_mag`` and ``sd_mag`` (-1: none). Hinge springs and dampers act on every velocity
-    coordinate: ``tau = -k (q - ref) - c u`` (rotations of spherical, free and bushing hinges use
-    the rotation vector of the relative rotation w.r.t. the reference rotation ``hRref``).
+    ``F.pf_mag`` and ``F.sd_mag`` (-1: none). Hinge springs and dampers act on every velocity
+    coordinate: ``tau = -k (q - ref) - c u``; the rotations of spherical, free and bushing hinges
+    use the rotation vector of the relative rotation w.r.t. the reference rotation ``T.hRref``.
     """
+    mass, code, qo, uo, nu = T.mass, T.code, T.qo, T.uo, T.nu
+    R, pb, pc, hp, w, vh, Wext, tau = W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Wext, W.tau
+    FC, TC = W.FC, W.TC
     n = mass.size
-    FC = np.zeros((n, 3))
-    TC = np.zeros((n, 3))
+    g = F.gravity
     for i in range(n):
         for a in range(3):
-            FC[i, a] = mass[i] * gravity[a]
-    # point forces and torques
-    for f in range(pf_body.size):
-        b = pf_body[f]
+            FC[i, a] = mass[i] * g[a]
+            TC[i, a] = 0.0
+    zero = W.zero3
+    for f in range(F.pf_body.size):
+        b = F.pf_body[f]
         if b < 0:
             continue
-        Rg, p, v, wb = _attach(b, pf_R[f], pf_p[f], R, pb, w, pc, vh, hp)
-        dirn = pf_dir[f].copy()
-        if pf_frame[f] == 1:
+        Rg, p, v, wb = _attach(b, F.pf_R[f], F.pf_p[f], R, pb, w, pc, vh, hp)
+        dirn = F.pf_dir[f].copy()
+        if F.pf_frame[f] == 1:
             dirn = Rg @ dirn
-        mag = mags[pf_mag[f]] if pf_mag[f] >= 0 else 0.0
+        mag = mags[F.pf_mag[f]] if F.pf_mag[f] >= 0 else 0.0
         vec = mag * dirn
-        if pf_torque[f]:
-            _add_wrench(b, np.zeros(3), vec, p, FC, TC, pc)
+        if F.pf_torque[f]:
+            _add_wrench(b, zero, vec, p, FC, TC, pc)
         else:
-            _add_wrench(b, vec, np.zeros(3), p, FC, TC, pc)
-    # translational spring-dampers: tension pulls the two points together
-    for f in range(sd_bi.size):
-        Ri, pi_, vi, wi = _attach(sd_bi[f], sd_Ri[f], sd_pi[f], R, pb, w, pc, vh, hp)
-        Ro, po, vo, wo = _attach(sd_bo[f], sd_Ro[f], sd_po[f], R, pb, w, pc, vh, hp)
+            _add_wrench(b, vec, zero, p, FC, TC, pc)
+    for f in range(F.sd_bi.size):
+        Ri, pi_, vi, wi = _attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f], R, pb, w, pc, vh, hp)
+        Ro, po, vo, wo = _attach(F.sd_bo[f], F.sd_Ro[f], F.sd_po[f], R, pb, w, pc, vh, hp)
         dv = pi_ - po
         L = np.sqrt(dv[0] ** 2 + dv[1] ** 2 + dv[2] ** 2)
         if L < 1e-12:
             continue
         e = dv / L
         Ld = (vi[0] - vo[0]) * e[0] + (vi[1] - vo[1]) * e[1] + (vi[2] - vo[2]) * e[2]
-        T = sd_k[f] * (L - sd_L0[f]) + sd_c[f] * Ld
-        if sd_mag[f] >= 0:
-            T += mags[sd_mag[f]]
-        _add_wrench(sd_bi[f], -T * e, np.zeros(3), pi_, FC, TC, pc)
-        _add_wrench(sd_bo[f], T * e, np.zeros(3), po, FC, TC, pc)
-    # rotational spring-dampers
-    for f in range(rs_bi.size):
-        Ri, pi_, vi, wi = _attach(rs_bi[f], rs_Ri[f], np.zeros(3), R, pb, w, pc, vh, hp)
-        Ro, po, vo, wo = _attach(rs_bo[f], rs_Ro[f], np.zeros(3), R, pb, w, pc, vh, hp)
+        Tn = F.sd_k[f] * (L - F.sd_L0[f]) + F.sd_c[f] * Ld
+        if F.sd_mag[f] >= 0:
+            Tn += mags[F.sd_mag[f]]
+        _add_wrench(F.sd_bi[f], -Tn * e, zero, pi_, FC, TC, pc)
+        _add_wrench(F.sd_bo[f], Tn * e, zero, po, FC, TC, pc)
+    for f in range(F.rs_bi.size):
+        Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
+        Ro, po, vo, wo = _attach(F.rs_bo[f], F.rs_Ro[f], zero, R, pb, w, pc, vh, hp)
         phi = Ro @ rotvec(Ro.T @ Ri)
-        T = -(rs_k[f] * phi + rs_c[f] * (wi - wo))
-        _add_wrench(rs_bi[f], np.zeros(3), T, pc[rs_bi[f]] if rs_bi[f] >= 0 else pi_,
-                    FC, TC, pc)
-        _add_wrench(rs_bo[f], np.zeros(3), -T, pc[rs_bo[f]] if rs_bo[f] >= 0 else po,
-                    FC, TC, pc)
-    # body wrench at the hinge point
+        Tq = -(F.rs_k[f] * phi + F.rs_c[f] * (wi - wo))
+        _add_wrench(F.rs_bi[f], zero, Tq, pi_, FC, TC, pc)
+        _add_wrench(F.rs_bo[f], zero, -Tq, po, FC, TC, pc)
     for i in range(n):
-        r = pc[i] - hp[i]
-        tr = cross(r, FC[i])
+        t = _cr(pc[i, 0] - hp[i, 0], pc[i, 1] - hp[i, 1], pc[i, 2] - hp[i, 2],
+                FC[i, 0], FC[i, 1], FC[i, 2])
         for a in range(3):
-            Wext[i, a] = TC[i, a] + tr[a]
+            Wext[i, a] = TC[i, a] + t[a]
             Wext[i, 3 + a] = FC[i, a]
-    # hinge springs and dampers
+    hk, hc, href = T.hk, T.hc, T.href
     for i in range(n):
         o = uo[i]
         c = code[i]
         if c == SPHERICAL or c == FREE or c == BUSHING:
             qq = q[qo[i]:qo[i] + 7]
-            r0 = 0
+            s0 = 0
             if c != SPHERICAL:
                 for a in range(3):
                     tau[o + a] = -hk[o + a] * (qq[a] - href[o + a]) - hc[o + a] * u[o + a]
-                r0 = 3
-            Rrel = quat_to_matrix(qq[r0], qq[r0 + 1], qq[r0 + 2], qq[r0 + 3])
-            phi = rotvec(Rrel @ hRref[i].T)
+                s0 = 3
+            Rrel = quat_to_matrix(qq[s0], qq[s0 + 1], qq[s0 + 2], qq[s0 + 3])
+            phi = rotvec(Rrel @ T.hRref[i].T)
             for a in range(3):
-                tau[o + r0 + a] = -hk[o + r0 + a] * phi[a] - hc[o + r0 + a] * u[o + r0 + a]
+                tau[o + s0 + a] = -hk[o + s0 + a] * phi[a] - hc[o + s0 + a] * u[o + s0 + a]
         else:
             for j in range(nu[i]):
                 tau[o + j] = -hk[o + j] * (q[qo[i] + j] - href[o + j]) - hc[o + j] * u[o + j]
 
 
-# --------------------------------------------------------------------------------------------------
-# state derivative and fixed-step RK4
-# --------------------------------------------------------------------------------------------------
-
 @njit(**_JIT)
-def apply_drivers(y, drv, nq_tot, T, q, u, dd):
-    """Split the state into q and u with driven coordinates taken from ``drv`` (nd, 3)."""
-    q[:] = y[:nq_tot]
-    u[:] = y[nq_tot:]
+def evaluate_into(y, drv, mags, T, F, W, ydot):
+    """State derivative at (y, drivers, magnitudes) into ``ydot``; fills the work arrays W."""
+    nq_tot = T.nq_tot
+    q, u, dd = W.q, W.u, W.dd
+    for j in range(nq_tot):
+        q[j] = y[j]
     for j in range(u.size):
+        u[j] = y[nq_tot + j]
         dd[j] = 0.0
         k = T.drv_idx[j]
         if k >= 0:
             q[T.drv_q[j]] = drv[k, 0]
             u[j] = drv[k, 1]
             dd[j] = drv[k, 2]
-
-
-@njit(**_JIT)
-def evaluate(y, drv, mags, T, F, W):
-    """Everything at one instant: kinematics, loads, accelerations (into the work arrays W).
-
-    Returns the state derivative (ny,).
-    """
-    nq_tot = T.nq_tot
-    q = W.q
-    u = W.u
-    apply_drivers(y, drv, nq_tot, T, q, u, W.dd)
-    tree_kinematics(q, u, T.parent, T.code, T.sgn, T.qo, T.uo, T.nu, T.mo_R, T.mo_p, T.mi_R,
-                    T.mi_p, T.rc, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Sg, W.cg, W.RA)
-    loads(q, u, mags, F.gravity, T.mass, T.code, T.qo, T.uo, T.nu, T.hk, T.hc, T.href,
-          T.hRref, F.pf_body, F.pf_R, F.pf_p, F.pf_dir, F.pf_frame, F.pf_torque, F.pf_mag,
-          F.sd_bi, F.sd_Ri, F.sd_pi, F.sd_bo, F.sd_Ro, F.sd_po, F.sd_k, F.sd_c, F.sd_L0,
-          F.sd_mag, F.rs_bi, F.rs_Ri, F.rs_bo, F.rs_Ro, F.rs_k, F.rs_c,
-          W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.RA, W.Wext, W.tau)
-    riccati(T.parent, T.nu, T.uo, T.mass, T.JCl, W.R, W.pc, W.hp, W.w, W.Sg, W.cg, W.Wext,
-            W.tau, T.driven, W.dd, W.udot, W.x, W.Wh, W.IA, W.pA)
-    ydot = np.empty(y.size)
-    qd = np.empty(7)
+    tree_kinematics(q, u, T, W)
+    loads(q, u, mags, T, F, W)
+    riccati(T, W)
+    qd = W.t6b
     for i in range(T.parent.size):
         o = T.qo[i]
-        hinge_qdot(T.code[i], q[o:o + 7], W.u[T.uo[i]:T.uo[i] + T.nu[i]], qd)
-        for j in range(T.nq[i]):
-            ydot[o + j] = qd[j]
-    ydot[nq_tot:] = W.udot
-    return ydot
+        c = T.code[i]
+        if c == SPHERICAL or c == FREE or c == BUSHING:
+            hinge_qdot(c, q[o:o + 7], u[T.uo[i]:T.uo[i] + T.nu[i]], W.qd7)
+            for j in range(T.nq[i]):
+                ydot[o + j] = W.qd7[j]
+        else:
+            uo = T.uo[i]
+            for j in range(T.nq[i]):
+                ydot[o + j] = u[uo + j]
+    for j in range(u.size):
+        ydot[nq_tot + j] = W.udot[j]
 
 
 @njit(**_JIT)
@@ -624,17 +792,35 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     half steps ``t0 + j h / 2`` of the whole run. Every ``out_every``-th state (by global step
     index) is written to ``out[out_start + ...]``. Returns the number of rows written.
     """
+    ny = y.size
+    k1, k2, k3, k4, yt = W.k1, W.k2, W.k3, W.k4, W.ytmp
     written = 0
     for s in range(nsteps):
         k = k0 + s
         j = 2 * k
-        k1 = evaluate(y, drv_grid[j], mag_grid[j], T, F, W)
-        k2 = evaluate(y + 0.5 * h * k1, drv_grid[j + 1], mag_grid[j + 1], T, F, W)
-        k3 = evaluate(y + 0.5 * h * k2, drv_grid[j + 1], mag_grid[j + 1], T, F, W)
-        k4 = evaluate(y + h * k3, drv_grid[j + 2], mag_grid[j + 2], T, F, W)
-        y += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        evaluate_into(y, drv_grid[j], mag_grid[j], T, F, W, k1)
+        for a in range(ny):
+            yt[a] = y[a] + 0.5 * h * k1[a]
+        evaluate_into(yt, drv_grid[j + 1], mag_grid[j + 1], T, F, W, k2)
+        for a in range(ny):
+            yt[a] = y[a] + 0.5 * h * k2[a]
+        evaluate_into(yt, drv_grid[j + 1], mag_grid[j + 1], T, F, W, k3)
+        for a in range(ny):
+            yt[a] = y[a] + h * k3[a]
+        evaluate_into(yt, drv_grid[j + 2], mag_grid[j + 2], T, F, W, k4)
+        for a in range(ny):
+            y[a] += h / 6.0 * (k1[a] + 2.0 * k2[a] + 2.0 * k3[a] + k4[a])
         normalise_quaternions(y, T.quat)
         if (k + 1) % out_every == 0:
-            out[out_start + written] = y
+            for a in range(ny):
+                out[out_start + written, a] = y[a]
             written += 1
     return written
+
+
+@njit(**_JIT)
+def evaluate(y, drv, mags, T, F, W):
+    """State derivative at (y, drivers, magnitudes) as a new array; fills the work arrays W."""
+    ydot = np.empty(y.size)
+    evaluate_into(y, drv, mags, T, F, W, ydot)
+    return ydot

@@ -51,7 +51,22 @@ Tree = namedtuple("Tree", "parent code sgn qo uo nq nu mo_R mo_p mi_R mi_p rc ma
 Forces = namedtuple("Forces", "gravity pf_body pf_R pf_p pf_dir pf_frame pf_torque pf_mag "
                               "sd_bi sd_Ri sd_pi sd_bo sd_Ro sd_po sd_k sd_c sd_L0 sd_mag "
                               "rs_bi rs_Ri rs_bo rs_Ro rs_k rs_c")
-Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA")
+Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA "
+                          "U Dinv r0 ck nfree fidx FC TC Rrel dloc Sloc bias t33a t33b t33c "
+                          "t66a t66b t66c t6a t6b t6c paS eye3 zero3 qd7 k1 k2 k3 k4 ytmp ydot")
+
+
+def make_work(n: int, nq: int, nu: int) -> Work:
+    """Work arrays of the kernels for n bodies, nq position and nu velocity coordinates."""
+    z = np.zeros
+    ny = nq + nu
+    return Work(z(nq), z(nu), z(nu), z((n, 3, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)),
+                z((n, 3)), z((n, 6, 6)), z((n, 6)), z((n, 3, 3)), z((n, 6)), z(nu), z(nu),
+                z((n, 6)), z((n, 6)), z((n, 6, 6)), z((n, 6)),
+                z((n, 6, 6)), z((n, 6, 6)), z((n, 6)), z((n, 6)), z(n, dtype=np.int64),
+                z((n, 6), dtype=np.int64), z((n, 3)), z((n, 3)), z((3, 3)), z(3), z((6, 6)),
+                z(6), z((3, 3)), z((3, 3)), z((3, 3)), z((6, 6)), z((6, 6)), z((6, 6)), z(6),
+                z(6), z(6), z((n, 6)), np.eye(3), z(3), z(7), z(ny), z(ny), z(ny), z(ny), z(ny), z(ny))
 
 _ROT_TYPES = ("spherical", "free", "bushing")
 
@@ -136,13 +151,7 @@ class System:
         self._build_tree()
         self._build_forces()
         self._build_time_functions()
-        n, nu = len(self.bodies), self.nu_tot
-        self.work = Work(np.zeros(self.nq_tot), np.zeros(nu), np.zeros(nu), np.zeros((n, 3, 3)),
-                         np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
-                         np.zeros((n, 3)), np.zeros((n, 6, 6)), np.zeros((n, 6)),
-                         np.zeros((n, 3, 3)), np.zeros((n, 6)), np.zeros(nu), np.zeros(nu),
-                         np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((n, 6, 6)),
-                         np.zeros((n, 6)))
+        self.work = make_work(len(self.bodies), self.nq_tot, self.nu_tot)
 
     # -- assembly -----------------------------------------------------------------------------
     def _marker(self, ref):
