@@ -30,6 +30,7 @@ CASES = {
     "four_bar": ({}, None, set(), ["RockerPivot"], -2, 1, 3),
     "crank_slider": ({}, None, set(), ["BigEnd"], 1, 1, 0),
     "crank_slider_planar": ({"variant": "planar"}, None, set(), None, -2, 1, 3),
+    "chain": ({"n": 10}, {"Link10"}, set(), [], 10, 10, 0),
 }
 
 
