@@ -58,3 +58,18 @@ def test_parallel_axis_inverse():
     J = inertia_vector_to_tensor([2, 3, 4, -0.1, 0.2, -0.3])
     r = np.array([0.1, -0.2, 0.3])
     np.testing.assert_allclose(parallel_axis(parallel_axis(J, 5.0, r), -5.0, r), J, atol=1e-14)
+
+
+def test_rotation_vector_accurate_near_zero_and_pi():
+    from scipy.spatial.transform import Rotation
+
+    from MultibodyWB.solver.kernels import rotvec
+    from MultibodyWB.solver.rotations import rotation_vector
+    rng = np.random.default_rng(3)
+    for k in range(600):
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        t = (np.pi - 10 ** rng.uniform(-8, 0), rng.uniform(0, np.pi), 10 ** rng.uniform(-10, -1))[k % 3]
+        R = Rotation.from_rotvec(t * axis).as_matrix()
+        for f in (rotation_vector, rotvec):
+            np.testing.assert_allclose(f(R), t * axis, atol=1e-13)

@@ -85,29 +85,29 @@ def quat_to_matrix(qw, qx, qy, qz):
 
 @njit(**_JIT)
 def rotvec(R):
-    """Rotation vector (axis * angle) of a rotation matrix."""
+    """Rotation vector (axis * angle) of a rotation matrix; see rotations.rotation_vector."""
     c = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0
-    c = min(1.0, max(-1.0, c))
-    t = np.arccos(c)
     w = np.empty(3)
     w[0] = R[2, 1] - R[1, 2]
     w[1] = R[0, 2] - R[2, 0]
     w[2] = R[1, 0] - R[0, 1]
-    if t < 1e-7:
+    s = 0.5 * np.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
+    t = np.arctan2(s, c)
+    if t < 1e-8:
         return 0.5 * w
-    if np.pi - t < 1e-6:
-        k = 0
-        for j in range(3):
-            if R[j, j] > R[k, k]:
-                k = j
-        ax = np.empty(3)
-        for j in range(3):
-            ax[j] = (R[j, k] + (1.0 if j == k else 0.0)) / 2.0
-        ax /= np.sqrt(ax[0] ** 2 + ax[1] ** 2 + ax[2] ** 2)
-        if ax[0] * w[0] + ax[1] * w[1] + ax[2] * w[2] < 0:
-            ax = -ax
-        return t * ax
-    return t / (2.0 * np.sin(t)) * w
+    if np.pi - t > 1e-2:
+        return (t / (2.0 * s)) * w
+    k = 0
+    for j in range(3):
+        if R[j, j] > R[k, k]:
+            k = j
+    ax = np.empty(3)
+    for j in range(3):
+        ax[j] = 0.5 * (R[j, k] + R[k, j]) - (c if j == k else 0.0)
+    ax /= np.sqrt(ax[0] ** 2 + ax[1] ** 2 + ax[2] ** 2)
+    if ax[0] * w[0] + ax[1] * w[1] + ax[2] * w[2] < 0:
+        ax = -ax
+    return t * ax
 
 
 # --------------------------------------------------------------------------------------------------

@@ -61,23 +61,27 @@ def skew(v) -> np.ndarray:
 
 
 def rotation_vector(R) -> np.ndarray:
-    """Rotation vector (axis times angle, rad) of a rotation matrix, angle in [0, pi]."""
+    """Rotation vector (axis times angle, rad) of a rotation matrix, angle in [0, pi].
+
+    The angle is ``atan2(sin, cos)`` from the skew and trace parts (accurate everywhere); near pi
+    the axis comes from the symmetric part ``(R + R^T)/2 - cos(t) I = (1 - cos(t)) a a^T``.
+    """
     R = np.asarray(R, dtype=float)
-    cos_t = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    t = np.arccos(cos_t)
+    c = (np.trace(R) - 1.0) / 2.0
     w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    if t < 1e-7:
+    s = 0.5 * np.linalg.norm(w)
+    t = np.arctan2(s, c)
+    if t < 1e-8:
         return 0.5 * w
-    if np.pi - t < 1e-6:
-        # near pi: axis from the symmetric part
-        B = (R + np.eye(3)) / 2.0
-        k = int(np.argmax(np.diag(B)))
-        axis = B[:, k] / np.sqrt(max(B[k, k], 1e-300))
-        axis /= np.linalg.norm(axis)
-        if np.dot(axis, w) < 0.0:
-            axis = -axis
-        return t * axis
-    return t / (2.0 * np.sin(t)) * w
+    if np.pi - t > 1e-2:
+        return (t / (2.0 * s)) * w
+    B = 0.5 * (R + R.T) - c * np.eye(3)
+    k = int(np.argmax(np.diag(B)))
+    axis = B[:, k] / np.sqrt(max(B[k, k] * (1.0 - c), 1e-300))
+    axis /= np.linalg.norm(axis)
+    if np.dot(axis, w) < 0.0:
+        axis = -axis
+    return t * axis
 
 
 def inertia_vector_to_tensor(ji) -> np.ndarray:
