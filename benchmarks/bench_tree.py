@@ -1,0 +1,107 @@
+"""Benchmark of the tree solver: cost per RK4 step of an n-link revolute chain.
+
+    /usr/bin/python3 benchmarks/bench_tree.py [--quick]
+
+Prints, for the chain example (alternating hinge axes): microseconds per fixed RK4 step for
+n = 10, 100, 1000 (the whole run inside compiled code), the ratio t(1000)/t(100), and the cost of
+one evaluation of the accelerations by the MSTMM Riccati form against the global constrained
+formulation (dense, absolute coordinates) for n = 10, 50, 100, 200. Figures go to
+docs/benchmarks.md with the machine they came from. Not a test: timings depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from MultibodyWB.examples import build            # noqa: E402
+from MultibodyWB.solver import kernels as K       # noqa: E402
+from MultibodyWB.solver.system import System     # noqa: E402
+
+
+def machine() -> str:
+    """CPU model, cores, and the versions that matter."""
+    import numba
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, numpy "
+            f"{np.__version__}, numba {numba.__version__}")
+
+
+def rk4_step_time(n: int, steps: int, repeats: int = 3) -> float:
+    """Best wall time (s) per RK4 step over ``repeats`` runs of ``steps`` steps, n-link chain."""
+    s = System(build("chain", n=n))
+    h = 1e-4
+    drv = np.zeros((2 * steps + 1, 1, 3))
+    mag = np.zeros((2 * steps + 1, 1))
+    out = np.zeros((1, s.ny))
+    K.rk4_run(s.initial_state(), 0, 2, h, drv, mag, s.tree, s.forces, s.work, out, 10 ** 9, 0)
+    best = np.inf
+    for _ in range(repeats):
+        y = s.initial_state()
+        t0 = time.perf_counter()
+        K.rk4_run(y, 0, steps, h, drv, mag, s.tree, s.forces, s.work, out, 10 ** 9, 0)
+        best = min(best, (time.perf_counter() - t0) / steps)
+    return best
+
+
+def evaluation_times(n: int, repeats: int) -> tuple[float, float | None]:
+    """Seconds per evaluation of the accelerations: (MSTMM Riccati form, global formulation)."""
+    s = System(build("chain", n=n))
+    y = s.initial_state()
+    steps = max(20, 20000 // n)
+    t_mstmm = rk4_step_time(n, steps) / 4.0
+    try:
+        from MultibodyWB.solver import constrained
+    except ImportError:
+        return t_mstmm, None
+    constrained.accelerations(s, 0.0, y)
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        constrained.accelerations(s, 0.0, y)
+        best = min(best, time.perf_counter() - t0)
+    return t_mstmm, best
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="fewer steps and repeats")
+    args = p.parse_args(argv)
+    warnings.simplefilter("ignore")
+    print(f"machine: {machine()}")
+    print("\nRK4 step of the n-link revolute chain (alternating axes), compiled run:")
+    times = {}
+    for n in (10, 100, 1000):
+        steps = max(50, (2000 if args.quick else 20000) // n * 10 // 10)
+        times[n] = rk4_step_time(n, steps, repeats=2 if args.quick else 5)
+        print(f"  n = {n:>5}: {times[n] * 1e6:9.1f} us per RK4 step")
+    print(f"  t(1000)/t(100) = {times[1000] / times[100]:.2f}  (linear: 10)")
+    print("\nOne evaluation of the accelerations, MSTMM Riccati form vs global formulation:")
+    for n in (10, 50, 100, 200):
+        tm, tg = evaluation_times(n, repeats=1 if args.quick else 3)
+        if tg is None:
+            print(f"  n = {n:>5}: mstmm {tm * 1e6:9.1f} us; global formulation not available")
+        else:
+            print(f"  n = {n:>5}: mstmm {tm * 1e6:9.1f} us, global {tg * 1e6:11.1f} us, "
+                  f"ratio {tg / tm:8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
