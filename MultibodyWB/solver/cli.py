@@ -5,6 +5,8 @@ Commands:
   topology MODEL.xml -o F     write the topology figure (.svg, .png, .pdf or .dot by extension)
   example NAME -o MODEL.xml   write a built-in example model
   examples                    list the built-in examples
+  run MODEL.xml [--method M] [--t-end T] [--step H] [--integrator I] [--out F.csv|F.npz]
+                              simulate; progress bar on the terminal, summary at the end
 
 Exit codes: 0 success, 2 invalid model or bad input (every problem listed), 1 internal error.
 Never a traceback: an unexpected error is reported on one line and with exit code 1.
@@ -156,6 +158,8 @@ def parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_example)
     ls = sub.add_parser("examples", help="list the built-in examples")
     ls.set_defaults(func=cmd_examples)
+    from .simulate import add_run_command      # here: simulate imports this module
+    add_run_command(sub)
     return p
 
 

@@ -1,0 +1,625 @@
+"""Results of a simulation: one row per output time, named columns, SI units.
+
+:class:`Results` holds a table (``data``, one row per output time) whose columns have stable,
+documented names that users script against, plus the raw solver states and what the run was
+(model, method, integrator, step, wall time).
+
+Column names
+------------
+``time``
+    the output time.
+``<Body>.<quantity>``
+    for every rigid body, the quantities of :data:`BODY_COLUMNS` (global axes).
+``<Hinge>.<quantity>``
+    for every hinge, the quantities of :data:`HINGE_COLUMNS`: its coordinates, rates,
+    accelerations, reaction and driver loads. Which ones a hinge has depends on its type
+    (:func:`hinge_quantities`).
+``energy.<quantity>``
+    the system's energies (:data:`ENERGY_COLUMNS`).
+
+Every column's unit follows from the quantity alone (the part after the last ``.``):
+:func:`unit_of`. When a hinge has the same name as a body, its columns are written
+``hinge:<Hinge>.<quantity>`` so that no two columns share a name.
+
+Conventions
+-----------
+* Body positions, velocities and accelerations are those of the base-frame origin; the
+  orientation is the rotation matrix ``R`` (base-frame components to global: ``R11 .. R33``, row
+  then column) and Bryant angles ``a, b, c`` (``R = Rx(a) Ry(b) Rz(c)``) that are continuous in
+  time: they are not folded into (-pi, pi] and pass through ``b = +-pi/2`` on the branch that keeps
+  them continuous (near ``b = +-pi/2`` only ``a -+ c`` is well defined: ``a`` and ``c`` may move
+  fast there). The first sample takes the triple with the smaller ``|a| + |c|``.
+* Hinge quantities are the hinge's own (input marker relative to output marker, output-marker
+  axes), as in :mod:`.system`'s table of coordinates. Spherical, free and bushing hinges report
+  their rotation as continuous Bryant angles ``rx, ry, rz`` and as the quaternion ``qw .. qz``;
+  their rotational velocity coordinates are the relative angular velocity ``wx, wy, wz`` and its
+  rate ``alphax .. alphaz`` (output-marker axes).
+* The reaction ``Fx .. Tz`` is the wrench the hinge applies on its *input* body, at the input
+  marker's origin, in global axes (constraint, spring, damper and driver loads together). The
+  output body gets the opposite wrench at the same point.
+* ``<coordinate>_drive`` is the generalised force (N or N m) the driver applies along a driven
+  coordinate (the hinge's own spring and damper on that coordinate are not included).
+* Energies: kinetic; potential = gravity + elastic, with elastic the sum of hinge springs
+  ``1/2 k (q - ref)^2`` (rotations of spherical, free and bushing hinges: ``1/2 sum k_i phi_i^2``,
+  ``phi`` the rotation vector w.r.t. the spring reference; exact potential for equal k_i),
+  spring-dampers ``1/2 k (L - L0)^2`` and rotational spring-dampers ``1/2 k |phi|^2``. Dampers,
+  drivers and time-dependent forces do work, so ``energy.total`` is constant only without them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+
+from .model import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES, LOAD_UNIT
+
+# --------------------------------------------------------------------------------------------------
+# The documented columns
+# --------------------------------------------------------------------------------------------------
+
+#: ``time`` column.
+TIME_COLUMN = ("time", "s", "output time")
+
+#: Per rigid body: quantity -> (unit, description). Global axes, SI units.
+BODY_COLUMNS: dict[str, tuple[str, str]] = {
+    "x": ("m", "global x of the base-frame origin"),
+    "y": ("m", "global y of the base-frame origin"),
+    "z": ("m", "global z of the base-frame origin"),
+    "a": ("rad", "Bryant angle a (about x) of the base frame, continuous in time"),
+    "b": ("rad", "Bryant angle b (about y') of the base frame, continuous in time"),
+    "c": ("rad", "Bryant angle c (about z'') of the base frame, continuous in time"),
+    **{f"R{i}{j}": ("1", f"rotation matrix entry row {i}, column {j} (base frame to global)")
+       for i in (1, 2, 3) for j in (1, 2, 3)},
+    "vx": ("m/s", "global x velocity of the base-frame origin"),
+    "vy": ("m/s", "global y velocity of the base-frame origin"),
+    "vz": ("m/s", "global z velocity of the base-frame origin"),
+    "wx": ("rad/s", "angular velocity, global x"),
+    "wy": ("rad/s", "angular velocity, global y"),
+    "wz": ("rad/s", "angular velocity, global z"),
+    "ax": ("m/s^2", "global x acceleration of the base-frame origin"),
+    "ay": ("m/s^2", "global y acceleration of the base-frame origin"),
+    "az": ("m/s^2", "global z acceleration of the base-frame origin"),
+    "alphax": ("rad/s^2", "angular acceleration, global x"),
+    "alphay": ("rad/s^2", "angular acceleration, global y"),
+    "alphaz": ("rad/s^2", "angular acceleration, global z"),
+}
+
+
+def _hinge_columns() -> dict[str, tuple[str, str]]:
+    cols = {}
+    rate = {"m": "m/s", "rad": "rad/s"}
+    acc = {"m": "m/s^2", "rad": "rad/s^2"}
+    for c, kind in COORDINATE_KIND.items():
+        u = COORDINATE_UNIT[kind]
+        what = ("translation along the output marker's " + c if kind == "translation" else
+                "rotation " + c + " (Bryant angle; continuous for spherical, free, bushing)")
+        cols[c] = (u, f"hinge coordinate: {what}")
+        note = (" (spherical, free and bushing hinges have wx .. alphaz instead)"
+                if kind == "rotation" else "")
+        cols[f"{c}_rate"] = (rate[u], f"rate of coordinate {c}{note}")
+        cols[f"{c}_acc"] = (acc[u], f"second derivative of coordinate {c}{note}")
+        cols[f"{c}_drive"] = (LOAD_UNIT[kind], f"generalised load the driver of {c} applies")
+    for a in "wxyz":
+        cols[f"q{a}"] = ("1", f"quaternion component {a} of the relative rotation "
+                              "(spherical, free, bushing)")
+    for a in "xyz":
+        cols[f"w{a}"] = ("rad/s", f"relative angular velocity, output-marker {a} "
+                                  "(spherical, free, bushing)")
+    for a in "xyz":
+        cols[f"alpha{a}"] = ("rad/s^2", f"rate of the relative angular velocity w{a} "
+                                        "(spherical, free, bushing)")
+    for a in "xyz":
+        cols[f"F{a}"] = ("N", f"reaction force on the input body, global {a}")
+    for a in "xyz":
+        cols[f"T{a}"] = ("N m", f"reaction torque on the input body about the input marker "
+                                f"origin, global {a}")
+    return cols
+
+
+#: Per hinge: quantity -> (unit, description).
+HINGE_COLUMNS: dict[str, tuple[str, str]] = _hinge_columns()
+
+#: System energies: ``energy.<quantity>`` -> (unit, description).
+ENERGY_COLUMNS: dict[str, tuple[str, str]] = {
+    "kinetic": ("J", "kinetic energy of all bodies"),
+    "gravity": ("J", "potential energy of gravity, -sum m g . r_C"),
+    "elastic": ("J", "energy stored in hinge springs, spring-dampers and rotational "
+                     "spring-dampers"),
+    "potential": ("J", "gravity + elastic"),
+    "total": ("J", "kinetic + potential"),
+}
+
+_QUAT_TYPES = ("spherical", "free", "bushing")
+
+
+def hinge_quantities(hinge_type: str, driven=()) -> list[str]:
+    """The quantities (column suffixes) a hinge of ``hinge_type`` has, in column order.
+
+    ``driven`` lists the driven coordinates (each adds ``<coordinate>_drive``).
+    """
+    coords = list(HINGE_TYPES[hinge_type].coordinates)
+    out = list(coords)
+    if hinge_type in _QUAT_TYPES:
+        trans = [c for c in coords if COORDINATE_KIND[c] == "translation"]
+        out += ["qw", "qx", "qy", "qz"]
+        out += [f"{c}_rate" for c in trans] + ["wx", "wy", "wz"]
+        out += [f"{c}_acc" for c in trans] + ["alphax", "alphay", "alphaz"]
+    else:
+        out += [f"{c}_rate" for c in coords] + [f"{c}_acc" for c in coords]
+    out += ["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"]
+    out += [f"{c}_drive" for c in coords if c in driven]
+    return out
+
+
+def unit_of(name: str) -> str:
+    """The unit of a column, from its name (raises KeyError for a name that is no column)."""
+    if name == "time":
+        return "s"
+    owner, _, qty = name.rpartition(".")
+    if not owner:
+        raise KeyError(f"'{name}' is not a column name")
+    if owner == "energy" and qty in ENERGY_COLUMNS:
+        return ENERGY_COLUMNS[qty][0]
+    if qty in BODY_COLUMNS:
+        return BODY_COLUMNS[qty][0]
+    if qty in HINGE_COLUMNS:
+        return HINGE_COLUMNS[qty][0]
+    raise KeyError(f"'{name}': no quantity '{qty}' (see results.BODY_COLUMNS, HINGE_COLUMNS, "
+                   "ENERGY_COLUMNS)")
+
+
+def describe(name: str) -> str:
+    """A one-line description of a column, with its unit."""
+    if name == "time":
+        return f"time [s]: {TIME_COLUMN[2]}"
+    owner, _, qty = name.rpartition(".")
+    for table in ((ENERGY_COLUMNS,) if owner == "energy" else ()) + (BODY_COLUMNS, HINGE_COLUMNS):
+        if qty in table:
+            unit, text = table[qty]
+            return f"{name} [{unit}]: {text}"
+    raise KeyError(f"'{name}' is not a column name")
+
+
+def columns_table() -> str:
+    """Every documented quantity with its unit, as text (for documentation and ``--help``)."""
+    lines = [f"{'time':<24} {'s':<8} {TIME_COLUMN[2]}"]
+    for title, prefix, table in (("bodies", "<Body>.", BODY_COLUMNS),
+                                 ("hinges", "<Hinge>.", HINGE_COLUMNS),
+                                 ("system", "energy.", ENERGY_COLUMNS)):
+        lines.append(f"-- {title}")
+        for q, (unit, text) in table.items():
+            lines.append(f"{prefix + q:<24} {unit:<8} {text}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------------
+
+class Results:
+    """A table of results, one row per output time.
+
+    Parameters
+    ----------
+    names : list of str
+        Column names (``names[0] == "time"``).
+    data : ndarray (n_times, n_columns)
+    meta : dict, optional
+        What the run was: ``model``, ``method``, ``integrator``, ``step``, ``output_step``,
+        ``end_time``, ``wall_time`` (s), ``steps``, ``evaluations``, ``bodies``, ``hinges``...
+        JSON-serialisable values only.
+    states : ndarray (n_times, ny), optional
+        The solver state ``y = [q; u]`` at each output time (see :mod:`.system`).
+    """
+
+    def __init__(self, names, data, meta=None, states=None):
+        self.names = list(names)
+        self.data = np.asarray(data, dtype=float)
+        if self.data.ndim != 2 or self.data.shape[1] != len(self.names):
+            raise ValueError(f"data of shape {self.data.shape} does not match "
+                             f"{len(self.names)} names")
+        if len(set(self.names)) != len(self.names):
+            raise ValueError("column names are not unique")
+        self.meta = dict(meta or {})
+        self.states = None if states is None else np.asarray(states, dtype=float)
+        self._index = {n: i for i, n in enumerate(self.names)}
+
+    # -- access -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def __contains__(self, name) -> bool:
+        return name in self._index
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.column(name)
+
+    def column(self, name: str) -> np.ndarray:
+        """The column called ``name`` (a view, one value per output time)."""
+        try:
+            return self.data[:, self._index[name]]
+        except KeyError:
+            import difflib
+            close = difflib.get_close_matches(name, self.names, n=5)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise KeyError(f"no column '{name}'{hint}") from None
+
+    @property
+    def time(self) -> np.ndarray:
+        """Output times (s)."""
+        return self.column("time")
+
+    @property
+    def units(self) -> list[str]:
+        """The unit of every column, in column order."""
+        return [unit_of(n) for n in self.names]
+
+    def unit(self, name: str) -> str:
+        """The unit of column ``name``."""
+        self.column(name)
+        return unit_of(name)
+
+    @property
+    def model_name(self) -> str:
+        return self.meta.get("model", "")
+
+    @property
+    def bodies(self) -> list[str]:
+        """Names of the bodies that have columns (those with ``<Body>.R11``)."""
+        if "bodies" in self.meta:
+            return list(self.meta["bodies"])
+        return [n[:-4] for n in self.names if n.endswith(".R11")]
+
+    @property
+    def hinges(self) -> list[str]:
+        """Column prefixes of the hinges (those with ``<Hinge>.Fx``, not bodies)."""
+        if "hinges" in self.meta:
+            return list(self.meta["hinges"])
+        return [n[:-3] for n in self.names if n.endswith(".Fx")]
+
+    def position(self, body: str) -> np.ndarray:
+        """Base-origin positions of ``body``, shape (n_times, 3), m."""
+        return np.column_stack([self.column(f"{body}.{a}") for a in "xyz"])
+
+    def rotation(self, body: str) -> np.ndarray:
+        """Rotation matrices of ``body``'s base frame, shape (n_times, 3, 3)."""
+        cols = [self.column(f"{body}.R{i}{j}") for i in (1, 2, 3) for j in (1, 2, 3)]
+        return np.stack(cols, axis=1).reshape(-1, 3, 3)
+
+    def vector(self, prefix: str) -> np.ndarray:
+        """Three columns ``<prefix>x, <prefix>y, <prefix>z`` stacked, shape (n_times, 3).
+
+        E.g. ``vector("Upper.w")``, ``vector("Shoulder.F")``.
+        """
+        return np.column_stack([self.column(prefix + a) for a in "xyz"])
+
+    # -- files --------------------------------------------------------------------------------
+    def to_csv(self, path) -> None:
+        """Write a CSV file: one header line of column names, then one line per output time.
+
+        Numbers are written with 17 significant digits (exact round trip). The run's metadata is
+        not in the CSV file (use NPZ to keep it).
+        """
+        with open(path, "w", newline="") as fh:
+            csv.writer(fh).writerow(self.names)
+            np.savetxt(fh, self.data, delimiter=",", fmt="%.17g")
+
+    @classmethod
+    def from_csv(cls, path) -> Results:
+        """Read a file written by :meth:`to_csv` (no metadata, no states)."""
+        with open(path, newline="") as fh:
+            names = next(csv.reader(fh))
+            data = np.loadtxt(fh, delimiter=",", ndmin=2)
+        if data.size == 0:
+            data = np.zeros((0, len(names)))
+        return cls(names, data)
+
+    def to_npz(self, path) -> None:
+        """Write a compressed NumPy archive: ``names``, ``data``, ``meta`` (JSON), ``states``."""
+        arrays = dict(names=np.array(self.names, dtype=str), data=self.data,
+                      meta=np.array(json.dumps(self.meta)))
+        if self.states is not None:
+            arrays["states"] = self.states
+        with open(path, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+
+    @classmethod
+    def from_npz(cls, path) -> Results:
+        """Read a file written by :meth:`to_npz`."""
+        with np.load(path, allow_pickle=False) as z:
+            names = [str(n) for n in z["names"]]
+            data = z["data"]
+            meta = json.loads(str(z["meta"])) if "meta" in z else {}
+            states = z["states"] if "states" in z else None
+        return cls(names, data, meta, states)
+
+    def save(self, path) -> None:
+        """Write ``.csv`` or ``.npz`` by the file's extension."""
+        p = str(path).lower()
+        if p.endswith(".csv"):
+            self.to_csv(path)
+        elif p.endswith(".npz"):
+            self.to_npz(path)
+        else:
+            raise ValueError(f"{path}: results files end in .csv or .npz")
+
+    # -- summary ------------------------------------------------------------------------------
+    def energy_drift(self) -> tuple[float, float]:
+        """(final - initial total energy, the same relative to a scale of the energies) in J, 1.
+
+        The scale is the largest of |E_total(0)|, the largest kinetic energy and the largest
+        |potential energy| change, so that a system at rest or with E = 0 still gets a
+        meaningful relative number.
+        """
+        if "energy.total" not in self or len(self) == 0:
+            return math.nan, math.nan
+        e = self.column("energy.total")
+        scale = max(abs(e[0]), float(np.max(np.abs(self.column("energy.kinetic")))),
+                    float(np.ptp(self.column("energy.potential"))), 1e-300)
+        return float(e[-1] - e[0]), float((e[-1] - e[0]) / scale)
+
+    def summary(self) -> str:
+        """A short text: the run, final body positions, energy drift, wall time, speed."""
+        m = self.meta
+        lines = []
+        head = f"Results of '{m.get('model', '?')}'"
+        bits = [f"method {m['method']}" if "method" in m else "",
+                f"integrator {m['integrator']}" if "integrator" in m else "",
+                f"step {m['step']:g} s" if "step" in m else ""]
+        lines.append(head + (": " + ", ".join(b for b in bits if b) if any(bits) else ""))
+        if len(self):
+            t = self.time
+            lines.append(f"  {len(self)} output times from {t[0]:g} to {t[-1]:g} s, "
+                         f"{len(self.names)} columns")
+        if "wall_time" in m:
+            w = m["wall_time"]
+            steps = m.get("steps")
+            speed = f", {steps} steps, {steps / w:.4g} steps/s" if steps and w > 0 else ""
+            ev = f", {m['evaluations']} evaluations" if m.get("evaluations") else ""
+            lines.append(f"  wall time {w:.3g} s{speed}{ev}")
+        bodies = self.bodies
+        if bodies and len(self):
+            lines.append("  final positions of the base origins (m):")
+            width = max(len(b) for b in bodies)
+            for b in bodies:
+                p = self.position(b)[-1]
+                lines.append(f"    {b:<{width}}  x {p[0]: .6g}  y {p[1]: .6g}  z {p[2]: .6g}")
+        if "energy.total" in self and len(self):
+            e = self.column("energy.total")
+            d, rel = self.energy_drift()
+            lines.append(f"  energy: total {e[0]:.9g} J at start, {e[-1]:.9g} J at the end; "
+                         f"drift {d:.3g} J ({rel:.3g} relative)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<Results '{self.meta.get('model', '')}': {len(self)} times x "
+                f"{len(self.names)} columns>")
+
+
+# --------------------------------------------------------------------------------------------------
+# Computing the columns from the solver
+# --------------------------------------------------------------------------------------------------
+
+def _bryant_raw(R) -> np.ndarray:
+    """Bryant angles of rotation matrices (k, 3, 3) -> (k, 3), b in [-pi/2, pi/2]."""
+    out = np.empty((R.shape[0], 3))
+    out[:, 0] = np.arctan2(-R[:, 1, 2], R[:, 2, 2])
+    out[:, 1] = np.arcsin(np.minimum(np.maximum(R[:, 0, 2], -1.0), 1.0))
+    out[:, 2] = np.arctan2(-R[:, 0, 1], R[:, 0, 0])
+    return out
+
+
+def continue_bryant(raw, prev=None) -> np.ndarray:
+    """Bryant angles (k, 3) on the branch nearest to ``prev`` (k, 3): continuous over time.
+
+    A rotation has two Bryant triples, ``(a, b, c)`` and ``(a + pi, pi - b, c + pi)``, each up to
+    whole turns; the one closest to the previous sample is taken. Without ``prev`` (the first
+    sample) the triple with the smaller ``|a| + |c|`` is taken, a and c in [-pi, pi].
+    """
+    raw = np.asarray(raw, dtype=float)
+    two_pi = 2.0 * np.pi
+    alt = raw + np.pi
+    alt[:, 1] = np.pi - raw[:, 1]
+    if prev is None:
+        # the start: the triple with the smaller first and third angles (a rotation about y by
+        # more than pi/2 starts as (0, b, 0), not (pi, pi - b, pi))
+        alt[:, 0::2] -= two_pi * np.round(alt[:, 0::2] / two_pi)
+        out = raw.copy()
+        pick = (np.abs(alt[:, 0]) + np.abs(alt[:, 2])) < (np.abs(raw[:, 0]) + np.abs(raw[:, 2])
+                                                          - 1e-9)
+        out[pick] = alt[pick]
+        return out
+    c1 = raw + two_pi * np.round((prev - raw) / two_pi)
+    c2 = alt + two_pi * np.round((prev - alt) / two_pi)
+    pick = ((c2 - prev) ** 2).sum(axis=1) < ((c1 - prev) ** 2).sum(axis=1)
+    c1[pick] = c2[pick]
+    return c1
+
+
+def _cross(a, b) -> np.ndarray:
+    """Row-wise cross product of (k, 3) arrays (faster than np.cross for small k)."""
+    out = np.empty_like(a)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
+def _quat_matrices(qs) -> np.ndarray:
+    """Rotation matrices (k, 3, 3) of quaternions (k, 4) (normalised here)."""
+    q = qs / np.linalg.norm(qs, axis=1)[:, None]
+    w, x, y, z = q.T
+    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+                    axis=1).reshape(-1, 3, 3)
+
+
+def _rotvec(R) -> np.ndarray:
+    from .rotations import rotation_vector
+    return rotation_vector(R)
+
+
+class Recorder:
+    """Turns solver states into result rows (one :meth:`row` per output time).
+
+    Parameters
+    ----------
+    system : System
+        The assembled system; :meth:`row` calls ``system.instant(t, y)``.
+    """
+
+    def __init__(self, system):
+        self.system = system
+        model, T = system.model, system.tree
+        self._prev = None                       # previous Bryant angles (bodies + quat hinges)
+        body_names = [b.name for b in model.bodies]
+        self.body_order = np.array([system.index[b] for b in body_names], dtype=np.int64)
+        names = ["time"]
+        for b in body_names:
+            names += [f"{b}.{q}" for q in BODY_COLUMNS]
+        self.n_body_cols = len(BODY_COLUMNS)
+        # tree hinges in model order
+        tree_index = {h: i for i, h in enumerate(system.hinges)}
+        body_set = set(body_names)
+        self.hinge_specs = []
+        hinge_prefixes = []
+        for h in model.hinges:
+            if h.name not in tree_index:
+                continue                         # not in the tree (not handled by this solver)
+            i = tree_index[h.name]
+            prefix = f"hinge:{h.name}" if h.name in body_set else h.name
+            kind = HINGE_TYPES[h.type]
+            driven = [d.coordinate for d in h.drivers]
+            qties = hinge_quantities(h.type, driven)
+            names += [f"{prefix}.{q}" for q in qties]
+            hinge_prefixes.append(prefix)
+            drv = []
+            for c in kind.coordinates:
+                if c in driven:
+                    j = kind.coordinates.index(c)
+                    drv.append((int(T.uo[i] + j), int(T.qo[i] + j)))
+            self.hinge_specs.append(dict(
+                i=i, type=h.type, quat=h.type in _QUAT_TYPES, qo=int(T.qo[i]), uo=int(T.uo[i]),
+                nq=int(T.nq[i]), nu=int(T.nu[i]), sgn=float(T.sgn[i]), drv=drv,
+                ntrans=3 if h.type in ("free", "bushing") else 0, ncols=len(qties)))
+        self.n_quat = sum(1 for s in self.hinge_specs if s["quat"])
+        names += [f"energy.{q}" for q in ("kinetic", "gravity", "elastic", "potential", "total")]
+        self.names = names
+        self.bodies = body_names
+        self.hinges = hinge_prefixes
+        # energy data
+        self._springs = [s for s in range(len(system.hinges))
+                         if np.any(T.hk[T.uo[s]:T.uo[s] + T.nu[s]] != 0.0)]
+        F = system.forces
+        self._sd = [f for f in range(F.sd_bi.size) if F.sd_k[f] != 0.0]
+        self._rs = [f for f in range(F.rs_bi.size) if F.rs_k[f] != 0.0]
+
+    def reset(self) -> None:
+        """Forget the angle history (the next row starts the continuous branches afresh)."""
+        self._prev = None
+
+    # -- one row ------------------------------------------------------------------------------
+    def row(self, t: float, y: np.ndarray) -> np.ndarray:
+        """The result row at (t, y)."""
+        inst = self.system.instant(t, y)
+        T = self.system.tree
+        out = np.empty(len(self.names))
+        out[0] = t
+        R, pb, hp, w, vh, x = inst.R, inst.pb, inst.hp, inst.w, inst.vh, inst.x
+        d = pb - hp
+        v = vh + _cross(w, d)
+        eps = x[:, :3]
+        acc = x[:, 3:] + _cross(eps, d) + _cross(w, _cross(w, d))
+        # Bryant angles: bodies, then the quaternion hinges
+        raw = [_bryant_raw(R)]
+        quats = [inst.q[s["qo"] + s["ntrans"]:s["qo"] + s["ntrans"] + 4]
+                 for s in self.hinge_specs if s["quat"]]
+        if quats:
+            quats = np.array(quats)
+            quats /= np.linalg.norm(quats, axis=1)[:, None]
+            raw.append(_bryant_raw(_quat_matrices(quats)))
+        angles = continue_bryant(np.concatenate(raw), self._prev)
+        self._prev = angles
+        nb = R.shape[0]
+        block = np.concatenate([pb, angles[:nb], R.reshape(nb, 9), v, w, acc, eps], axis=1)
+        k = 1 + self.n_body_cols * len(self.body_order)
+        out[1:k] = block[self.body_order].ravel()
+        # hinges
+        q, u, ud, tau, Wh = inst.q, inst.u, inst.udot, inst.tau, inst.Wh
+        iq = 0
+        for s in self.hinge_specs:
+            i, qo, uo = s["i"], s["qo"], s["uo"]
+            if s["quat"]:
+                nt = s["ntrans"]
+                out[k:k + nt] = q[qo:qo + nt]
+                out[k + nt:k + nt + 3] = angles[nb + iq]
+                out[k + nt + 3:k + nt + 7] = quats[iq]
+                iq += 1
+                k += nt + 7
+            else:
+                out[k:k + s["nq"]] = q[qo:qo + s["nq"]]
+                k += s["nq"]
+            n = s["nu"]
+            out[k:k + n] = u[uo:uo + n]
+            out[k + n:k + 2 * n] = ud[uo:uo + n]
+            k += 2 * n
+            W = Wh[i] * s["sgn"]
+            out[k:k + 3] = W[3:]
+            out[k + 3:k + 6] = W[:3]
+            k += 6
+            for j, jq in s["drv"]:
+                # the hinge's total generalised load minus its own spring and damper
+                out[k] = tau[j] + T.hk[j] * (q[jq] - T.href[j]) + T.hc[j] * u[j]
+                k += 1
+        # energies
+        ek, eg, ee = self._energies(inst)
+        out[k:k + 5] = ek, eg, ee, eg + ee, ek + eg + ee
+        return out
+
+    def _energies(self, inst):
+        sys_ = self.system
+        T, F = sys_.tree, sys_.forces
+        R, w = inst.R, inst.w
+        vc = inst.vh + _cross(w, inst.pc - inst.hp)
+        wb = np.einsum("nji,nj->ni", R, w)                 # body axes
+        Jw = np.einsum("nij,nj->ni", T.JCl, wb)
+        ek = 0.5 * float(np.sum(T.mass * np.sum(vc * vc, axis=1)) + np.sum(wb * Jw))
+        eg = -float(np.sum(T.mass * (inst.pc @ F.gravity)))
+        ee = 0.0
+        q = inst.q
+        for i in self._springs:
+            o, n, qo = T.uo[i], T.nu[i], T.qo[i]
+            k = T.hk[o:o + n]
+            code_type = sys_.model.hinge(sys_.hinges[i]).type
+            if code_type in _QUAT_TYPES:
+                nt = 3 if code_type != "spherical" else 0
+                dq = q[qo:qo + nt] - T.href[o:o + nt]
+                ee += 0.5 * float(np.sum(k[:nt] * dq * dq))
+                Rrel = _quat_matrices(q[qo + nt:qo + nt + 4][None, :])[0]
+                phi = _rotvec(Rrel @ T.hRref[i].T)
+                ee += 0.5 * float(np.sum(k[nt:] * phi * phi))
+            else:
+                dq = q[qo:qo + n] - T.href[o:o + n]
+                ee += 0.5 * float(np.sum(k * dq * dq))
+
+        def attach(b, Rl, pl):
+            if b < 0:
+                return Rl, pl
+            return R[b] @ Rl, inst.pb[b] + R[b] @ pl
+
+        for f in self._sd:
+            _, pi_ = attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f])
+            _, po = attach(F.sd_bo[f], F.sd_Ro[f], F.sd_po[f])
+            L = float(np.linalg.norm(pi_ - po))
+            ee += 0.5 * F.sd_k[f] * (L - F.sd_L0[f]) ** 2
+        zero = np.zeros(3)
+        for f in self._rs:
+            Ri, _ = attach(F.rs_bi[f], F.rs_Ri[f], zero)
+            Ro, _ = attach(F.rs_bo[f], F.rs_Ro[f], zero)
+            phi = _rotvec(Ro.T @ Ri)
+            ee += 0.5 * F.rs_k[f] * float(phi @ phi)
+        return ek, eg, ee

@@ -1,0 +1,407 @@
+"""Running a simulation: ``simulate(model) -> Results``, and the ``run`` command of the CLI.
+
+Methods (``Simulation/Method``)
+    ``mstmm``: the tree solver of :mod:`.system` (the Riccati form of the transfer matrix method
+    in :mod:`.kernels`). ``constrained`` and ``newton-euler`` are not available yet.
+
+Integrators (``Simulation/Integrator``)
+    ``rk4``: classical fixed-step Runge-Kutta. The run goes in chunks of many steps, each done
+    inside compiled code (:func:`.kernels.rk4_run`) with the drivers' values, rates and
+    accelerations and the force magnitudes evaluated beforehand on the chunk's half-step grid;
+    between chunks the caller's ``progress`` and ``cancel`` are called. Quaternions are
+    normalised after every step. ``OutputStep`` must be a whole number of ``Step``\\ s; an
+    ``EndTime`` that is not a whole number of steps ends with one shorter step.
+
+    ``DOP853``, ``RK45``, ``Radau``, ``BDF``, ``LSODA``: scipy's adaptive integrators (as in
+    ``scipy.integrate.solve_ivp``) with the model's ``RelativeTolerance`` and
+    ``AbsoluteTolerance`` and ``Step`` as the first step; the states at the output times come from
+    the integrator's dense output, quaternions normalised there.
+
+Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
+grid). Only the output rows are kept, so a run of a million steps needs memory for its output
+only.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time as _time
+
+import numpy as np
+
+from . import kernels as K
+from .model import INTEGRATORS, METHODS, ModelError, MultibodySystem, Problem
+from .results import Recorder, Results
+
+ADAPTIVE = ("DOP853", "RK45", "Radau", "BDF", "LSODA")
+#: Wall time aimed at per rk4 chunk (s): how often progress and cancel are looked at.
+CHUNK_SECONDS = 0.1
+#: Most steps in one rk4 chunk.
+MAX_CHUNK = 20000
+
+
+class Cancelled(Exception):
+    """The run was cancelled (``cancel()`` returned True); there are no results."""
+
+
+class SimulationError(RuntimeError):
+    """The integration failed (e.g. the adaptive step size fell below what is representable)."""
+
+
+def _problem(field, message):
+    return Problem("Simulation", field, message)
+
+
+def _settings(model, method, integrator, t_end, step, output_step):
+    """Resolve the run's settings (None: the model's) and check them; raise ModelError."""
+    s = model.simulation
+    method = s.method if method is None else method
+    integrator = s.integrator if integrator is None else integrator
+    t_end = s.end_time if t_end is None else t_end
+    step = s.step if step is None else step
+    output_step = s.output_step if output_step is None else output_step
+    problems = []
+    canon = {m.lower(): m for m in METHODS}
+    if str(method).lower() not in canon:
+        problems.append(_problem("Method", f"'{method}' is not a method; use one of "
+                                           f"{', '.join(METHODS)}"))
+    else:
+        method = canon[str(method).lower()]
+        if method != "mstmm":
+            problems.append(_problem("Method", f"the method '{method}' is not available yet; "
+                                               "use 'mstmm' (tree models)"))
+    canon = {i.lower(): i for i in INTEGRATORS}
+    if str(integrator).lower() not in canon:
+        problems.append(_problem("Integrator", f"'{integrator}' is not an integrator; use one of "
+                                               f"{', '.join(INTEGRATORS)}"))
+    else:
+        integrator = canon[str(integrator).lower()]
+    values = {}
+    for field, v in (("EndTime", t_end), ("Step", step), ("OutputStep", output_step),
+                     ("RelativeTolerance", s.relative_tolerance),
+                     ("AbsoluteTolerance", s.absolute_tolerance)):
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            v = math.nan
+        if not (math.isfinite(v) and v > 0):
+            problems.append(_problem(field, f"{v!r}; must be a positive number"))
+        values[field] = v
+    if (integrator == "rk4" and math.isfinite(values["Step"]) and values["Step"] > 0
+            and math.isfinite(values["OutputStep"]) and values["OutputStep"] > 0):
+        ratio = values["OutputStep"] / values["Step"]
+        if ratio < 1.0 - 1e-9 or abs(ratio - round(ratio)) > 1e-6 * ratio:
+            problems.append(_problem(
+                "OutputStep", f"{values['OutputStep']:g} s is not a whole number of steps "
+                              f"(Step {values['Step']:g} s) for the fixed-step integrator rk4"))
+    if problems:
+        raise ModelError(problems)
+    return (method, integrator, values["EndTime"], values["Step"], values["OutputStep"],
+            s.relative_tolerance, s.absolute_tolerance)
+
+
+def output_times(t_end: float, output_step: float) -> np.ndarray:
+    """0, output_step, ... up to ``t_end``, and ``t_end`` itself."""
+    m = int(math.floor(t_end / output_step * (1.0 + 1e-12) + 1e-9))
+    t = np.arange(m + 1) * output_step
+    if t_end - t[-1] > 1e-9 * max(t_end, output_step):
+        t = np.append(t, t_end)
+    else:
+        t[-1] = t_end
+    return t
+
+
+def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
+             output_step=None, progress=None, cancel=None) -> Results:
+    """Simulate ``model`` and return its :class:`~.results.Results`.
+
+    Parameters
+    ----------
+    model : MultibodySystem
+        A valid model (its problems are raised as :class:`ModelError`).
+    method, integrator : str, optional
+        See the module docstring; None: the model's ``Simulation`` settings (as are the others).
+        Names are matched without regard to case.
+    t_end, step, output_step : float, optional
+        End time, integrator step (rk4) or first step (adaptive), output spacing (s).
+    progress : callable(fraction), optional
+        Called with increasing fractions of the simulated time, from 0 to 1 (last call: 1.0).
+    cancel : callable() -> bool, optional
+        Looked at between chunks (rk4) or steps (adaptive): True stops the run, which raises
+        :class:`Cancelled`.
+
+    Raises
+    ------
+    ModelError
+        The model or the settings are not valid (every problem listed; settings as
+        ``Simulation``, field ``Method``, ``OutputStep``...).
+    Cancelled
+    SimulationError
+        An adaptive integrator failed.
+    """
+    from .system import System
+    wall0 = _time.perf_counter()
+    model.check()
+    method, integrator, t_end, step, output_step, rtol, atol = _settings(
+        model, method, integrator, t_end, step, output_step)
+    system = System(model)
+    rec = Recorder(system)
+    y0 = system.initial_state()
+    K.normalise_quaternions(y0, system.tree.quat)
+    progress = progress or (lambda f: None)
+    cancel = cancel or (lambda: False)
+    if integrator == "rk4":
+        times, states, data, info = _run_rk4(system, rec, y0, t_end, step, output_step,
+                                             progress, cancel)
+    else:
+        times, states, data, info = _run_adaptive(system, rec, y0, integrator, t_end, step,
+                                                  output_step, rtol, atol, progress, cancel)
+    wall = _time.perf_counter() - wall0
+    meta = dict(model=model.name, method=method, integrator=integrator, step=step,
+                output_step=output_step, end_time=t_end, wall_time=wall,
+                bodies=rec.bodies, hinges=rec.hinges, ny=int(system.ny),
+                **info)
+    if integrator != "rk4":
+        meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
+    return Results(rec.names, data, meta, states)
+
+
+class _Rows:
+    """Output buffers filled row by row."""
+
+    def __init__(self, n, ny, ncol):
+        self.states = np.empty((n, ny))
+        self.data = np.empty((n, ncol))
+        self.times = np.empty(n)
+        self.n = 0
+
+    def add(self, rec, t, y):
+        self.times[self.n] = t
+        self.states[self.n] = y
+        self.data[self.n] = rec.row(t, y)
+        self.n += 1
+
+    def done(self):
+        n = self.n
+        return self.times[:n], self.states[:n], self.data[:n]
+
+
+def _driver_functions(system):
+    """Each driver's (f, f', f'') as in :meth:`System.driver_values`."""
+    return [(f, f.derivative(1), f.derivative(2)) for _, _, f in system.drivers]
+
+
+def _grids(system, t0, h, n, fns):
+    """Drivers (2n+1, nd, 3) and magnitudes (2n+1, nm) on the half steps t0 + j h/2.
+
+    The layout is that of :meth:`System.driver_values` and :meth:`System.magnitude_values`.
+    """
+    ts = t0 + 0.5 * h * np.arange(2 * n + 1)
+    drv = np.zeros((ts.size, max(len(fns), 1), 3))
+    for k, triple in enumerate(fns):
+        for c, f in enumerate(triple):
+            drv[:, k, c] = _sample(f, ts)
+    mags = np.zeros((ts.size, max(len(system.magnitudes), 1)))
+    for k, f in enumerate(system.magnitudes):
+        mags[:, k] = _sample(f, ts)
+    return drv, mags
+
+
+def _sample(f, ts):
+    """A time function at many times (constants at once, others point by point)."""
+    c = f.value_if_constant()
+    if c is not None:
+        return np.full(ts.size, c)
+    return np.fromiter(map(f, ts.tolist()), dtype=float, count=ts.size)
+
+
+def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
+    r = int(round(output_step / h))                       # steps per output
+    n_full = int(math.floor(t_end / h * (1.0 + 1e-12) + 1e-9))
+    tail = t_end - n_full * h
+    if tail <= 1e-9 * max(t_end, h):
+        tail = 0.0
+    n_out = 1 + n_full // r + (1 if (n_full % r or tail) else 0)
+    rows = _Rows(n_out, system.ny, len(rec.names))
+    y = y0.copy()
+    T, F, W = system.tree, system.forces, system.work
+    fns = _driver_functions(system)
+    rows.add(rec, 0.0, y)
+    progress(0.0)
+    total = n_full + (1 if tail else 0)
+    k = 0                                                 # steps done
+    chunk = min(r * max(1, 64 // r), MAX_CHUNK) if r <= MAX_CHUNK else MAX_CHUNK
+    buf = np.empty((max(MAX_CHUNK // r, 1) + 1, system.ny))
+    while k < n_full:
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        t_chunk = _time.perf_counter()
+        if r <= MAX_CHUNK:
+            # whole output intervals; k is a multiple of r
+            n = min(chunk, n_full - k)
+            every = r
+        else:
+            # parts of one output interval; write only when the part ends on an output step
+            n = min(chunk, n_full - k, r - k % r)
+            every = n if (k + n) % r == 0 else n + 1
+        drv, mags = _grids(system, k * h, h, n, fns)
+        written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0)
+        if not np.all(np.isfinite(y)):
+            raise SimulationError(f"the state is not finite after t = {(k + n) * h:g} s; "
+                                  "try a smaller step")
+        first = k // r + 1 if r <= MAX_CHUNK else (k + n) // r
+        for j in range(written):
+            rows.add(rec, (first + j) * r * h, buf[j])
+        k += n
+        if k == n_full and n_full % r and not tail:
+            rows.add(rec, k * h, y)                      # the end, off the output grid
+        # next chunk: about CHUNK_SECONDS of work
+        dt = _time.perf_counter() - t_chunk
+        target = n * CHUNK_SECONDS / max(dt, 1e-6)
+        target = int(min(max(target, 1), MAX_CHUNK))
+        chunk = r * max(1, target // r) if r <= MAX_CHUNK else max(1, target)
+        if k < total:
+            progress(k / total)
+    if tail:
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        drv, mags = _grids(system, n_full * h, tail, 1, fns)
+        K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0)
+        rows.add(rec, t_end, y)
+    progress(1.0)
+    times, states, data = rows.done()
+    info = dict(steps=total, evaluations=4 * total)
+    return times, states, data, info
+
+
+def _normalised(system, y):
+    y = np.array(y, dtype=float)
+    K.normalise_quaternions(y, system.tree.quat)
+    return y
+
+
+def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, atol,
+                  progress, cancel):
+    import scipy.integrate as si
+    cls = getattr(si, integrator)
+    times = output_times(t_end, output_step)
+    rows = _Rows(times.size, system.ny, len(rec.names))
+    rows.add(rec, 0.0, y0)
+    progress(0.0)
+    first = min(step, t_end)
+    solver = cls(system.derivative, 0.0, y0.copy(), t_end, rtol=rtol, atol=atol,
+                 first_step=first)
+    nxt, steps, last = 1, 0, 0.0
+    while solver.status == "running":
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        msg = solver.step()
+        if solver.status == "failed":
+            raise SimulationError(f"{integrator} failed at t = {solver.t:g} s: {msg}")
+        steps += 1
+        if nxt < times.size and times[nxt] <= solver.t:
+            dense = solver.dense_output()
+            while nxt < times.size and times[nxt] <= solver.t:
+                y = solver.y if times[nxt] == solver.t else dense(times[nxt])
+                rows.add(rec, float(times[nxt]), _normalised(system, y))
+                nxt += 1
+        frac = solver.t / t_end
+        if frac >= last + 0.005 and frac < 1.0:
+            progress(frac)
+            last = frac
+    if nxt < times.size:
+        raise SimulationError(f"{integrator} stopped at t = {solver.t:g} s before the end")
+    progress(1.0)
+    t, states, data = rows.done()
+    info = dict(steps=steps, evaluations=int(solver.nfev))
+    return t, states, data, info
+
+
+# --------------------------------------------------------------------------------------------------
+# The command line: ``python3 -m MultibodyWB.solver run MODEL.xml``
+# --------------------------------------------------------------------------------------------------
+
+class ProgressBar:
+    """A text bar on a stream (stderr), updated in place when the stream is a terminal.
+
+    On a terminal it is redrawn at most ten times a second; elsewhere only the final line is
+    written.
+    """
+
+    def __init__(self, stream=None, width=30, label="simulating"):
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.label = label
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.t0 = _time.perf_counter()
+        self._last = -1.0
+
+    def _line(self, fraction):
+        n = int(round(fraction * self.width))
+        el = _time.perf_counter() - self.t0
+        return (f"{self.label} [{'#' * n}{'.' * (self.width - n)}] {100 * fraction:5.1f}% "
+                f"{el:6.1f} s")
+
+    def __call__(self, fraction):
+        now = _time.perf_counter()
+        if self.tty and (now - self._last >= 0.1 or fraction >= 1.0):
+            self._last = now
+            self.stream.write("\r" + self._line(fraction))
+            self.stream.flush()
+
+    def finish(self, fraction=1.0, note=""):
+        """Write the final line (always) and end it."""
+        self.stream.write(("\r" if self.tty else "") + self._line(fraction) + note + "\n")
+        self.stream.flush()
+
+
+def add_run_command(subparsers):
+    """Add the ``run`` command to the CLI's sub-parsers (``cli.parser()``)."""
+    r = subparsers.add_parser(
+        "run", help="simulate a model and write its results",
+        description="Simulate a neutral model (the settings of its <Simulation> element unless "
+                    "given here), print a summary, and write the results (.csv or .npz).")
+    r.add_argument("model", help="neutral model file (*.mbs.xml)")
+    r.add_argument("--method", help=f"solution method: {', '.join(METHODS)} "
+                                    "(default: the model's)")
+    r.add_argument("--integrator", help=f"integrator: {', '.join(INTEGRATORS)} "
+                                        "(default: the model's)")
+    r.add_argument("--t-end", type=float, help="end time, s")
+    r.add_argument("--step", type=float, help="integrator step (rk4) or first step, s")
+    r.add_argument("--output-step", type=float, help="spacing of the results, s")
+    r.add_argument("--out", "-o", help="results file, .csv or .npz")
+    r.set_defaults(func=cmd_run)
+    return r
+
+
+def cmd_run(args, out) -> int:
+    """``run``: simulate, show progress on stderr, print a summary; exit 0, 1 or 2."""
+    from .cli import EXIT_INVALID, EXIT_OK, CliError, _load, _print_problems
+    if args.out and not args.out.lower().endswith((".csv", ".npz")):
+        raise CliError(f"{args.out}: the results file must end in .csv or .npz")
+    model, problems = _load(args.model)
+    if problems:
+        _print_problems(args.model, problems, out)
+        return EXIT_INVALID
+    bar = ProgressBar(sys.stderr)
+    try:
+        res = simulate(model, method=args.method, integrator=args.integrator, t_end=args.t_end,
+                       step=args.step, output_step=args.output_step, progress=bar)
+    except ModelError as exc:
+        _print_problems(args.model, exc.problems, out)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        bar.finish(0.0, "  interrupted")
+        print("interrupted: no results", file=sys.stderr)
+        return 130
+    except SimulationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    bar.finish(1.0)
+    print(res.summary(), file=out)
+    if args.out:
+        res.save(args.out)
+        print(f"results written to {args.out} ({len(res)} rows x {len(res.names)} columns)",
+              file=out)
+    return EXIT_OK
