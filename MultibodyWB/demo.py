@@ -1,8 +1,10 @@
 """The demo: the built-in crank-slider engine, from model to files.
 
 ``python3 -m MultibodyWB.demo [OUT_DIR]`` writes the engine's neutral model, checks it as the
-command line's ``check`` does, and draws its MSTMM topology figure; it prints where each file is.
-It grows with the product (simulation, plots, animation).
+command line's ``check`` does, and draws its MSTMM topology figure; then it simulates two tree
+examples with the MSTMM solver (the double pendulum and the branched tree), prints their
+summaries and writes their results as CSV. It prints where each file is. The engine itself is a
+closed loop: its simulation comes with the loop solver.
 """
 
 from __future__ import annotations
@@ -29,9 +31,18 @@ def run(out_dir: str = "out", stream=None) -> dict:
     for ext in ("svg", "png", "dot"):
         files[f"topology ({ext})"] = write_figure(
             model, os.path.join(out_dir, f"crank_slider_topology.{ext}"))
+    from .solver.simulate import simulate
+    for name in ("double_pendulum", "branched_tree"):
+        model = build(name)
+        files[f"{name} model"] = os.path.join(out_dir, f"{name}.mbs.xml")
+        xmlio.write(model, files[f"{name} model"])
+        results = simulate(model)
+        print("\n" + results.summary(), file=stream)
+        files[f"{name} results"] = os.path.join(out_dir, f"{name}.csv")
+        results.to_csv(files[f"{name} results"])
     print("\nFiles written:", file=stream)
     for role, path in files.items():
-        print(f"  {role:<16} {os.path.abspath(path)}", file=stream)
+        print(f"  {role:<24} {os.path.abspath(path)}", file=stream)
     return files
 
 

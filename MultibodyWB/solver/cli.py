@@ -5,6 +5,8 @@ Commands:
   topology MODEL.xml -o F     write the topology figure (.svg, .png, .pdf or .dot by extension)
   example NAME -o MODEL.xml   write a built-in example model
   examples                    list the built-in examples
+  equation MODEL.xml [--t T]  print the overall transfer equation (MSTMM): transfer paths,
+                              block structure, order and numbers of the overall transfer matrix
   run MODEL.xml [--method M] [--t-end T] [--step H] [--integrator I] [--out F.csv|F.npz]
                               simulate; progress bar on the terminal, summary at the end
 
@@ -158,7 +160,9 @@ def parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_example)
     ls = sub.add_parser("examples", help="list the built-in examples")
     ls.set_defaults(func=cmd_examples)
-    from .simulate import add_run_command      # here: simulate imports this module
+    from .mstmm import add_equation_command    # here: both import this module
+    from .simulate import add_run_command
+    add_equation_command(sub)
     add_run_command(sub)
     return p
 
