@@ -452,7 +452,10 @@ def riccati(T, W):
     for i in range(n):
         m = mass[i]
         _m33(R[i], JCl[i], t33)
-        _m33t(t33, R[i], JC)
+        for a in range(3):          # JC = t33 R^T, symmetric: upper triangle, then mirror
+            for b in range(a, 3):
+                JC[a, b] = t33[a, 0] * R[i, b, 0] + t33[a, 1] * R[i, b, 1] + t33[a, 2] * R[i, b, 2]
+                JC[b, a] = JC[a, b]
         r0_, r1_, r2_ = pc[i, 0] - hp[i, 0], pc[i, 1] - hp[i, 1], pc[i, 2] - hp[i, 2]
         rr = r0_ * r0_ + r1_ * r1_ + r2_ * r2_
         rv = (r0_, r1_, r2_)
@@ -493,58 +496,95 @@ def riccati(T, W):
                 nf += 1
         nfree[i] = nf
         Ii = IA[i]
-        # U = IA S_free, D = S^T U, r0 = tau_f - S^T pA
+        par = parent[i]
         ci = T.code[i]
-        for jf in range(nf):
-            j = fidx[i, jf]
+        if nf == 1:
+            # one free coordinate (the common case): scalar articulated update
+            j = fidx[i, 0]
             r = 3 * COLKIND[ci, j]
             s0, s1, s2 = Sg[i, r, j], Sg[i, r + 1, j], Sg[i, r + 2, j]
+            uv = W.t6b
             for a in range(6):
-                U[i, a, jf] = Ii[a, r] * s0 + Ii[a, r + 1] * s1 + Ii[a, r + 2] * s2
-            r0[i, jf] = tau[o + j] - (s0 * pA[i, r] + s1 * pA[i, r + 1] + s2 * pA[i, r + 2])
-        for j1 in range(nf):
-            jj = fidx[i, j1]
-            r = 3 * COLKIND[ci, jj]
-            for j2 in range(nf):
-                Dw[j1, j2] = (Sg[i, r, jj] * U[i, r, j2] + Sg[i, r + 1, jj] * U[i, r + 1, j2]
-                              + Sg[i, r + 2, jj] * U[i, r + 2, j2])
-        if nf == 1:
-            Dinv[i, 0, 0] = 1.0 / Dw[0, 0]
-        elif nf > 1:
-            _invert_spd(Dw, nf, Dinv[i], W.t66c)
-        par = parent[i]
-        if par < 0:
-            continue
-        # articulated relation seen through the hinge, in place: IA[i] <- Ia = IA - U Dinv U^T,
-        # paS[i] <- pA + IA ck + U Dinv (r0 - U^T ck)   (W_child = Ia (E x_parent + e) + paS)
-        pa = paS[i]
-        for a in range(6):
-            s = pA[i, a]
-            for b in range(6):
-                s += Ii[a, b] * ck[i, b]
-            pa[a] = s
-        if nf > 0:
-            Vt = W.t66c          # V = U Dinv  (6 x nf)
-            for a in range(6):
-                for j2 in range(nf):
-                    s = 0.0
-                    for j1 in range(nf):
-                        s += U[i, a, j1] * Dinv[i, j1, j2]
-                    Vt[a, j2] = s
-            for jf in range(nf):
-                s = r0[i, jf]
+                uv[a] = Ii[a, r] * s0 + Ii[a, r + 1] * s1 + Ii[a, r + 2] * s2
+                U[i, a, 0] = uv[a]
+            dinv = 1.0 / (s0 * uv[r] + s1 * uv[r + 1] + s2 * uv[r + 2])
+            Dinv[i, 0, 0] = dinv
+            rs = tau[o + j] - (s0 * pA[i, r] + s1 * pA[i, r + 1] + s2 * pA[i, r + 2])
+            r0[i, 0] = rs
+            if par < 0:
+                continue
+            pa = paS[i]
+            if ck[i, 3] == 0.0 and ck[i, 4] == 0.0 and ck[i, 5] == 0.0:    # rotations only
                 for a in range(6):
-                    s -= U[i, a, jf] * ck[i, a]
+                    pa[a] = (pA[i, a] + Ii[a, 0] * ck[i, 0] + Ii[a, 1] * ck[i, 1]
+                             + Ii[a, 2] * ck[i, 2])
+            else:
                 for a in range(6):
-                    pa[a] += Vt[a, jf] * s
+                    sa = pA[i, a]
+                    for b in range(6):
+                        sa += Ii[a, b] * ck[i, b]
+                    pa[a] = sa
+            sc = rs
             for a in range(6):
+                sc -= uv[a] * ck[i, a]
+            sc *= dinv
+            for a in range(6):
+                pa[a] += uv[a] * sc
+                ua = uv[a] * dinv
                 for b in range(a, 6):
-                    s = 0.0
-                    for jf in range(nf):
-                        s += Vt[a, jf] * U[i, b, jf]
-                    Ii[a, b] -= s
+                    v = ua * uv[b]
+                    Ii[a, b] -= v
                     if b != a:
-                        Ii[b, a] -= s
+                        Ii[b, a] -= v
+        else:
+            # U = IA S_free, D = S^T U, r0 = tau_f - S^T pA
+            for jf in range(nf):
+                j = fidx[i, jf]
+                r = 3 * COLKIND[ci, j]
+                s0, s1, s2 = Sg[i, r, j], Sg[i, r + 1, j], Sg[i, r + 2, j]
+                for a in range(6):
+                    U[i, a, jf] = Ii[a, r] * s0 + Ii[a, r + 1] * s1 + Ii[a, r + 2] * s2
+                r0[i, jf] = tau[o + j] - (s0 * pA[i, r] + s1 * pA[i, r + 1] + s2 * pA[i, r + 2])
+            for j1 in range(nf):
+                jj = fidx[i, j1]
+                r = 3 * COLKIND[ci, jj]
+                for j2 in range(nf):
+                    Dw[j1, j2] = (Sg[i, r, jj] * U[i, r, j2] + Sg[i, r + 1, jj] * U[i, r + 1, j2]
+                                  + Sg[i, r + 2, jj] * U[i, r + 2, j2])
+            if nf > 1:
+                _invert_spd(Dw, nf, Dinv[i], W.t66c)
+            if par < 0:
+                continue
+            # articulated relation seen through the hinge, in place: IA[i] <- Ia = IA - U Dinv U^T,
+            # paS[i] <- pA + IA ck + U Dinv (r0 - U^T ck)   (W_child = Ia (E x_parent + e) + paS)
+            pa = paS[i]
+            for a in range(6):
+                sa = pA[i, a]
+                for b in range(6):
+                    sa += Ii[a, b] * ck[i, b]
+                pa[a] = sa
+            if nf > 0:
+                Vt = W.t66c          # V = U Dinv  (6 x nf)
+                for a in range(6):
+                    for j2 in range(nf):
+                        sa = 0.0
+                        for j1 in range(nf):
+                            sa += U[i, a, j1] * Dinv[i, j1, j2]
+                        Vt[a, j2] = sa
+                for jf in range(nf):
+                    sa = r0[i, jf]
+                    for a in range(6):
+                        sa -= U[i, a, jf] * ck[i, a]
+                    for a in range(6):
+                        pa[a] += Vt[a, jf] * sa
+                for a in range(6):
+                    for b in range(a, 6):
+                        sa = 0.0
+                        for jf in range(nf):
+                            sa += Vt[a, jf] * U[i, b, jf]
+                        Ii[a, b] -= sa
+                        if b != a:
+                            Ii[b, a] -= sa
         # carry to the parent's hinge point: P += E^T Ia E, pA_par += E^T (pa + Ia e)
         l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
         wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
