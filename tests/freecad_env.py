@@ -10,8 +10,10 @@ package is imported from the working tree as ``import MultibodyWB``.
 
 Where the user directory is
 ---------------------------
-``FREECAD_USER_HOME=<dir>`` makes FreeCAD 0.20 use ``<dir>/`` for its user data (``Mod/``,
-``Macro/``), its configuration (``user.cfg``, ``system.cfg``) and ``<dir>/temp/`` for temporary files.
+``FREECAD_USER_HOME=<dir>`` makes FreeCAD use ``<dir>/`` for its user data (``Mod/``, macros), its
+configuration (``user.cfg``, ``system.cfg``) and ``<dir>/temp/`` for temporary files and its cache; checked
+on Debian's FreeCAD 0.20.2 and 1.0.0 (``FreeCAD.getUserAppDataDir()``, ``getUserConfigDir()`` and
+``getUserMacroDir()`` are ``<dir>/``, ``getTempPath()`` and ``getUserCachePath()`` ``<dir>/temp/``).
 ``HOME`` and the ``XDG_*`` directories are also pointed inside ``<dir>`` so that nothing (FreeCAD's
 fallbacks, Qt, fontconfig, Mesa's shader cache, which ignores ``HOME`` but honours ``XDG_CACHE_HOME``)
 writes to the real home directory: tests never touch ``~/.FreeCAD``, ``~/.local/share/FreeCAD``,
@@ -19,7 +21,8 @@ writes to the real home directory: tests never touch ``~/.FreeCAD``, ``~/.local/
 
 Console messages
 ----------------
-FreeCAD writes every console message (Log, Msg, Wrn, Err) to the file given by ``--log-file``. The option
+FreeCAD writes every console message (Log, Msg, Wrn, Err) to the file given by ``--log-file``, one
+``Level: text`` record per message, in the same format in 0.20 and 1.0. The option
 must come *after* the script: Debian's ``freecadcmd`` lets Python parse the options before the first file
 name and rejects ``--log-file`` there.
 

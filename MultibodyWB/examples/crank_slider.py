@@ -47,9 +47,11 @@ def positions(theta: float, r=CRANK_RADIUS, l=ROD_LENGTH):
 
 def gas_force_expression(rpm: float, theta0: float) -> str:
     """Gas force (N) on the piston as an expression in t for the engine at ``rpm`` from ``theta0``."""
-    omega = rpm * 2 * np.pi / 60
-    return (f"{PEAK_GAS_FORCE:g}*exp(-0.5*((({theta0!r} + {omega!r}*t) % (4*pi)) - "
-            f"{np.radians(PEAK_ANGLE_DEG)!r})**2/{np.radians(PULSE_WIDTH_DEG)!r}**2)")
+    omega = float(rpm) * 2 * np.pi / 60
+    # plain floats: numpy 2 would write np.float64(...) into the expression
+    peak, width = float(np.radians(PEAK_ANGLE_DEG)), float(np.radians(PULSE_WIDTH_DEG))
+    return (f"{PEAK_GAS_FORCE:g}*exp(-0.5*((({float(theta0)!r} + {omega!r}*t) % (4*pi)) - "
+            f"{peak!r})**2/{width!r}**2)")
 
 
 def build(variant="spatial", theta0_deg=60.0, rpm=3000.0, driven=True, gas=True,
@@ -82,8 +84,8 @@ def build(variant="spatial", theta0_deg=60.0, rpm=3000.0, driven=True, gas=True,
     g_cyl = g.add_marker((0, 0, 0), matrix_to_bryant(up), label="cylinder axis")
 
     m.add_hinge("MainBearing", "revolute", c_main, g_main,
-                drivers=[Driver("rz", f"{rpm * 2 * np.pi / 60!r}*t")] if driven else [],
-                initial_rates=None if driven else [rpm * 2 * np.pi / 60])
+                drivers=[Driver("rz", f"{float(rpm) * 2 * np.pi / 60!r}*t")] if driven else [],
+                initial_rates=None if driven else [float(rpm) * 2 * np.pi / 60])
     if variant == "spatial":
         # big end: the rod's start marker aligned with the crank pin marker (drawn angles 0)
         rod.marker(1).frame.orientation = orientation_in(rod, frame_along(pin, SHAFT))

@@ -799,7 +799,7 @@ def evaluate_into(y, drv, mags, T, F, W, ydot):
     tree_kinematics(q, u, T, W)
     loads(q, u, mags, T, F, W)
     riccati(T, W)
-    qd = W.t6b
+    close_loops(T, W)
     for i in range(T.parent.size):
         o = T.qo[i]
         c = T.code[i]
@@ -864,3 +864,341 @@ def evaluate(y, drv, mags, T, F, W):
     ydot = np.empty(y.size)
     evaluate_into(y, drv, mags, T, F, W, ydot)
     return ydot
+
+
+# --------------------------------------------------------------------------------------------------
+# closed loops: cut hinges as boundaries with unknown constraint loads
+# --------------------------------------------------------------------------------------------------
+# Each cut hinge becomes a pair of boundaries: an unknown constraint wrench N lam on its input body
+# and -N lam on its output body, at the input marker origin p; N (6 x m) holds the directions the
+# hinge blocks (rotations [Ra e; 0], translations [0; Ra e], e fixed in the output marker frame,
+# the universal hinge's blocked rotation Rx(a) e_z). The supplementary equations are the hinge's
+# kinematic condition at the acceleration level, N^T (x_in(p) - x_out(p) - c) = 0, stabilised
+# (Baumgarte): = -2 w N^T t_rel - w^2 phi, with phi the blocked part of the position error. The
+# tree part stays O(n): the response of the tree to each column of N is one load-only sweep that
+# reuses the articulated inertias of the main sweep; the small system for lam is solved with a
+# pseudo-inverse, so redundant constraints give the minimum-norm loads.
+
+#: blocked rotation axes (bit 0: x, 1: y, 2: z; bit 3: the universal's Rx(a) e_z) and blocked
+#: translations (bits 0..2) by type code
+CUT_ROT = np.array([7, 3, 7, 3, 8, 0, 3, 0, 0], dtype=np.int64)
+CUT_TRANS = np.array([7, 7, 3, 3, 7, 7, 4, 0, 0], dtype=np.int64)
+
+
+@njit(**_JIT)
+def cut_count(code):
+    """Number of constraint equations of a cut hinge of type ``code``."""
+    n = 0
+    r, t = CUT_ROT[code], CUT_TRANS[code]
+    for b in range(4):
+        if (r >> b) & 1:
+            n += 1
+    for b in range(3):
+        if (t >> b) & 1:
+            n += 1
+    return n
+
+
+@njit(**_JIT)
+def _attach_frame(b, Rl, pl, W):
+    """Global rotation and origin of a marker on body b (-1: ground, marker given globally)."""
+    if b < 0:
+        return Rl.copy(), pl.copy()
+    return W.R[b] @ Rl, W.pb[b] + W.R[b] @ pl
+
+
+@njit(**_JIT)
+def _point_velocity(b, p, W):
+    """Angular velocity and velocity of body b's material point at p (zeros for the ground)."""
+    if b < 0:
+        return np.zeros(3), np.zeros(3)
+    return W.w[b].copy(), W.vh[b] + cross(W.w[b], p - W.hp[b])
+
+
+@njit(**_JIT)
+def _point_acceleration(b, p, x, W, with_velocity):
+    """[eps; a] of body b's material point at p from its accelerations x (n,6) at hp."""
+    out = np.zeros(6)
+    if b < 0:
+        return out
+    r = p - W.hp[b]
+    e = x[b, :3]
+    a = x[b, 3:] + cross(e, r)
+    if with_velocity:
+        a = a + cross(W.w[b], cross(W.w[b], r))
+    out[:3] = e
+    out[3:] = a
+    return out
+
+
+@njit(**_JIT)
+def cut_geometry(T, W):
+    """Constraint directions, points, velocity and position residuals and biases of all cuts.
+
+    Fills W.Ncol (m, 6), W.pcut (nc, 3), W.vres (m), W.phi (m), W.ccut (nc, 6).
+    """
+    row = 0
+    for k in range(T.c_code.size):
+        code = T.c_code[k]
+        Rb, pB = _attach_frame(T.c_bi[k], T.c_Ri[k], T.c_pi[k], W)
+        Ra, pA = _attach_frame(T.c_bo[k], T.c_Ro[k], T.c_po[k], W)
+        W.pcut[k] = pB
+        wi, vi = _point_velocity(T.c_bi[k], pB, W)
+        wo, vo = _point_velocity(T.c_bo[k], pB, W)
+        wrel = wi - wo
+        vrel = vi - vo
+        Rrel = Ra.T @ Rb
+        d = Ra.T @ (pB - pA)
+        # rotation error in output-marker axes, after removing the allowed rotation
+        rot = CUT_ROT[code]
+        ua = 0.0
+        if code == UNIVERSAL:
+            ua = np.arctan2(Rrel[2, 1], Rrel[1, 1])
+            ub = np.arctan2(Rrel[0, 2], Rrel[0, 0])
+            ca, sa, cb, sb = np.cos(ua), np.sin(ua), np.cos(ub), np.sin(ub)
+            Rq = np.array([[cb, 0.0, sb], [sa * sb, ca, -sa * cb], [-ca * sb, sa, ca * cb]])
+            err = rotvec(Rrel @ Rq.T)
+        elif rot == 3:           # rotation about z allowed
+            th = np.arctan2(Rrel[1, 0], Rrel[0, 0])
+            c, s = np.cos(th), np.sin(th)
+            Rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+            err = rotvec(Rrel @ Rz.T)
+        else:
+            err = rotvec(Rrel)
+        # bias c: w_A x w_rel (+ the universal's local term), 2 w_A x v_rel
+        cw = cross(wo, wrel)
+        cv = 2.0 * cross(wo, vrel)
+        if code == UNIVERSAL:
+            wl = Ra.T @ wrel
+            ca, sa = np.cos(ua), np.sin(ua)
+            adot = wl[0]
+            bdot = wl[1] * ca + wl[2] * sa
+            cw = cw + adot * bdot * (Ra @ np.array([0.0, -sa, ca]))
+        for a in range(3):
+            W.ccut[k, a] = cw[a]
+            W.ccut[k, 3 + a] = cv[a]
+        for b in range(4):
+            if (rot >> b) & 1:
+                if b < 3:
+                    e = np.zeros(3)
+                    e[b] = 1.0
+                else:
+                    ca, sa = np.cos(ua), np.sin(ua)
+                    e = np.array([0.0, -sa, ca])
+                n = Ra @ e
+                for a in range(3):
+                    W.Ncol[row, a] = n[a]
+                    W.Ncol[row, 3 + a] = 0.0
+                W.vres[row] = n[0] * wrel[0] + n[1] * wrel[1] + n[2] * wrel[2]
+                W.phi[row] = err[0] * e[0] + err[1] * e[1] + err[2] * e[2]
+                row += 1
+        tr = CUT_TRANS[code]
+        for b in range(3):
+            if (tr >> b) & 1:
+                n = Ra[:, b].copy()
+                for a in range(3):
+                    W.Ncol[row, a] = 0.0
+                    W.Ncol[row, 3 + a] = n[a]
+                W.vres[row] = n[0] * vrel[0] + n[1] * vrel[1] + n[2] * vrel[2]
+                W.phi[row] = d[b]
+                row += 1
+
+
+@njit(**_JIT)
+def load_sweep(T, W, load, dud, dx, dWh):
+    """Response of the tree to the wrenches ``load`` (n,6) at the hinge points, no other load.
+
+    Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
+    velocity terms, hinge loads and prescribed accelerations are zero. Fills dud (nu), dx (n,6),
+    dWh (n,6).
+    """
+    parent, nu, uo = T.parent, T.nu, T.uo
+    hp, Sg, IA, U, Dinv, nfree, fidx = W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx
+    pB, paB, rB = W.pB, W.paB, W.rB
+    n = parent.size
+    for i in range(n):
+        for a in range(6):
+            pB[i, a] = -load[i, a]
+    for j in range(dud.size):
+        dud[j] = 0.0
+    for i in range(n - 1, -1, -1):
+        nf = nfree[i]
+        ci = T.code[i]
+        for jf in range(nf):
+            j = fidx[i, jf]
+            r = 3 * COLKIND[ci, j]
+            rB[i, jf] = -(Sg[i, r, j] * pB[i, r] + Sg[i, r + 1, j] * pB[i, r + 1]
+                          + Sg[i, r + 2, j] * pB[i, r + 2])
+        par = parent[i]
+        if par < 0:
+            continue
+        for a in range(6):
+            s = pB[i, a]
+            for j1 in range(nf):
+                t = 0.0
+                for j2 in range(nf):
+                    t += Dinv[i, j1, j2] * rB[i, j2]
+                s += U[i, a, j1] * t
+            paB[i, a] = s
+        l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+        t3 = _cr(l0, l1, l2, paB[i, 3], paB[i, 4], paB[i, 5])
+        pB[par, 0] += paB[i, 0] + t3[0]
+        pB[par, 1] += paB[i, 1] + t3[1]
+        pB[par, 2] += paB[i, 2] + t3[2]
+        pB[par, 3] += paB[i, 3]
+        pB[par, 4] += paB[i, 4]
+        pB[par, 5] += paB[i, 5]
+    base = W.t6a
+    for i in range(n):
+        par = parent[i]
+        if par >= 0:
+            l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+            el = _cr(dx[par, 0], dx[par, 1], dx[par, 2], l0, l1, l2)
+            base[0], base[1], base[2] = dx[par, 0], dx[par, 1], dx[par, 2]
+            base[3] = dx[par, 3] + el[0]
+            base[4] = dx[par, 4] + el[1]
+            base[5] = dx[par, 5] + el[2]
+        else:
+            for a in range(6):
+                base[a] = 0.0
+        nf = nfree[i]
+        o = uo[i]
+        ci = T.code[i]
+        xp = W.t6c
+        for a in range(6):
+            xp[a] = base[a]
+        rr = W.t6b
+        for jf in range(nf):
+            s = rB[i, jf]
+            for a in range(6):
+                s -= U[i, a, jf] * base[a]
+            rr[jf] = s
+        for j1 in range(nf):
+            s = 0.0
+            for j2 in range(nf):
+                s += Dinv[i, j1, j2] * rr[j2]
+            j = fidx[i, j1]
+            dud[o + j] = s
+            r = 3 * COLKIND[ci, j]
+            base[r] += Sg[i, r, j] * s
+            base[r + 1] += Sg[i, r + 1, j] * s
+            base[r + 2] += Sg[i, r + 2, j] * s
+        Ii = IA[i]
+        for a in range(6):
+            dx[i, a] = base[a]
+        if par >= 0:
+            for a in range(6):
+                s = paB[i, a]
+                for b in range(6):
+                    s += Ii[a, b] * xp[b]
+                dWh[i, a] = s
+        else:
+            for a in range(6):
+                s = pB[i, a]
+                for b in range(6):
+                    s += Ii[a, b] * base[b]
+                dWh[i, a] = s
+
+
+@njit(**_JIT)
+def close_loops(T, W):
+    """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
+
+    Fills W.lam (m), W.Wcut (nc, 6) (wrench on each cut hinge's input body at its input marker
+    origin), W.loop_rank[0] (rank of the constraint system) and corrects W.udot, W.x, W.Wh and
+    the drivers' loads in W.tau.
+    """
+    m = T.m_tot
+    if m == 0:
+        return
+    n = T.parent.size
+    cut_geometry(T, W)
+    load = W.loadm
+    A = W.Acon
+    rhs = W.bcon
+    # base residual of the supplementary equations
+    row = 0
+    for k in range(T.c_code.size):
+        p = W.pcut[k]
+        xi = _point_acceleration(T.c_bi[k], p, W.x, W, True)
+        xo = _point_acceleration(T.c_bo[k], p, W.x, W, True)
+        for jr in range(T.c_m[k]):
+            r = row + jr
+            s = 0.0
+            for a in range(6):
+                s += W.Ncol[r, a] * (xi[a] - xo[a] - W.ccut[k, a])
+            rhs[r] = -s - T.stab[0] * W.vres[r] - T.stab[1] * W.phi[r]
+        row += T.c_m[k]
+    # response to each unit constraint load
+    for j in range(m):
+        k = T.c_of_row[j]
+        p = W.pcut[k]
+        for i in range(n):
+            for a in range(6):
+                load[i, a] = 0.0
+        for side in range(2):
+            b = T.c_bi[k] if side == 0 else T.c_bo[k]
+            if b < 0:
+                continue
+            sg = 1.0 if side == 0 else -1.0
+            r = p - W.hp[b]
+            f = W.Ncol[j, 3:]
+            t = cross(r, f)
+            for a in range(3):
+                load[b, a] += sg * (W.Ncol[j, a] + t[a])
+                load[b, 3 + a] += sg * f[a]
+        load_sweep(T, W, load, W.dud[j], W.dx[j], W.dWh[j])
+        row = 0
+        for k2 in range(T.c_code.size):
+            p2 = W.pcut[k2]
+            xi = _point_acceleration(T.c_bi[k2], p2, W.dx[j], W, False)
+            xo = _point_acceleration(T.c_bo[k2], p2, W.dx[j], W, False)
+            for jr in range(T.c_m[k2]):
+                r = row + jr
+                s = 0.0
+                for a in range(6):
+                    s += W.Ncol[r, a] * (xi[a] - xo[a])
+                A[r, j] = s
+            row += T.c_m[k2]
+    # minimum-norm solution (redundant constraints give a singular A)
+    Uu, sv, Vt = np.linalg.svd(A)
+    tol = sv[0] * 1e-10 if sv.size > 0 else 0.0
+    rank = 0
+    lam = W.lam
+    for j in range(m):
+        lam[j] = 0.0
+    for s_i in range(sv.size):
+        if sv[s_i] > tol:
+            rank += 1
+            c = 0.0
+            for r in range(m):
+                c += Uu[r, s_i] * rhs[r]
+            c /= sv[s_i]
+            for j in range(m):
+                lam[j] += c * Vt[s_i, j]
+    W.loop_rank[0] = rank
+    for j in range(m):
+        lj = lam[j]
+        for a in range(W.udot.size):
+            if T.driven[a] == 0:
+                W.udot[a] += lj * W.dud[j, a]
+        for i in range(n):
+            for a in range(6):
+                W.x[i, a] += lj * W.dx[j, i, a]
+                W.Wh[i, a] += lj * W.dWh[j, i, a]
+    for k in range(T.c_code.size):
+        for a in range(6):
+            W.Wcut[k, a] = 0.0
+    for j in range(m):
+        k = T.c_of_row[j]
+        for a in range(6):
+            W.Wcut[k, a] += W.Ncol[j, a] * lam[j]
+    # drivers' loads with the constraint loads included
+    for i in range(n):
+        o = T.uo[i]
+        for j in range(T.nu[i]):
+            if T.driven[o + j]:
+                s = 0.0
+                for a in range(6):
+                    s += W.Sg[i, a, j] * W.Wh[i, a]
+                W.tau[o + j] = s

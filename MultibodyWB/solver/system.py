@@ -47,17 +47,20 @@ from .timefunction import parse
 from .topology import Topology, analyse
 
 Tree = namedtuple("Tree", "parent code sgn qo uo nq nu mo_R mo_p mi_R mi_p rc mass JCl "
-                          "hk hc href hRref driven drv_idx drv_q quat nq_tot")
+                          "hk hc href hRref driven drv_idx drv_q quat nq_tot "
+                          "c_code c_bi c_Ri c_pi c_bo c_Ro c_po c_m c_of_row m_tot stab")
 Forces = namedtuple("Forces", "gravity pf_body pf_R pf_p pf_dir pf_frame pf_torque pf_mag "
                               "sd_bi sd_Ri sd_pi sd_bo sd_Ro sd_po sd_k sd_c sd_L0 sd_mag "
                               "rs_bi rs_Ri rs_bo rs_Ro rs_k rs_c")
 Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA "
                           "U Dinv r0 ck nfree fidx FC TC Rrel dloc Sloc bias t33a t33b t33c "
-                          "t66a t66b t66c t6a t6b t6c paS eye3 zero3 qd7 k1 k2 k3 k4 ytmp ydot")
+                          "t66a t66b t66c t6a t6b t6c paS eye3 zero3 qd7 k1 k2 k3 k4 ytmp ydot "
+                          "Ncol pcut vres phi ccut loadm Acon bcon lam dud dx dWh pB paB rB Wcut "
+                          "loop_rank")
 
 
-def make_work(n: int, nq: int, nu: int) -> Work:
-    """Work arrays of the kernels for n bodies, nq position and nu velocity coordinates."""
+def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
+    """Work arrays of the kernels: n bodies, nq/nu coordinates, m loop constraints, nc cuts."""
     z = np.zeros
     ny = nq + nu
     return Work(z(nq), z(nu), z(nu), z((n, 3, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)),
@@ -66,9 +69,16 @@ def make_work(n: int, nq: int, nu: int) -> Work:
                 z((n, 6, 6)), z((n, 6, 6)), z((n, 6)), z((n, 6)), z(n, dtype=np.int64),
                 z((n, 6), dtype=np.int64), z((n, 3)), z((n, 3)), z((3, 3)), z(3), z((6, 6)),
                 z(6), z((3, 3)), z((3, 3)), z((3, 3)), z((6, 6)), z((6, 6)), z((6, 6)), z(6),
-                z(6), z(6), z((n, 6)), np.eye(3), z(3), z(7), z(ny), z(ny), z(ny), z(ny), z(ny), z(ny))
+                z(6), z(6), z((n, 6)), np.eye(3), z(3), z(7), z(ny), z(ny), z(ny), z(ny), z(ny), z(ny),
+                z((m, 6)), z((nc, 3)), z(m), z(m), z((nc, 6)), z((n, 6)), z((m, m)), z(m), z(m),
+                z((m, nu)), z((m, n, 6)), z((m, n, 6)), z((n, 6)), z((n, 6)), z((n, 6)),
+                z((nc, 6)), z(1, dtype=np.int64))
 
 _ROT_TYPES = ("spherical", "free", "bushing")
+#: Baumgarte stabilisation of closed loops: the constraint error decays at w = this / step (1/s),
+#: critically damped; small enough for RK4's stability (w h << 2.8), large enough to hold the
+#: loops closed to round-off.
+LOOP_STABILISATION = 0.05
 
 
 def bryant_to_quaternion(angles) -> np.ndarray:
@@ -103,6 +113,10 @@ class Instant:
     Wh : (n, 6) wrench [torque; force] each tree hinge applies on its child at hp
     tau : generalised hinge loads per velocity coordinate (springs, dampers, drivers)
     Wext : (n, 6) applied wrench on each body at hp (gravity included)
+    Wcut : (nc, 6) wrench each cut hinge applies on its input body at its input marker origin
+    loop_rank : rank of the loop constraints at this instant (less than their number when some
+        are redundant or the configuration is singular)
+    phi : loop-closure residuals (m): blocked rotations (rad) and translations (m)
     """
 
     t: float
@@ -121,6 +135,9 @@ class Instant:
     Wext: np.ndarray
     Sg: np.ndarray
     cg: np.ndarray
+    Wcut: np.ndarray
+    loop_rank: int
+    phi: np.ndarray
 
 
 class System:
@@ -138,10 +155,6 @@ class System:
         model.check()
         self.model = model
         self.topology = topo = topology or analyse(model)
-        if topo.cut_hinges:
-            raise ModelError([Problem(f"Hinge '{h}'", "Type", "closes a loop; the tree solver "
-                                      "needs a tree (closed loops come with the loop solver)")
-                              for h in topo.cut_hinges])
         if topo.elastic_closures:
             raise ModelError([Problem(f"Hinge '{h}'", "Type", "a bushing that closes a loop is "
                                       "not supported yet") for h in topo.elastic_closures])
@@ -151,7 +164,8 @@ class System:
         self._build_tree()
         self._build_forces()
         self._build_time_functions()
-        self.work = make_work(len(self.bodies), self.nq_tot, self.nu_tot)
+        self.work = make_work(len(self.bodies), self.nq_tot, self.nu_tot, self.tree.m_tot,
+                              len(self.cuts))
 
     # -- assembly -----------------------------------------------------------------------------
     def _marker(self, ref):
@@ -226,9 +240,47 @@ class System:
                 drv_idx[o + j] = len(self.drivers)
                 drv_q[o + j] = qo[i] + j
                 self.drivers.append((h.name, d.coordinate, parse(d.expression)))
+        cut = self._cut_arrays()
         self.tree = Tree(parent, code, sgn, qo, uo, nq, nu, mo_R, mo_p, mi_R, mi_p, rc, mass, JCl,
                          hk, hc, href, hRref, driven, drv_idx, drv_q,
-                         np.array(quat, dtype=np.int64), self.nq_tot)
+                         np.array(quat, dtype=np.int64), self.nq_tot, *cut)
+
+    def _cut_arrays(self):
+        """Arrays of the cut hinges (closed loops) and the loop stabilisation."""
+        self.cuts = list(self.topology.cut_hinges)
+        nc = len(self.cuts)
+        c_code = np.zeros(nc, dtype=np.int64)
+        c_bi, c_bo = np.zeros(nc, dtype=np.int64), np.zeros(nc, dtype=np.int64)
+        c_Ri, c_Ro = np.zeros((nc, 3, 3)), np.zeros((nc, 3, 3))
+        c_pi, c_po = np.zeros((nc, 3)), np.zeros((nc, 3))
+        c_m = np.zeros(nc, dtype=np.int64)
+        rows = []
+        problems = []
+        for k, name in enumerate(self.cuts):
+            h = self.model.hinge(name)
+            c_code[k] = K.TYPE_CODES[h.type]
+            c_bi[k], c_Ri[k], c_pi[k] = self._marker(h.input)
+            c_bo[k], c_Ro[k], c_po[k] = self._marker(h.output)
+            c_m[k] = K.cut_count(c_code[k])
+            rows += [k] * int(c_m[k])
+            if h.drivers:
+                problems.append(Problem(f"Hinge '{name}'", "Driver", "a hinge that closes a loop "
+                                        "cannot be driven; drive a hinge of the tree instead"))
+            if any(getattr(h, v) is not None and np.any(getattr(h, v) != 0)
+                   for v in ("stiffness", "damping")):
+                problems.append(Problem(f"Hinge '{name}'", "Stiffness", "a hinge that closes a "
+                                        "loop cannot carry a spring or damper yet"))
+        if problems:
+            raise ModelError(problems)
+        # Baumgarte stabilisation of the loop constraints: critically damped at w = STAB / step
+        w = LOOP_STABILISATION / self.model.simulation.step
+        return (c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, np.array(rows, dtype=np.int64),
+                int(c_m.sum()), np.array([2.0 * w, w * w]))
+
+    def set_stabilisation(self, step: float) -> None:
+        """Tune the loops' Baumgarte stabilisation to an integrator step (s)."""
+        w = LOOP_STABILISATION / step
+        self.tree.stab[:] = 2.0 * w, w * w
 
     def _build_forces(self):
         model = self.model
@@ -385,4 +437,5 @@ class System:
         W = self.work
         return Instant(t, W.q.copy(), W.u.copy(), W.udot.copy(), W.R.copy(), W.pb.copy(),
                        W.pc.copy(), W.hp.copy(), W.w.copy(), W.vh.copy(), W.x.copy(),
-                       W.Wh.copy(), W.tau.copy(), W.Wext.copy(), W.Sg.copy(), W.cg.copy())
+                       W.Wh.copy(), W.tau.copy(), W.Wext.copy(), W.Sg.copy(), W.cg.copy(),
+                       W.Wcut.copy(), int(W.loop_rank[0]), W.phi.copy())
