@@ -31,6 +31,7 @@ CASES = {
     "crank_slider": ({}, None, set(), ["BigEnd"], 1, 1, 0),
     "crank_slider_planar": ({"variant": "planar"}, None, set(), None, -2, 1, 3),
     "chain": ({"n": 10}, {"Link10"}, set(), [], 10, 10, 0),
+    "seed004": ({}, {"Slider"}, set(), [], 3, 3, 0),
 }
 
 
@@ -71,3 +72,14 @@ def test_gas_force_peaks_once_per_power_stroke():
     theta = np.degrees(np.radians(60.0) + 100 * np.pi * t[values.argmax()])
     assert theta % 720 == pytest.approx(crank_slider.PEAK_ANGLE_DEG, abs=0.1)
     assert values.min() >= 0.0 and np.mean(values > 0.01 * values.max()) < 0.2
+
+
+def test_seed004_energy_gain_equals_the_moments_work():
+    from MultibodyWB.examples import seed004
+    from MultibodyWB.solver.simulate import simulate
+    r = simulate(build("seed004"), t_end=1.0)
+    gained = r.column("energy.total") - r.column("energy.total")[0]
+    work = seed004.MOMENT * (r.column("J1.rz") - r.column("J1.rz")[0])
+    np.testing.assert_allclose(gained, work, atol=1e-9)
+    assert work[-1] > 0.01                      # the moment did turn the arm
+    assert np.ptp(r.column("J3.z")) > 0.01     # the slider moved on its spring

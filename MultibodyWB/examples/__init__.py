@@ -15,6 +15,7 @@ EXAMPLES = {
     "branched_tree": ("branched_tree", "a hub carrying three chains: every tree case at once"),
     "four_bar": ("four_bar", "planar crank-rocker four-bar of four revolute hinges (redundant in 3D)"),
     "crank_slider": ("crank_slider", "single-cylinder engine: frame, crank, connecting rod, piston"),
+    "seed004": ("seed004", "seed 004's spatial arm, pendulum and sprung slider (R, R, P)"),
     "chain": ("chain", "n-link chain of revolute hinges with alternating axes (benchmark)"),
 }
 
