@@ -145,7 +145,11 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     model.check()
     method, integrator, t_end, step, output_step, rtol, atol = _settings(
         model, method, integrator, t_end, step, output_step)
+    if method == "constrained":
+        return _simulate_constrained(model, integrator, t_end, step, output_step, rtol, atol,
+                                     progress, cancel, wall0)
     system = System(model)
+    system.set_stabilisation(step)         # closed loops: tuned to the step actually used
     rec = Recorder(system)
     y0 = system.initial_state()
     K.normalise_quaternions(y0, system.tree.quat)

@@ -1,0 +1,103 @@
+"""Closed loops in the MSTMM solver: cut hinges with constraint loads (kernels.close_loops)."""
+
+import numpy as np
+import pytest
+
+from MultibodyWB.examples import build
+from MultibodyWB.solver.kinematics import mobility
+from MultibodyWB.solver.simulate import simulate
+from MultibodyWB.solver.system import System
+
+LOOPS = {
+    "four_bar": {},
+    "crank_slider": dict(driven=False, gas=False, rpm=0.0),
+    "crank_slider_planar": dict(variant="planar", driven=False, gas=False, rpm=0.0),
+}
+
+
+def model_of(case):
+    return build(case.replace("_planar", ""), **LOOPS[case])
+
+
+@pytest.mark.parametrize("case", sorted(LOOPS))
+def test_ten_seconds_closed_and_conservative(case):
+    """From rest under gravity: the loop stays closed and energy is conserved over 10 s."""
+    model = model_of(case)
+    model.simulation.end_time = 10.0
+    model.simulation.step = 5e-4 if case == "four_bar" else 2.5e-4
+    model.simulation.output_step = 0.01
+    r = simulate(model)
+    s = System(model)
+    closure = max(np.abs(s.instant(t, y).phi).max() for t, y in zip(r.time, r.states))
+    assert closure < 1e-8, f"loop-closure error {closure:.2e}"
+    E = r.column("energy.total")
+    moving = np.ptp(r.column("energy.kinetic"))
+    assert moving > 0.1                          # the mechanism really moved
+    assert np.abs(E - E[0]).max() < 3e-7 * moving
+
+
+def test_energy_error_falls_with_the_step():
+    errors = []
+    for h in (1e-3, 5e-4, 2.5e-4):
+        r = simulate(model_of("crank_slider"), t_end=2.0, step=h, output_step=0.01)
+        E = r.column("energy.total")
+        errors.append(np.abs(E - E[0]).max())
+    assert errors[0] > 2 * errors[1] > 4 * errors[2], errors
+
+
+@pytest.mark.parametrize("case, rank, constraints", [("four_bar", 2, 5), ("crank_slider", 3, 3),
+                                                      ("crank_slider_planar", 2, 5)])
+def test_constraint_rank_and_redundancy(case, rank, constraints):
+    model = model_of(case)
+    s = System(model)
+    inst = s.instant(0.0, s.initial_state())
+    assert s.tree.m_tot == constraints and inst.loop_rank == rank
+    assert constraints - rank == mobility(model).redundant
+
+
+@pytest.mark.parametrize("case", sorted(LOOPS))
+def test_accelerations_keep_the_loop_closed_to_second_order(case):
+    """q + u h + du h^2/2 leaves the loop open by O(h^3) only (the accelerations satisfy the loop)."""
+    model = model_of(case)
+    rng = np.random.default_rng(5)
+    r = simulate(model, t_end=0.3, step=1e-4, output_step=0.1)
+    s = System(model)
+    y = r.states[-1]                               # a consistent moving state
+    T = s.tree
+    errors = []
+    for h in (1e-3, 5e-4, 2.5e-4):
+        inst = s.instant(0.3, y)
+        y2 = y.copy()
+        nq = s.nq_tot
+        for i in range(len(s.bodies)):
+            if T.nq[i] == T.nu[i]:                   # scalar coordinates: Taylor step
+                q0, u0 = T.qo[i], T.uo[i]
+                for j in range(T.nu[i]):
+                    y2[q0 + j] += y[nq + u0 + j] * h + 0.5 * inst.udot[u0 + j] * h * h
+        assert all(T.nq[i] == T.nu[i] for i in range(len(s.bodies)))
+        errors.append(np.abs(s.instant(0.3 + h, y2).phi).max())
+    rates = np.log2(np.array(errors[:-1]) / np.array(errors[1:]))
+    assert np.all(rates > 2.6), f"closure errors {errors}, orders {rates}"
+    del rng
+
+
+def test_cut_reaction_balances_the_rod():
+    """Newton-Euler on the connecting rod: hinge loads on it plus gravity give m a_C."""
+    model = model_of("crank_slider")
+    r = simulate(model, t_end=0.2, step=1e-4, output_step=0.1)
+    s = System(model)
+    inst = s.instant(0.2, r.states[-1])
+    k = s.cuts.index("BigEnd")
+    i_rod = s.bodies.index("Rod")
+    rod = model.body("Rod")
+    # the rod's acceleration at its mass centre
+    hp, pc, w = inst.hp[i_rod], inst.pc[i_rod], inst.w[i_rod]
+    eps, a_hp = inst.x[i_rod, :3], inst.x[i_rod, 3:]
+    a_c = a_hp + np.cross(eps, pc - hp) + np.cross(w, np.cross(w, pc - hp))
+    # forces on the rod: the cut hinge BigEnd (rod is its input) and the tree hinge WristPin
+    # (reversed: the rod is the child, its wrench Wh acts on the rod)
+    f_cut = inst.Wcut[k, 3:]
+    f_wrist = inst.Wh[i_rod, 3:]
+    gravity = rod.mass * model.gravity
+    np.testing.assert_allclose(f_cut + f_wrist + gravity, rod.mass * a_c,
+                               atol=1e-9 * np.abs(rod.mass * a_c).max() + 1e-9)
