@@ -1,0 +1,6 @@
+"""Example mechanisms built in a FreeCAD document from Part solids with :mod:`MultibodyWB.factory`.
+
+Each module has ``setup(doc) -> mechanism``; tests, macros and (later) the GUI's demo reuse them.
+They rebuild the FreeCAD-free examples of :mod:`MultibodyWB.examples` (same dimensions and
+constants, imported from there) so that the two can be compared.
+"""

@@ -1,0 +1,289 @@
+"""Export a Mechanism to the neutral model: the one place where FreeCAD's units become SI.
+
+:func:`to_model` reads a Mechanism and its members and returns a
+:class:`~MultibodyWB.solver.model.MultibodySystem` in SI units (m, kg, s, N, rad); :func:`write`
+also writes it with :func:`MultibodyWB.solver.xmlio.write`. Every conversion goes through
+:func:`MultibodyWB.objects.units.to_si` with the SI unit each property declares.
+
+The export refuses a mechanism with problems and lists every one of them at once
+(:class:`~MultibodyWB.solver.model.ModelError`): first what only the FreeCAD objects can tell (a
+body without a solid, a marker whose face is gone...; each proxy's ``check``), then everything the
+solver's own validation finds in the model (references, one marker per hinge end, markers on one
+body, physics, connectivity, expressions), which is not repeated here. Each problem names the
+FreeCAD object and the property to fix: ``Hinge 'J1', property OutputMarker: is missing...``.
+
+Mapping (``obj.Label`` is the model name, ``obj.Label2`` its label):
+
+- the Mechanism's ground body -> ``Ground`` (base frame and markers; its solids' mass is not used);
+- every other Body -> ``RigidBody`` numbered 1, 2... in the Mechanism's order, then the hinges;
+- a Marker -> a ``Marker`` of its body with ID ``MarkerId``, its frame in the body's base frame;
+- Hinge, Force and Simulation -> the model's, with only the fields their type uses.
+"""
+
+from dataclasses import dataclass, field
+
+import FreeCAD
+import numpy as np
+
+from .objects import units
+from .objects.base import BaseProxy, type_of
+from .objects.body import TYPE as BODY
+from .objects.body import body_mass_properties, rotation_matrix, solid_placement
+from .objects.force import TYPE as FORCE
+from .objects.force import field_properties
+from .objects.hinge import OPTION_PROPERTIES, TYPE as HINGE
+from .objects.hinge import property_name
+from .objects.marker import TYPE as MARKER
+from .objects.marker import marker_frame
+from .objects.mechanism import members
+from .objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
+from .solver import xmlio
+from .solver.model import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError,
+                           MultibodySystem, Problem)
+from .solver.rotations import matrix_to_bryant
+
+#: Body fields the model cannot judge when the body's solids or density are already wrong.
+_DERIVED_BODY_FIELDS = {"Mass", "JI", "MassCenter", "Density"}
+
+
+@dataclass(frozen=True)
+class ObjectProblem(Problem):
+    """A problem of a FreeCAD object: ``element`` names the object, ``field`` the property."""
+
+    def __str__(self) -> str:
+        if not self.field:
+            return f"{self.element}: {self.message}"
+        return f"{self.element}, property {self.field}: {self.message}"
+
+
+@dataclass
+class Export:
+    """What :func:`collect` found: the model (even if invalid) and every problem.
+
+    ``object_problems`` lists ``(object, property, message)``; ``problems`` the same as
+    :class:`ObjectProblem` (objects it could not be attributed to under the Mechanism).
+    """
+
+    model: MultibodySystem
+    object_problems: list = field(default_factory=list)
+
+    @property
+    def problems(self):
+        return [ObjectProblem(obj.Proxy.element(obj), prop, message)
+                for obj, prop, message in self.object_problems]
+
+
+def to_si_vector(vector, si):
+    """A FreeCAD vector in internal units as a numpy array in the SI unit ``si``."""
+    return np.array([units.to_si(x, si) for x in vector]) + 0.0     # no -0 in files
+
+
+def frame_to_si(placement):
+    """Position (m) and Bryant angles (rad) of a FreeCAD placement (mm)."""
+    return (to_si_vector(placement.Base, "m"),
+            matrix_to_bryant(rotation_matrix(placement.Rotation)) + 0.0)
+
+
+class _Builder:
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+        self.result = Export(MultibodySystem(mechanism.Label))
+        self.model = self.result.model
+        self.element_object = {}      # model element text -> FreeCAD object
+        self.parts = {}               # body object Name -> model part
+        self.marker_refs = {}         # marker object Name -> MarkerRef
+
+    def add(self, obj, prop, message):
+        self.result.object_problems.append((obj, prop, message))
+
+    def build(self):
+        mech = self.mechanism
+        for obj in [mech] + list(mech.Group):
+            proxy = getattr(obj, "Proxy", None)
+            if isinstance(proxy, BaseProxy):
+                for prop, message in proxy.check(obj):
+                    self.add(obj, prop, message)
+        self.model.description = mech.Description
+        self.model.gravity = to_si_vector(mech.Gravity, mech.Proxy.prop("Gravity").si)
+        self._parts()
+        for marker in members(mech, MARKER):
+            self._marker(marker)
+        for hinge in members(mech, HINGE):
+            self._hinge(hinge)
+        for force in members(mech, FORCE):
+            self._force(force)
+        self._simulation()
+        self._model_problems()
+        return self.result
+
+    # -- parts --------------------------------------------------------------------------------
+    def _parts(self):
+        ground = self.mechanism.Ground
+        bodies = members(self.mechanism, BODY)
+        if ground is not None and ground in bodies:
+            base = solid_placement(ground.Solids[0]) if ground.Solids else FreeCAD.Placement()
+            position, orientation = frame_to_si(base)
+            g = self.model.set_ground(ground.Label, position, orientation, label=ground.Label2)
+            self.parts[ground.Name] = g
+            self.element_object[f"Ground '{g.name}'"] = ground
+        for body in bodies:
+            if body.Name in self.parts:
+                continue
+            base, density, props = body_mass_properties(body)
+            position, orientation = frame_to_si(base)
+            velocity = to_si_vector(body.InitialVelocity, body.Proxy.prop("InitialVelocity").si)
+            omega = to_si_vector(body.InitialAngularVelocity,
+                                 body.Proxy.prop("InitialAngularVelocity").si)
+            b = self.model.add_body(
+                body.Label, units.to_si(props["mass"], "kg"),
+                [units.to_si(x, "kg*m^2") for x in props["ji"]],
+                mass_center=[units.to_si(x, "m") for x in props["center"]],
+                position=position, orientation=orientation,
+                density=None if density is None else units.to_si(density, "kg/m^3"),
+                label=body.Label2,
+                initial_velocity=velocity if np.any(velocity) else None,
+                initial_angular_velocity=omega if np.any(omega) else None)
+            self.parts[body.Name] = b
+            self.element_object[f"RigidBody '{b.name}'"] = body
+
+    def _marker(self, marker):
+        body = marker.Body
+        part = self.parts.get(body.Name) if body is not None else None
+        if part is None:
+            if body is not None:
+                self.add(marker, "Body", f"'{body.Label}' is not a body of mechanism "
+                                         f"'{self.mechanism.Label}'")
+            return
+        position, orientation = frame_to_si(marker_frame(marker))
+        ref = part.add_marker(position, orientation, label=marker.Label2 or marker.Label,
+                              marker_id=marker.MarkerId)
+        self.marker_refs[marker.Name] = ref
+
+    def _ref(self, obj, prop):
+        marker = getattr(obj, prop)
+        return None if marker is None else self.marker_refs.get(marker.Name)
+
+    # -- hinges and forces --------------------------------------------------------------------
+    def _hinge(self, obj):
+        kind = HINGE_TYPES.get(obj.HingeType)
+        options = {}
+        drivers = []
+        for option in OPTION_PROPERTIES:
+            if kind is None or option.option not in kind.options:
+                continue
+            if option.quantity is None:
+                for c in kind.coordinates:
+                    expression = getattr(obj, property_name(option.prefix, c)).strip()
+                    if expression:
+                        drivers.append(Driver(c, expression))
+                continue
+            values = np.array([
+                units.to_si(getattr(obj, property_name(option.prefix, c)).Value,
+                            units.COORDINATE_UNITS[COORDINATE_KIND[c]][option.quantity][1])
+                for c in kind.coordinates])
+            if option.attribute == "initial_coordinates":
+                use = not obj.InitialAsDrawn
+            elif option.attribute in ("lower_limits", "upper_limits"):
+                use = obj.UseLimits
+            elif option.attribute == "stiffness" and kind.elastic:
+                use = True
+            else:
+                use = bool(np.any(values))
+            if use:
+                options[option.attribute] = values
+        h = self.model.add_hinge(obj.Label, obj.HingeType, self._ref(obj, "InputMarker"),
+                                 self._ref(obj, "OutputMarker"), label=obj.Label2,
+                                 drivers=drivers, **options)
+        self.element_object[f"Hinge '{h.name}'"] = obj
+
+    def _force(self, obj):
+        kind = FORCE_TYPES.get(obj.ForceType)
+        values = {}
+
+        def quantity(field_name):
+            names = field_properties(obj.ForceType, field_name)
+            if not names:
+                return None
+            prop = obj.Proxy.prop(names[0])
+            return units.to_si(getattr(obj, prop.name).Value, prop.si)
+
+        if kind is not None and "direction" in kind.fields:
+            values["direction"] = np.array(tuple(obj.Direction))
+            values["frame"] = obj.DirectionFrame
+        if kind is not None and "magnitude" in kind.fields:
+            values["magnitude"] = obj.Magnitude.strip() or "0"
+        for name in ("stiffness", "damping"):
+            v = quantity(name)
+            if v is not None:
+                values[name] = v
+        if kind is not None and "free_length" in kind.fields and not obj.FreeLengthAsDrawn:
+            values["free_length"] = quantity("free_length")
+        output = self._ref(obj, "OutputMarker") if kind is not None and kind.markers == 2 else None
+        f = self.model.add_force(obj.Label, obj.ForceType, self._ref(obj, "InputMarker"), output,
+                                 label=obj.Label2, **values)
+        self.element_object[f"Force '{f.name}'"] = obj
+
+    def _simulation(self):
+        sims = members(self.mechanism, SIMULATION)
+        for extra in sims[1:]:
+            self.add(extra, "Label", f"the mechanism has another Simulation ('{sims[0].Label}'); "
+                                     "it uses that one")
+        if not sims:
+            return
+        obj = sims[0]
+        for name, (attribute, _) in MODEL_ATTRIBUTES.items():
+            prop = obj.Proxy.prop(name)
+            value = getattr(obj, name)
+            if prop.si:
+                value = units.to_si(value.Value, prop.si)
+            setattr(self.model.simulation, attribute, value)
+        self.element_object["Simulation"] = obj
+
+    # -- the solver's validation --------------------------------------------------------------
+    def _model_problems(self):
+        flagged = {}
+        for obj, prop, _ in self.result.object_problems:
+            flagged.setdefault(obj.Name, set()).add(prop)
+        for p in self.model.validate():
+            obj = self.element_object.get(p.element)
+            if obj is None:
+                # model-wide problems (no ground, gravity...) belong to the Mechanism
+                prop = self.mechanism.Proxy.field_property(self.mechanism, p.field)
+                if prop in self.mechanism.PropertiesList and p.element == "MultibodySystem":
+                    self.add(self.mechanism, prop, p.message)
+                else:
+                    self.add(self.mechanism, "", f"{p.element}, field {p.field}: {p.message}")
+                continue
+            if type_of(obj) == BODY and p.field in _DERIVED_BODY_FIELDS and obj.Name in flagged:
+                continue        # follows from a problem already reported on the body
+            prop = obj.Proxy.field_property(obj, p.field)
+            if all(name.strip() in obj.PropertiesList for name in prop.split(",")):
+                self.add(obj, prop, p.message)
+            else:               # no property to edit: e.g. a body that no hinge connects
+                self.add(obj, "", f"{p.field}: {p.message}")
+
+
+def collect(mechanism):
+    """The model of ``mechanism`` and every problem of it (see :class:`Export`); never raises."""
+    return _Builder(mechanism).build()
+
+
+def to_model(mechanism):
+    """The neutral model of ``mechanism`` in SI units.
+
+    Raises
+    ------
+    ModelError
+        Listing every problem, each naming the FreeCAD object and property.
+    """
+    result = collect(mechanism)
+    if result.object_problems:
+        raise ModelError(result.problems)
+    return result.model
+
+
+def write(mechanism, path):
+    """Export ``mechanism`` to the neutral XML file ``path``; return the model written."""
+    model = to_model(mechanism)
+    xmlio.write(model, path)
+    return model

@@ -1,0 +1,271 @@
+"""Make the Multibody document objects: ``make_x(doc, ...)``, as FEM's ``ObjectsFem`` does.
+
+The GUI commands, the macros they record, the examples and the tests all create objects through
+these functions. View providers are attached only when the GUI is up.
+
+Numbers given for quantities are read in the unit the property shows: mm, deg, mm/s, deg/s,
+kg/m^3, N/m, N m/rad, N s/m, N m s/rad, s (see each property's tool tip); a text with a unit
+(``"12 N*m/rad"``) or a ``FreeCAD.Units.Quantity`` is taken as it is. Drivers and force magnitudes
+are expressions in ``t`` (s) in SI units (m, rad, N, N m), the solver's.
+"""
+
+import FreeCAD
+
+from .objects.base import set_value, type_of
+from .objects.body import BodyProxy
+from .objects.force import ForceProxy, field_properties
+from .objects.hinge import OPTION_PROPERTIES, HingeProxy, property_name
+from .objects.marker import TYPE as MARKER_TYPE
+from .objects.marker import MarkerProxy, attach
+from .objects.mechanism import MechanismProxy, mechanism_of
+from .objects.simulation import MODEL_ATTRIBUTES, SimulationProxy
+from .solver.model import HINGE_TYPES
+
+#: Keyword of :func:`make_hinge` -> prefix of the per-coordinate properties.
+HINGE_OPTIONS = {
+    "initial": "Initial", "initial_coordinates": "Initial",
+    "rates": "InitialRate", "initial_rates": "InitialRate",
+    "stiffness": "Stiffness", "spring_reference": "SpringReference", "damping": "Damping",
+    "lower_limits": "LowerLimit", "upper_limits": "UpperLimit", "drivers": "Driver",
+}
+assert set(HINGE_OPTIONS.values()) == {o.prefix for o in OPTION_PROPERTIES}
+
+
+def _view_provider(obj):
+    if FreeCAD.GuiUp:
+        from .viewproviders.base import ViewProvider
+        ViewProvider(obj.ViewObject)
+
+
+def _new(doc, type_name, proxy_class, name, label=""):
+    obj = doc.addObject(type_name, name)
+    proxy_class(obj)
+    obj.Label = name
+    if label:
+        obj.Label2 = label
+    _view_provider(obj)
+    return obj
+
+
+def _mechanism(obj):
+    mechanism = mechanism_of(obj)
+    if mechanism is None:
+        raise ValueError(f"'{obj.Label}' belongs to no mechanism")
+    return mechanism
+
+
+def make_mechanism(doc, name="Mechanism", gravity=None, description="", simulation=True):
+    """A Mechanism container (with a Simulation unless ``simulation`` is False).
+
+    ``gravity``: 3 numbers in mm/s^2 (default 0, 0, -9810).
+    """
+    obj = _new(doc, "App::DocumentObjectGroupPython", MechanismProxy, name)
+    if gravity is not None:
+        set_value(obj, obj.Proxy.prop("Gravity"), gravity)
+    obj.Description = description
+    if simulation:
+        make_simulation(doc, obj)
+    return obj
+
+
+def make_body(doc, mechanism, solids, density=None, ground=False, name="Body", label="",
+              initial_velocity=None, initial_angular_velocity=None):
+    """A Body of ``mechanism`` made of ``solids`` (one object or a list of them).
+
+    Parameters
+    ----------
+    density : number, str, Quantity, dict or None
+        kg/m^3 (or a quantity with its unit) for the ``Density`` property; a dict is a material
+        card (with a ``"Density"`` entry such as ``"7900 kg/m^3"``) for the ``Material`` property;
+        None keeps the default (7850 kg/m^3, steel).
+    ground : bool
+        Make this body the mechanism's ground.
+    initial_velocity, initial_angular_velocity : 3 numbers, optional
+        mm/s and deg/s, global axes.
+    """
+    obj = _new(doc, "App::FeaturePython", BodyProxy, name, label)
+    obj.Solids = list(solids) if isinstance(solids, (list, tuple)) else [solids]
+    if isinstance(density, dict):
+        obj.Material = {str(k): str(v) for k, v in density.items()}
+        obj.DensitySource = "Material"
+    elif density is not None:
+        set_value(obj, obj.Proxy.prop("Density"), density)
+    for prop, value in (("InitialVelocity", initial_velocity),
+                        ("InitialAngularVelocity", initial_angular_velocity)):
+        if value is not None:
+            set_value(obj, obj.Proxy.prop(prop), value)
+    mechanism.addObject(obj)
+    if ground:
+        mechanism.Ground = obj
+    obj.recompute()
+    return obj
+
+
+def markers_of(body):
+    """The markers on ``body``, by MarkerId."""
+    found = [o for o in body.InList if type_of(o) == MARKER_TYPE and o.Body == body]
+    return sorted(found, key=lambda m: m.MarkerId)
+
+
+def make_marker(doc, body, pick=None, offset=None, name="Marker", label="", marker_id=None):
+    """A Marker on ``body``.
+
+    Parameters
+    ----------
+    pick : (solid, subelement) or None
+        A solid of the body and the name of a face, edge or vertex of it (``"Face3"``); the
+        attachment mode follows from its geometry (see :mod:`MultibodyWB.objects.marker`). None,
+        or an empty subelement, attaches to the solid itself (the first one of the body for
+        None): the marker is then the body's base frame moved by ``offset``.
+    offset : FreeCAD.Placement or FreeCAD.Vector, optional
+        Placement in the attached frame (mm): the ``AttachmentOffset``, after the centring the
+        attachment rule may add.
+    marker_id : int, optional
+        Number on the body (default: one more than the highest).
+    """
+    if isinstance(offset, FreeCAD.Vector):
+        offset = FreeCAD.Placement(offset, FreeCAD.Rotation())
+    obj = _new(doc, "Part::FeaturePython", MarkerProxy, name, label)
+    obj.Body = body
+    if marker_id is None:
+        marker_id = max((m.MarkerId for m in markers_of(body) if m != obj), default=0) + 1
+    obj.MarkerId = int(marker_id)
+    _mechanism(body).addObject(obj)
+    if pick is None:
+        solid, sub = (body.Solids[0], None) if body.Solids else (None, None)
+    else:
+        solid, sub = pick
+    if solid is not None:
+        attach(obj, solid, sub or None, offset)
+    else:
+        obj.MapMode = "Deactivated"
+        obj.AttachmentOffset = offset or FreeCAD.Placement()
+        obj.PickedGeometry = "object"
+        obj.Placement = body.BasePlacement.multiply(obj.AttachmentOffset)
+    return obj
+
+
+def orient_marker(marker, z=None, x=None):
+    """Turn a marker, through its ``AttachmentOffset``, so that its axes point along ``z``, ``x``.
+
+    ``z`` (default: as attached) becomes the marker's z axis; ``x`` is projected on the plane
+    normal to it (default: the current x, projected; its y if x is along ``z``). The origin stays
+    where it is. This is the designer's "point the marker's axes" step: the frame still follows
+    the solid.
+    """
+    marker.positionBySupport()
+    current = marker.Placement
+    axes = [current.Rotation.multVec(FreeCAD.Vector(*e))
+            for e in ((1, 0, 0), (0, 1, 0), (0, 0, 1))]
+    zd = FreeCAD.Vector(*z) if z is not None else axes[2]
+    zd.normalize()
+    for xd in ([FreeCAD.Vector(*x)] if x is not None else axes):
+        xd = xd - zd * xd.dot(zd)
+        if xd.Length > 1e-9:
+            break
+    else:
+        raise ValueError("the x direction is parallel to the z axis")
+    xd.normalize()
+    wanted = FreeCAD.Placement(current.Base, FreeCAD.Rotation(xd, zd.cross(xd), zd, "ZXY"))
+    if marker.MapMode == "Translate":
+        # this mode takes the orientation from the marker's own placement
+        marker.Placement = wanted
+        marker.positionBySupport()
+        return marker
+    attached = current.multiply(marker.AttachmentOffset.inverse())
+    marker.AttachmentOffset = attached.inverse().multiply(wanted)
+    marker.positionBySupport()
+    return marker
+
+
+def _per_coordinate(hinge_type, values):
+    """``{coordinate: value}`` from a dict or a sequence in the type's coordinate order."""
+    if isinstance(values, dict):
+        return dict(values)
+    coordinates = HINGE_TYPES[hinge_type].coordinates
+    values = list(values)
+    if len(values) != len(coordinates):
+        raise ValueError(f"a {hinge_type} hinge has {len(coordinates)} coordinate(s) "
+                         f"({', '.join(coordinates)}), got {len(values)} value(s)")
+    return dict(zip(coordinates, values))
+
+
+def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name="Hinge", label="",
+               **options):
+    """A Hinge of ``mechanism`` from ``marker_input`` (tip side) to ``marker_output``.
+
+    ``options`` (each a dict ``{coordinate: value}`` or a sequence in the type's coordinate
+    order): ``initial`` (also sets InitialAsDrawn False), ``rates``, ``stiffness``,
+    ``spring_reference``, ``damping``, ``lower_limits``/``upper_limits`` (also set UseLimits) and
+    ``drivers`` (expressions in t, SI).
+    """
+    if hinge_type not in HINGE_TYPES:
+        raise ValueError(f"'{hinge_type}' is not a hinge type; use one of {', '.join(HINGE_TYPES)}")
+    obj = _new(doc, "App::FeaturePython", HingeProxy, name, label)
+    obj.HingeType = hinge_type
+    obj.InputMarker = marker_input
+    obj.OutputMarker = marker_output
+    for key, values in options.items():
+        if key not in HINGE_OPTIONS:
+            raise TypeError(f"make_hinge() got an unknown option '{key}'; use one of "
+                            f"{', '.join(sorted(HINGE_OPTIONS))}")
+        if values is None:
+            continue
+        prefix = HINGE_OPTIONS[key]
+        for c, value in _per_coordinate(hinge_type, values).items():
+            name_c = property_name(prefix, c)
+            set_value(obj, obj.Proxy.prop(name_c), value)
+        if prefix == "Initial":
+            obj.InitialAsDrawn = False
+        if prefix in ("LowerLimit", "UpperLimit"):
+            obj.UseLimits = True
+    mechanism.addObject(obj)
+    return obj
+
+
+def make_force(doc, mechanism, force_type, marker_input, marker_output=None, name="Force",
+               label="", magnitude=None, direction=None, frame=None, stiffness=None,
+               damping=None, free_length=None):
+    """A Force of ``mechanism`` (see ``FORCE_TYPES`` for what each type uses).
+
+    ``magnitude`` is an expression in t (N or N m); ``direction`` 3 numbers; ``frame`` "global" or
+    "marker"; ``stiffness``/``damping`` go to the translational or rotational property the type
+    uses; ``free_length`` (mm) also sets FreeLengthAsDrawn False.
+    """
+    obj = _new(doc, "App::FeaturePython", ForceProxy, name, label)
+    obj.ForceType = force_type
+    obj.InputMarker = marker_input
+    obj.OutputMarker = marker_output
+    if magnitude is not None:
+        obj.Magnitude = str(magnitude)
+    if direction is not None:
+        set_value(obj, obj.Proxy.prop("Direction"), direction)
+    if frame is not None:
+        obj.DirectionFrame = frame
+    for field, value in (("stiffness", stiffness), ("damping", damping),
+                         ("free_length", free_length)):
+        if value is None:
+            continue
+        names = field_properties(force_type, field)
+        if not names:
+            raise ValueError(f"a {force_type} takes no {field}")
+        set_value(obj, obj.Proxy.prop(names[0]), value)
+        if field == "free_length":
+            obj.FreeLengthAsDrawn = False
+    mechanism.addObject(obj)
+    return obj
+
+
+def make_simulation(doc, mechanism, name="Simulation", **settings):
+    """The Simulation settings of ``mechanism``; ``settings`` by model attribute (``end_time``,
+    ``step``, ``output_step`` in s; ``method``, ``integrator``; ``relative_tolerance``...)."""
+    by_attribute = {attribute: prop for prop, (attribute, _) in MODEL_ATTRIBUTES.items()}
+    obj = _new(doc, "App::FeaturePython", SimulationProxy, name)
+    for key, value in settings.items():
+        if key not in by_attribute:
+            raise TypeError(f"make_simulation() got an unknown setting '{key}'; use one of "
+                            f"{', '.join(by_attribute)}")
+        set_value(obj, obj.Proxy.prop(by_attribute[key]), value)
+    mechanism.addObject(obj)
+    return obj
+

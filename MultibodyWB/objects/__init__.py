@@ -1,0 +1,7 @@
+"""The document objects of the Multibody workbench, one module per concept.
+
+``mechanism`` (the container: gravity, ground, its members), ``body`` (solids taken as one rigid
+body and their mass properties), ``marker`` (a frame attached to a body's face, edge or vertex by
+FreeCAD's attachment engine), ``hinge``, ``force`` and ``simulation``. All share ``base.BaseProxy``. Objects
+are made with the functions of :mod:`MultibodyWB.factory`, never by hand.
+"""

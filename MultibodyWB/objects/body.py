@@ -1,0 +1,217 @@
+"""The Body: existing solids taken as one rigid body, with their mass properties.
+
+``Solids`` links the solids (``Part::Feature`` and its kin, ``PartDesign::Body``, ``App::Link``;
+several solids make one body). The body's **base frame** is the global placement of its first solid; the
+mass properties are given in it, as the neutral model wants them: ``CenterOfMass`` in the base frame
+and ``Ixx ... Iyz`` the inertia tensor about the base-frame origin in base-frame axes (products are
+tensor entries: ``Ixy = -integral of x*y dm``; the ``JI`` convention of ``design.md``).
+
+They are computed from the OCC shapes of every solid of every linked object (``Volume``,
+``CenterOfMass``, ``MatrixOfInertia``, which OCC gives for unit density about the solid's centre of
+mass in global axes) each time the body recomputes, so they follow the solids when these change.
+
+Density: ``DensitySource`` says where it comes from:
+
+- ``Density``: the ``Density`` property (kg/m^3), typed in;
+- ``Material``: the ``Material`` map, a FreeCAD material card as FreeCAD 0.20's material editor and
+  FEM's material objects hold it (``{"Name": "Steel", "Density": "7900 kg/m^3", ...}``); its
+  ``Density`` entry is a quantity with its unit. (FreeCAD 0.20 solids carry no material of their
+  own; ``Part::Feature.ShapeMaterial`` belongs to the newer material system of FreeCAD 1.x and is
+  not read yet.)
+
+Units: lengths mm, mass kg, inertia kg mm^2, as FreeCAD shows them; SI at export only.
+"""
+
+import FreeCAD
+import numpy as np
+
+from . import units
+from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, type_of
+
+TYPE = "Multibody::Body"
+DENSITY_SOURCES = ("Density", "Material")
+INERTIA_NAMES = ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz")
+
+
+class BodyProxy(BaseProxy):
+    """Proxy of a Body."""
+
+    Type = TYPE
+    KIND = "Body"
+    VERSION = 1
+    PROPERTIES = (
+        Prop("Solids", "App::PropertyLinkList", "Body",
+             "The solids that move together as this rigid body; the first one's placement is the "
+             "body's base frame"),
+        Prop("DensitySource", "App::PropertyEnumeration", "Body",
+             "Where the density comes from: the Density property, or the Density of the "
+             "Material card", default="Density", enum=DENSITY_SOURCES),
+        quantity_prop("Density", "Body", "Density of the solids' material", "kg/m^3",
+                      default=7850.0),
+        Prop("Material", "App::PropertyMap", "Body",
+             "A FreeCAD material card (Name, Density with its unit, ...), used when DensitySource "
+             "is Material"),
+        Prop("BasePlacement", "App::PropertyPlacement", "Mass properties",
+             "The body's base frame: the global placement of its first solid", mode=READ_ONLY),
+        quantity_prop("Volume", "Mass properties", "Volume of all the solids", "mm^3",
+                      si="m^3", mode=READ_ONLY),
+        quantity_prop("Mass", "Mass properties", "Mass of all the solids", "kg", mode=READ_ONLY),
+        Prop("CenterOfMass", "App::PropertyVectorDistance", "Mass properties",
+             "Centre of mass in the base frame [mm]", unit="mm", si="m", mode=READ_ONLY),
+    ) + tuple(
+        quantity_prop(name, "Mass properties",
+                      f"Inertia tensor entry {name} about the base-frame origin, base-frame axes "
+                      "(products are tensor entries: Ixy = -integral of x*y dm)",
+                      "kg*mm^2", si="kg*m^2", mode=READ_ONLY)
+        for name in INERTIA_NAMES
+    ) + (
+        Prop("InitialVelocity", "App::PropertyVector", "Initial conditions",
+             "Velocity of the base-frame origin at t = 0 in global axes [mm/s] (bodies on a free "
+             "or bushing hinge)", default=(0.0, 0.0, 0.0),
+             unit=units.VECTOR_UNITS["velocity"][0], si=units.VECTOR_UNITS["velocity"][1]),
+        Prop("InitialAngularVelocity", "App::PropertyVector", "Initial conditions",
+             "Angular velocity at t = 0 in global axes [deg/s] (bodies on a free or bushing hinge)",
+             default=(0.0, 0.0, 0.0), unit=units.VECTOR_UNITS["angular_velocity"][0],
+             si=units.VECTOR_UNITS["angular_velocity"][1]),
+    )
+    FIELDS = {"Mass": "Mass", "JI": "Ixx, Iyy, Izz, Ixy, Ixz, Iyz", "MassCenter": "CenterOfMass",
+              "Density": "Density", "InitialVelocity": "InitialVelocity",
+              "InitialAngularVelocity": "InitialAngularVelocity",
+              "AbsolutePosition": "Solids", "AbsoluteOrientation": "Solids", "Name": "Label"}
+
+    def execute(self, obj):
+        """Recompute the base frame and the mass properties from the linked solids."""
+        base, _, props = body_mass_properties(obj)
+        obj.BasePlacement = base
+        obj.Volume = units.quantity(props["volume"], "mm^3")
+        obj.Mass = units.quantity(props["mass"], "kg")
+        obj.CenterOfMass = FreeCAD.Vector(*props["center"])
+        for name, value in zip(INERTIA_NAMES, props["ji"]):
+            setattr(obj, name, units.quantity(value, "kg*mm^2"))
+
+    def check(self, obj):
+        from .mechanism import mechanism_of
+        mechanism = mechanism_of(obj)
+        is_ground = mechanism is not None and mechanism.Ground == obj
+        problems = []
+        if not obj.Solids and not is_ground:
+            problems.append(("Solids",
+                             "no solid is linked: link the solid(s) this body stands for"))
+        for solid in obj.Solids:
+            shape = solid_shape(solid)
+            if shape is None:
+                problems.append(("Solids", f"'{solid.Label}' has no shape"))
+            elif not shape.Solids or shape.Volume <= 0.0:
+                problems.append(("Solids", f"'{solid.Label}' has no volume (it holds no solid)"))
+            for other in solid.InList:
+                if type_of(other) == TYPE and other != obj and solid in other.Solids:
+                    problems.append(("Solids", f"'{solid.Label}' is also a solid of body "
+                                               f"'{other.Label}'"))
+        if not is_ground:
+            problems.extend(density_of(obj)[1])
+        return problems
+
+
+def body_mass_properties(body):
+    """Base frame, density (kg/mm^3, None if unknown) and :func:`mass_properties` of a Body now."""
+    shapes = [s for s in (solid_shape(o) for o in body.Solids) if s is not None]
+    base = solid_placement(body.Solids[0]) if body.Solids else FreeCAD.Placement()
+    density, _ = density_of(body)
+    return base, density, mass_properties(shapes, base, density or 0.0)
+
+
+def density_of(obj):
+    """The body's density in FreeCAD's internal units (kg/mm^3) and its problems.
+
+    Returns
+    -------
+    density : float or None
+        None when it cannot be had.
+    problems : list of (property, message)
+    """
+    if obj.DensitySource == "Material":
+        card = dict(obj.Material)
+        text = card.get("Density")
+        if not text:
+            return None, [("Material", "the material card has no Density entry "
+                                       "(e.g. 'Density': '7850 kg/m^3')")]
+        try:
+            q = FreeCAD.Units.Quantity(text)
+        except Exception as exc:  # FreeCAD raises ValueError or its own parser error
+            return None, [("Material", f"Density '{text}' is not a quantity ({exc})")]
+        if q.Unit != units.unit("kg/m^3"):
+            return None, [("Material", f"Density '{text}' is not a density (kg/m^3)")]
+        value = q.Value
+        prop = "Material"
+    else:
+        value = obj.Density.Value
+        prop = "Density"
+    if not np.isfinite(value) or value <= 0.0:
+        return None, [(prop, f"{units.to_si(value, 'kg/m^3'):g} kg/m^3; the density must be "
+                             "positive")]
+    return value, []
+
+
+def solid_shape(obj):
+    """The global shape of a linked solid (its placement applied), or None if it has none."""
+    import Part
+    try:
+        shape = Part.getShape(obj)
+    except Exception:  # not a geometric object
+        return None
+    return None if shape.isNull() else shape
+
+
+def solid_placement(obj):
+    """The global placement of a linked solid: the base frame when it is a body's first solid."""
+    shape = solid_shape(obj)
+    if shape is not None:
+        return shape.Placement
+    return getattr(obj, "Placement", FreeCAD.Placement())
+
+
+def rotation_matrix(rotation):
+    """The 3 x 3 numpy matrix of a ``FreeCAD.Rotation`` (columns: the rotated frame's axes)."""
+    m = rotation.toMatrix()
+    return np.array([[m.A11, m.A12, m.A13], [m.A21, m.A22, m.A23], [m.A31, m.A32, m.A33]])
+
+
+def mass_properties(shapes, base, density):
+    """Mass properties of shapes (global coordinates, mm) about the frame ``base``.
+
+    Parameters
+    ----------
+    shapes : list of Part.Shape
+        Every solid of every shape counts (compounds included).
+    base : FreeCAD.Placement
+        The base frame.
+    density : float
+        kg/mm^3 (FreeCAD's internal unit).
+
+    Returns
+    -------
+    dict
+        ``volume`` (mm^3), ``mass`` (kg), ``center`` (mm, base frame, shape (3,); zeros when there
+        is no volume) and ``ji`` (kg mm^2, shape (6,): Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the base
+        origin in base axes).
+    """
+    R = rotation_matrix(base.Rotation)
+    origin = np.array(base.Base)
+    volume = 0.0
+    first = np.zeros(3)          # integral of r dV, base frame
+    J = np.zeros((3, 3))         # inertia about the base origin for unit density, base axes
+    for shape in shapes:
+        for solid in shape.Solids:
+            v = solid.Volume
+            if v <= 0.0:
+                continue
+            c = R.T @ (np.array(solid.CenterOfMass) - origin)
+            m = solid.MatrixOfInertia
+            Jc = np.array([[m.A11, m.A12, m.A13], [m.A21, m.A22, m.A23], [m.A31, m.A32, m.A33]])
+            J += R.T @ Jc @ R + v * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+            first += v * c
+            volume += v
+    center = first / volume if volume > 0.0 else np.zeros(3)
+    J = 0.5 * (J + J.T) * density
+    ji = np.array([J[0, 0], J[1, 1], J[2, 2], J[0, 1], J[0, 2], J[1, 2]])
+    return {"volume": volume, "mass": density * volume, "center": center, "ji": ji}

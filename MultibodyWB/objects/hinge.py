@@ -1,0 +1,146 @@
+"""The Hinge: a joint from a marker on its input (tip-side) body to one on its output body.
+
+``HingeType`` is one of the solver's :data:`~MultibodyWB.solver.model.HINGE_TYPES`; the table says
+which coordinates the type has and which options it takes, and that decides which properties are
+shown (:meth:`HingeProxy.update_visibility`) and exported. Every option is a property per
+coordinate, named option + coordinate and grouped by coordinate (``StiffnessRz`` in the group
+"Coordinate rz"), as :data:`OPTION_PROPERTIES` lists them:
+
+- ``Initial<c>`` and ``InitialRate<c>``: initial coordinate (used unless ``InitialAsDrawn``) and
+  rate;
+- ``Stiffness<c>``, ``SpringReference<c>`` and ``Damping<c>``: the hinge's spring-damper;
+- ``LowerLimit<c>`` and ``UpperLimit<c>``: end stops (used when ``UseLimits``);
+- ``Driver<c>``: the coordinate as a function of time, an expression in ``t`` (s) whose value is in
+  SI units (m for translations, rad for rotations), as the solver reads it: ``314.159*t``.
+
+Units shown: translations mm, rotations deg, rates mm/s and deg/s, stiffnesses N/m and N m/rad,
+dampings N s/m and N m s/rad (:data:`~MultibodyWB.objects.units.COORDINATE_UNITS`).
+"""
+
+from dataclasses import dataclass
+
+from ..solver.model import COORDINATE_KIND, HINGE_TYPES
+from . import units
+from .base import EDITABLE, HIDDEN, BaseProxy, Prop, type_of
+
+TYPE = "Multibody::Hinge"
+COORDINATES = tuple(COORDINATE_KIND)
+
+
+@dataclass(frozen=True)
+class OptionProperty:
+    """A per-coordinate hinge property: which option of the type table it belongs to.
+
+    ``quantity`` is a key of ``units.COORDINATE_UNITS[kind]`` (None: an expression); ``attribute``
+    the neutral model's ``Hinge`` attribute; ``field`` the model's (XML) field name.
+    """
+
+    option: str
+    prefix: str
+    quantity: str
+    attribute: str
+    field: str
+    doc: str
+
+
+OPTION_PROPERTIES = (
+    OptionProperty("initial", "Initial", "coordinate", "initial_coordinates", "InitialCoordinates",
+                   "Initial value of coordinate {c} (used when InitialAsDrawn is false)"),
+    OptionProperty("initial", "InitialRate", "rate", "initial_rates", "InitialRates",
+                   "Initial rate of coordinate {c}"),
+    OptionProperty("stiffness", "Stiffness", "stiffness", "stiffness", "Stiffness",
+                   "Spring stiffness on coordinate {c}"),
+    OptionProperty("stiffness", "SpringReference", "coordinate", "spring_reference",
+                   "SpringReference", "Value of coordinate {c} at which the spring is relaxed"),
+    OptionProperty("damping", "Damping", "damping", "damping", "Damping",
+                   "Viscous damping on coordinate {c}"),
+    OptionProperty("limits", "LowerLimit", "coordinate", "lower_limits", "LowerLimits",
+                   "Lower end stop of coordinate {c} (used when UseLimits)"),
+    OptionProperty("limits", "UpperLimit", "coordinate", "upper_limits", "UpperLimits",
+                   "Upper end stop of coordinate {c} (used when UseLimits)"),
+    OptionProperty("driver", "Driver", None, "drivers", "Driver",
+                   "Coordinate {c} prescribed as a function of time: an expression in t (s) "
+                   "giving m or rad (SI, the solver's units); empty: not driven"),
+)
+
+#: Per-hinge switches of an option.
+OPTION_SWITCHES = (
+    ("initial", Prop("InitialAsDrawn", "App::PropertyBool", "Hinge",
+                     "Start from the coordinates the markers' poses have in the drawn "
+                     "configuration (else from the Initial values)", default=True)),
+    ("limits", Prop("UseLimits", "App::PropertyBool", "Hinge",
+                    "Apply the LowerLimit and UpperLimit end stops", default=False)),
+)
+
+
+def property_name(prefix, coordinate):
+    """``("Stiffness", "rz") -> "StiffnessRz"``."""
+    return prefix + coordinate.capitalize()
+
+
+def _coordinate_prop(option, c):
+    kind = COORDINATE_KIND[c]
+    name = property_name(option.prefix, c)
+    group = f"Coordinate {c}"
+    doc = option.doc.format(c=c)
+    if option.quantity is None:
+        return Prop(name, "App::PropertyString", group, doc, default="")
+    shown, si = units.COORDINATE_UNITS[kind][option.quantity]
+    return Prop(name, units.QUANTITY, group, f"{doc} [{shown}]", 0.0, shown, si)
+
+
+class HingeProxy(BaseProxy):
+    """Proxy of a Hinge."""
+
+    Type = TYPE
+    KIND = "Hinge"
+    VERSION = 1
+    PROPERTIES = (
+        Prop("HingeType", "App::PropertyEnumeration", "Hinge",
+             "Kind of joint; decides the coordinates and options", default="revolute",
+             enum=tuple(HINGE_TYPES)),
+        Prop("InputMarker", "App::PropertyLink", "Hinge",
+             "Marker on the input (tip-side) body; the hinge axis is the markers' z axis"),
+        Prop("OutputMarker", "App::PropertyLink", "Hinge",
+             "Marker on the output (root-side) body, the ground's for a hinge to the ground"),
+    ) + tuple(p for _, p in OPTION_SWITCHES) + tuple(
+        _coordinate_prop(option, c) for c in COORDINATES for option in OPTION_PROPERTIES)
+    FIELDS = {"Type": "HingeType", "Input": "InputMarker", "Output": "OutputMarker",
+              "Name": "Label"}
+
+    def onChanged(self, obj, prop):
+        if prop == "HingeType" and "OutputMarker" in obj.PropertiesList:
+            self.update_visibility(obj)
+
+    def update_visibility(self, obj):
+        """Show the coordinates and options the type has (:data:`HINGE_TYPES`), hide the rest."""
+        kind = HINGE_TYPES.get(obj.HingeType)
+        options = kind.options if kind else frozenset()
+        coordinates = kind.coordinates if kind else ()
+        present = set(obj.PropertiesList)
+        for option, prop in OPTION_SWITCHES:
+            if prop.name in present:
+                obj.setEditorMode(prop.name, EDITABLE if option in options else HIDDEN)
+        for c in COORDINATES:
+            for option in OPTION_PROPERTIES:
+                name = property_name(option.prefix, c)
+                if name in present:
+                    used = c in coordinates and option.option in options
+                    obj.setEditorMode(name, EDITABLE if used else HIDDEN)
+
+    def field_property(self, obj, field):
+        """The property (or properties) a model field of this hinge is edited in."""
+        for option in OPTION_PROPERTIES:
+            if option.field == field:
+                kind = HINGE_TYPES.get(obj.HingeType)
+                coordinates = kind.coordinates if kind else COORDINATES
+                return ", ".join(property_name(option.prefix, c) for c in coordinates)
+        return self.FIELDS.get(field, field)
+
+    def check(self, obj):
+        problems = []
+        for prop in ("InputMarker", "OutputMarker"):
+            marker = getattr(obj, prop)
+            if marker is not None and type_of(marker) != "Multibody::Marker":
+                problems.append((prop, f"'{marker.Label}' is not a Multibody marker"))
+        return problems
