@@ -121,6 +121,14 @@ def _hinge_columns() -> dict[str, tuple[str, str]]:
 
 #: Per hinge: quantity -> (unit, description).
 HINGE_COLUMNS: dict[str, tuple[str, str]] = _hinge_columns()
+#: Cut hinges (closed loops, ``constrained`` method): how far the loop is from closed, as the norm
+#: of the loop-closure residual over the hinge's constrained directions.
+HINGE_COLUMNS.update({
+    "closure_gap": ("m", "cut hinge: loop-closure error, translation"),
+    "closure_angle": ("rad", "cut hinge: loop-closure error, rotation"),
+    "closure_gap_rate": ("m/s", "cut hinge: loop-closure error at velocity level, translation"),
+    "closure_angle_rate": ("rad/s", "cut hinge: loop-closure error at velocity level, rotation"),
+})
 
 #: System energies: ``energy.<quantity>`` -> (unit, description).
 ENERGY_COLUMNS: dict[str, tuple[str, str]] = {
@@ -392,6 +400,8 @@ class Results:
             d, rel = self.energy_drift()
             lines.append(f"  energy: total {e[0]:.9g} J at start, {e[-1]:.9g} J at the end; "
                          f"drift {d:.3g} J ({rel:.3g} relative)")
+        for w in m.get("warnings", []):
+            lines.append(f"  warning: {w}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -523,9 +533,13 @@ class Recorder:
         self._prev = None
 
     # -- one row ------------------------------------------------------------------------------
-    def row(self, t: float, y: np.ndarray) -> np.ndarray:
-        """The result row at (t, y)."""
-        inst = self.system.instant(t, y)
+    def row(self, t: float, y: np.ndarray, instant=None) -> np.ndarray:
+        """The result row at (t, y).
+
+        ``instant``: the :class:`~.system.Instant` at (t, y) when the caller has it already
+        (another formulation); by default ``system.instant(t, y)``.
+        """
+        inst = self.system.instant(t, y) if instant is None else instant
         T = self.system.tree
         out = np.empty(len(self.names))
         out[0] = t

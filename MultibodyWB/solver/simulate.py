@@ -2,7 +2,14 @@
 
 Methods (``Simulation/Method``)
     ``mstmm``: the tree solver of :mod:`.system` (the Riccati form of the transfer matrix method
-    in :mod:`.kernels`). ``constrained`` and ``newton-euler`` are not available yet.
+    in :mod:`.kernels`). ``constrained``: the global formulation (absolute coordinates, Lagrange
+    multipliers) for any topology, with assembly of the initial state and drift control of the
+    loops (:mod:`.constrained_run`; integrated in Python: the reference, not the fast path).
+    ``newton-euler``: the discrete-time method of :mod:`.newton_euler` (every body integrated on
+    its own with a very small step, 1e-5 to 1e-7 s; joints as stiff spring-dampers; any topology).
+    It has its own scheme, so ``Integrator`` does not apply; ``OutputStep`` must be a whole number
+    of steps. Options (keyword arguments of :func:`simulate`): ``joint_fraction``,
+    ``joint_frequency``, ``joint_damping_ratio``.
 
 Integrators (``Simulation/Integrator``)
     ``rk4``: classical fixed-step Runge-Kutta. The run goes in chunks of many steps, each done
@@ -68,9 +75,9 @@ def _settings(model, method, integrator, t_end, step, output_step):
                                            f"{', '.join(METHODS)}"))
     else:
         method = canon[str(method).lower()]
-        if method != "mstmm":
+        if method not in ("mstmm", "constrained", "newton-euler"):
             problems.append(_problem("Method", f"the method '{method}' is not available yet; "
-                                               "use 'mstmm' (tree models)"))
+                                               "use 'mstmm' or 'constrained'"))
     canon = {i.lower(): i for i in INTEGRATORS}
     if str(integrator).lower() not in canon:
         problems.append(_problem("Integrator", f"'{integrator}' is not an integrator; use one of "
@@ -88,13 +95,15 @@ def _settings(model, method, integrator, t_end, step, output_step):
         if not (math.isfinite(v) and v > 0):
             problems.append(_problem(field, f"{v!r}; must be a positive number"))
         values[field] = v
-    if (integrator == "rk4" and math.isfinite(values["Step"]) and values["Step"] > 0
-            and math.isfinite(values["OutputStep"]) and values["OutputStep"] > 0):
+    fixed = "method newton-euler" if method == "newton-euler" else "integrator rk4"
+    if ((integrator == "rk4" or method == "newton-euler") and math.isfinite(values["Step"])
+            and values["Step"] > 0 and math.isfinite(values["OutputStep"])
+            and values["OutputStep"] > 0):
         ratio = values["OutputStep"] / values["Step"]
         if ratio < 1.0 - 1e-9 or abs(ratio - round(ratio)) > 1e-6 * ratio:
             problems.append(_problem(
                 "OutputStep", f"{values['OutputStep']:g} s is not a whole number of steps "
-                              f"(Step {values['Step']:g} s) for the fixed-step integrator rk4"))
+                              f"(Step {values['Step']:g} s) for the fixed-step {fixed}"))
     if problems:
         raise ModelError(problems)
     return (method, integrator, values["EndTime"], values["Step"], values["OutputStep"],
@@ -113,7 +122,7 @@ def output_times(t_end: float, output_step: float) -> np.ndarray:
 
 
 def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
-             output_step=None, progress=None, cancel=None) -> Results:
+             output_step=None, progress=None, cancel=None, **options) -> Results:
     """Simulate ``model`` and return its :class:`~.results.Results`.
 
     Parameters
@@ -130,6 +139,9 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     cancel : callable() -> bool, optional
         Looked at between chunks (rk4) or steps (adaptive): True stops the run, which raises
         :class:`Cancelled`.
+    **options
+        Options of the method: ``newton-euler`` takes ``joint_fraction``, ``joint_frequency``,
+        ``joint_damping_ratio`` (see :class:`.newton_euler.NewtonEuler`).
 
     Raises
     ------
@@ -148,10 +160,21 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     if method == "constrained":
         return _simulate_constrained(model, integrator, t_end, step, output_step, rtol, atol,
                                      progress, cancel, wall0)
+    if method == "newton-euler":
+        return _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wall0,
+                                      options)
+    if options:
+        raise TypeError(f"the method {method} takes no options ({', '.join(options)})")
     system = System(model)
     system.set_stabilisation(step)         # closed loops: tuned to the step actually used
-    rec = Recorder(system)
-    y0 = system.initial_state()
+    if system.cuts:
+        from .assembly import assembled_state
+        from .constrained_run import ConstrainedRecorder, MstmmLoopView
+        rec = ConstrainedRecorder(system, MstmmLoopView(system))
+        y0, report = assembled_state(system)
+    else:
+        rec, report = Recorder(system), None
+        y0 = system.initial_state()
     K.normalise_quaternions(y0, system.tree.quat)
     progress = progress or (lambda f: None)
     cancel = cancel or (lambda: False)
@@ -168,6 +191,69 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
                 **info)
     if integrator != "rk4":
         meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
+    if system.cuts:
+        meta.update(_loop_report(system, report, times, states))
+    return Results(rec.names, data, meta, states)
+
+
+def _loop_report(system, report, times, states) -> dict:
+    """What an mstmm run of a mechanism with closed loops met: the assembly, redundant
+    constraints, singular configurations (the loop constraints losing rank) and the closure."""
+    from .kinematics import mobility
+    warnings, info = [], {}
+    if report is not None:
+        info["assembly"] = str(report)
+        if report.inconsistent:
+            warnings.append("the initial coordinates or rates violated the loop constraints and "
+                            "were corrected (see meta['assembly'])")
+        warnings += report.warnings
+    m = system.tree.m_tot
+    ranks, gaps = [], []
+    for t, y in zip(times, states):
+        inst = system.instant(t, y)
+        ranks.append(inst.loop_rank)
+        gaps.append(float(np.abs(inst.phi).max()) if inst.phi.size else 0.0)
+    rank0 = ranks[0]
+    if rank0 < m:
+        red = mobility(system.model, system.topology).redundant_constraints
+        info["redundant_constraints"] = list(red)
+        warnings.append(f"{m - rank0} redundant constraint{'s' if m - rank0 > 1 else ''} "
+                        f"({', '.join(red)}): the motion is determinate, but the reactions of the "
+                        "hinges in those loops are not unique; the minimum-norm cut-hinge loads "
+                        "are given")
+    singular = [float(t) for t, r in zip(times, ranks) if r < rank0]
+    info["singular_configurations"] = [dict(kind="loop rank drop", time=t) for t in singular]
+    if singular:
+        warnings.append(f"singular configuration (the loop constraints lose rank) at t = "
+                        f"{', '.join(f'{t:.6g}' for t in singular[:5])} s"
+                        + (" ..." if len(singular) > 5 else ""))
+    info["loop_closure"] = dict(max_residual=max(gaps) if gaps else 0.0)
+    info["warnings"] = warnings
+    return info
+
+
+def _simulate_constrained(model, integrator, t_end, step, output_step, rtol, atol, progress,
+                          cancel, wall0):
+    """``simulate`` with the method ``constrained`` (:func:`.constrained_run.run`)."""
+    from .constrained_run import run
+    names, times, states, data, info = run(model, integrator, t_end, step, output_step, rtol,
+                                           atol, progress, cancel)
+    meta = dict(model=model.name, method="constrained", integrator=integrator, step=step,
+                output_step=output_step, end_time=t_end, wall_time=_time.perf_counter() - wall0,
+                **info)
+    if integrator != "rk4":
+        meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
+    return Results(names, data, meta, states)
+
+
+def _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wall0, options):
+    """``simulate`` with the method ``newton-euler`` (:func:`.newton_euler.run`)."""
+    from .newton_euler import run
+    times, states, data, info, rec = run(model, t_end, step, output_step, progress, cancel,
+                                         **options)
+    meta = dict(model=model.name, method="newton-euler", step=step, output_step=output_step,
+                end_time=t_end, wall_time=_time.perf_counter() - wall0, bodies=rec.bodies,
+                hinges=rec.hinges, ny=int(states.shape[1]), **info)
     return Results(rec.names, data, meta, states)
 
 

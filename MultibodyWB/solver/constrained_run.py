@@ -1,0 +1,425 @@
+"""The ``constrained`` method in time: any topology, trees and closed loops.
+
+:func:`run` integrates the global formulation of :mod:`.constrained` (absolute coordinates,
+Lagrange multipliers, the loop constraints imposed at the acceleration level) over the tree
+coordinates, in the state layout of :mod:`.system` (so results line up with the ``mstmm``
+method's), and keeps the loops closed:
+
+1. Consistent initial conditions: :func:`~.assembly.assemble` corrects the hinges' initial
+   coordinates and rates (the driven ones held at their drivers' values); what it changed is in
+   ``meta['assembly']``.
+2. Integration: ``rk4`` (fixed step, here in Python) projects the state back onto the loop
+   constraints after every step (:class:`~.partition.DriftControl`: coordinate partitioning,
+   Newton on the positions, least squares on the velocities, a fresh choice of independent
+   coordinates when the current one becomes ill-conditioned). The adaptive scipy integrators
+   integrate one output interval at a time and the state is projected at its end (the integrator
+   starts afresh from the projected state, with the last step size), so multistep methods never
+   see a projected history.
+3. Singular configurations met on the way and redundant constraints are reported in
+   ``meta['warnings']`` (text), ``meta['singular_configurations']`` and
+   ``meta['redundant_constraints']``.
+
+Result columns: those of :class:`~.results.Recorder` for bodies, tree hinges and energies, with
+the accelerations and reactions of this formulation; every cut hinge gets the columns of a hinge
+of its type (coordinates fitted to its markers, rates, accelerations, reaction on its input body)
+and its loop-closure errors ``closure_gap`` (m), ``closure_angle`` (rad) and their rates.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import fields
+
+import numpy as np
+
+from .assembly import assembled_state
+from .constrained import accelerations, length_scale, tree_system
+from .model import HINGE_TYPES
+from .partition import DriftControl, DriftError
+from .results import Recorder, _bryant_raw, continue_bryant, hinge_quantities
+from .rotations import bryant_to_matrix
+
+__all__ = ["ConstrainedRecorder", "initial_state", "run", "CLOSURE_QUANTITIES"]
+
+#: Loop-closure columns of every cut hinge.
+CLOSURE_QUANTITIES = ("closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate")
+
+_QUATERNION_TYPES = ("spherical", "free", "bushing")
+
+
+# --------------------------------------------------------------------------------------------------
+# Result rows
+# --------------------------------------------------------------------------------------------------
+
+class _View:
+    """A system whose ``instant`` is solved by the constrained formulation (for the Recorder)."""
+
+    def __init__(self, system):
+        self._system = system
+        self.last = None
+
+    def __getattr__(self, name):
+        return getattr(self._system, name)
+
+    def instant(self, t, y):
+        from .system import Instant
+        res = accelerations(self._system, t, y)
+        self.last = res
+        have = dict(t=t, q=res.q, u=res.u, udot=res.udot, R=res.R, pb=res.pb, pc=res.pc,
+                    hp=res.hp, w=res.w, vh=res.vh, x=res.x, Wh=res.Wh, tau=res.hinge_loads,
+                    Wext=res.Wext, Wcut=res.cut_reaction_on_input, loop_rank=res.loop_rank,
+                    phi=res.closure)
+        return Instant(**{f.name: have.get(f.name) for f in fields(Instant)})
+
+
+class MstmmLoopView:
+    """A system whose ``instant`` is the mstmm solver's, with its cut hinges described as
+    :class:`ConstrainedRecorder` needs them (``last``): the cut hinges' coordinates, rates and
+    closure errors are kinematics of the state (from :mod:`.constrained`'s geometry), their
+    accelerations come from the mstmm accelerations and their reactions from the mstmm cut loads.
+    """
+
+    def __init__(self, system):
+        self._system = system
+        self.last = None
+
+    def __getattr__(self, name):
+        return getattr(self._system, name)
+
+    def instant(self, t, y):
+        from types import SimpleNamespace
+
+        from .constrained import _cross, _state_rates, hinge_local
+        from .kinematics import local_motion_subspace
+        system = self._system
+        inst = system.instant(t, y)
+        geo = accelerations(system, t, y)          # kinematics of the cut hinges only are used
+
+        def point_acc(b, p):
+            if b < 0:
+                return np.zeros(6)
+            r = p - inst.hp[b]
+            return np.concatenate([inst.x[b, :3], inst.x[b, 3:] + _cross(inst.x[b, :3], r)
+                                   + _cross(inst.w[b], _cross(inst.w[b], r))])
+
+        cut_udot = []
+        for k, name in enumerate(system.cuts):
+            h = system.model.hinge(name)
+            bi, _, pl_in = system._marker(h.input)
+            bo, Rl_out, _ = system._marker(h.output)
+            pB = pl_in if bi < 0 else inst.pb[bi] + inst.R[bi] @ pl_in
+            RA = Rl_out if bo < 0 else inst.R[bo] @ Rl_out
+            wi = np.zeros(3) if bi < 0 else inst.w[bi]
+            wo = np.zeros(3) if bo < 0 else inst.w[bo]
+
+            def vel(b, w):
+                return np.zeros(3) if b < 0 else inst.vh[b] + _cross(w, pB - inst.hp[b])
+
+            rel = np.concatenate([wi - wo, vel(bi, wi) - vel(bo, wo)])
+            dx = point_acc(bi, pB) - point_acc(bo, pB)
+            dx[:3] -= _cross(wo, rel[:3])
+            dx[3:] -= 2.0 * _cross(wo, rel[3:])
+            xid = np.concatenate([RA.T @ dx[:3], RA.T @ dx[3:]])
+            Sloc = (local_motion_subspace(h.type, geo.cut_q[k])
+                    if h.type not in _QUATERNION_TYPES else None)
+            if h.type == "universal":
+                xid = xid - hinge_local(h.type, geo.cut_q[k], geo.cut_u[k])[3]
+            cut_udot.append(_state_rates(h.type, Sloc, xid))
+        self.last = SimpleNamespace(cut_q=geo.cut_q, cut_u=geo.cut_u, cut_udot=tuple(cut_udot),
+                                    cut_reaction_on_input=inst.Wcut, closure=geo.closure,
+                                    closure_rate=geo.closure_rate,
+                                    closure_rows=geo.closure_rows)
+        return inst
+
+
+def _bryant_to_quaternion(angles):
+    from .system import bryant_to_quaternion
+    return bryant_to_quaternion(angles)
+
+
+def _wrap(a):
+    return np.pi - np.mod(np.pi - a, 2.0 * np.pi)
+
+
+class ConstrainedRecorder:
+    """Result rows of the constrained method (see the module docstring).
+
+    Parameters
+    ----------
+    system : System
+    """
+
+    def __init__(self, system, view=None):
+        self.system = system
+        self.view = view if view is not None else _View(system)
+        self.base = Recorder(self.view)
+        model = system.model
+        base = self.base.names
+        k0 = 1 + self.base.n_body_cols * len(self.base.bodies)
+        blocks, k = {}, k0
+        for spec, prefix in zip(self.base.hinge_specs, self.base.hinges):
+            blocks[system.hinges[spec["i"]]] = list(range(k, k + spec["ncols"]))
+            k += spec["ncols"]
+        energy = list(range(k, len(base)))
+        bodies = {b.name for b in model.bodies}
+        names = list(base)
+        self.cut_specs = []
+        cut_set = set(system.topology.cut_hinges)
+        order = list(range(k0))
+        prefixes = []
+        for h in model.hinges:
+            prefix = f"hinge:{h.name}" if h.name in bodies else h.name
+            if h.name in blocks:
+                order += blocks[h.name]
+                prefixes.append(prefix)
+            elif h.name in cut_set:
+                qties = hinge_quantities(h.type) + list(CLOSURE_QUANTITIES)
+                start = len(names)
+                names += [f"{prefix}.{q}" for q in qties]
+                order += list(range(start, len(names)))
+                prefixes.append(prefix)
+                self.cut_specs.append(dict(
+                    name=h.name, type=h.type, index=system.topology.cut_hinges.index(h.name),
+                    quat=h.type in _QUATERNION_TYPES, ntrans=3 if h.type in ("free", "bushing")
+                    else 0, nrows=HINGE_TYPES[h.type].constraints))
+        order += energy
+        self._order = np.array(order, dtype=np.int64)
+        self.names = [names[i] for i in order]
+        self.bodies = self.base.bodies
+        self.hinges = prefixes
+        self._n_extra = len(names) - len(base)
+        self._prev = {}
+        # rows of each cut hinge in the closure vector
+        r0, self._rows = 0, {}
+        for name in system.topology.cut_hinges:
+            k = HINGE_TYPES[model.hinge(name).type].constraints
+            self._rows[name] = (r0, r0 + k)
+            r0 += k
+
+    def reset(self) -> None:
+        """Forget the angle histories."""
+        self.base.reset()
+        self._prev = {}
+
+    def row(self, t: float, y) -> np.ndarray:
+        """The result row at (t, y)."""
+        base = self.base.row(t, y)
+        res = self.view.last
+        extra = np.empty(self._n_extra)
+        k = 0
+        for spec in self.cut_specs:
+            c = spec["index"]
+            q, u, ud = res.cut_q[c], res.cut_u[c], res.cut_udot[c]
+            W = res.cut_reaction_on_input[c]
+            prev = self._prev.get(spec["name"])
+            if spec["quat"]:
+                nt = spec["ntrans"]
+                raw = _bryant_raw(bryant_to_matrix(q[nt:])[None])
+                angles = continue_bryant(raw, None if prev is None else prev[0][None])[0]
+                quat = _bryant_to_quaternion(angles)
+                if prev is not None and quat @ prev[1] < 0:
+                    quat = -quat
+                self._prev[spec["name"]] = (angles, quat)
+                vals = [q[:nt], angles, quat, u, ud]
+            else:
+                qq = q.copy()
+                if prev is not None:
+                    kind = HINGE_TYPES[spec["type"]].kinds()
+                    for j, kd in enumerate(kind):
+                        if kd == "rotation":
+                            qq[j] = prev[j] + _wrap(qq[j] - prev[j])
+                self._prev[spec["name"]] = qq
+                vals = [qq, u, ud]
+            r0, r1 = self._rows[spec["name"]]
+            rows = res.closure_rows[r0:r1]
+            trans = np.array(["translation" in r for r in rows], dtype=bool)
+            cl, clr = res.closure[r0:r1], res.closure_rate[r0:r1]
+            vals += [W[3:], W[:3], [np.linalg.norm(cl[trans]), np.linalg.norm(cl[~trans]),
+                                    np.linalg.norm(clr[trans]), np.linalg.norm(clr[~trans])]]
+            flat = np.concatenate([np.asarray(v, dtype=float).reshape(-1) for v in vals])
+            extra[k:k + flat.size] = flat
+            k += flat.size
+        return np.concatenate([base, extra])[self._order]
+
+
+# --------------------------------------------------------------------------------------------------
+# Initial state
+# --------------------------------------------------------------------------------------------------
+
+def initial_state(system):
+    """The consistent state at t = 0 and the :class:`~.assembly.AssemblyReport` (None for a
+    tree): :func:`~.assembly.assembled_state`."""
+    return assembled_state(system)
+
+
+# --------------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------------
+
+class _Rows:
+    def __init__(self):
+        self.times, self.states, self.data = [], [], []
+
+    def add(self, rec, t, y):
+        self.times.append(float(t))
+        self.states.append(np.array(y, dtype=float))
+        self.data.append(rec.row(t, y))
+
+
+def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e-8, atol=1e-10,
+        progress=None, cancel=None):
+    """Simulate ``model`` with the constrained method.
+
+    Parameters
+    ----------
+    model : MultibodySystem
+        A valid model (any topology).
+    integrator : str
+        ``'rk4'`` or one of scipy's ``DOP853``, ``RK45``, ``Radau``, ``BDF``, ``LSODA``.
+    t_end, step, output_step : float
+        End time, rk4 step (first step of the adaptive ones), output spacing (s); checked by the
+        caller (``simulate``).
+    rtol, atol : float
+        Tolerances of the adaptive integrators.
+    progress, cancel : callable, optional
+        As in :func:`~.simulate.simulate`.
+
+    Returns
+    -------
+    names : list of str
+    times : ndarray (k,)
+    states : ndarray (k, ny)
+    data : ndarray (k, len(names))
+    info : dict
+        ``steps``, ``evaluations``, ``ny``, ``bodies``, ``hinges``, ``warnings``, ``assembly``,
+        ``redundant_constraints``, ``indeterminate_reactions``, ``singular_configurations``,
+        ``repartitions``, ``loop_closure`` (JSON-serialisable).
+    """
+    from .simulate import Cancelled, SimulationError, output_times
+    progress = progress or (lambda f: None)
+    cancel = cancel or (lambda: False)
+    system = tree_system(model)
+    y0, report = initial_state(system)
+    dc = DriftControl(system)
+
+    def project(t, y):
+        try:
+            return dc.project(t, y)
+        except DriftError as exc:
+            raise SimulationError(str(exc)) from None
+
+    y0 = project(0.0, y0)
+    rec = ConstrainedRecorder(system)
+    rows = _Rows()
+    rows.add(rec, 0.0, y0)
+    first = rec.view.last
+    progress(0.0)
+    evals = [0]
+
+    def f(t, y):
+        evals[0] += 1
+        return accelerations(system, t, y, details=False).ydot
+
+    wall = [_time.perf_counter()]
+
+    def tick(t):
+        now = _time.perf_counter()
+        if now - wall[0] > 0.1:
+            wall[0] = now
+            if cancel():
+                raise Cancelled("the run was cancelled")
+            if t < t_end:
+                progress(t / t_end)
+
+    steps = 0
+    if integrator == "rk4":
+        h = step
+        r = int(round(output_step / h))
+        n_full = int(math.floor(t_end / h * (1.0 + 1e-12) + 1e-9))
+        tail = t_end - n_full * h
+        if tail <= 1e-9 * max(t_end, h):
+            tail = 0.0
+        y = y0
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        for k in range(n_full + (1 if tail else 0)):
+            t = k * h
+            hk = h if k < n_full else tail
+            k1 = f(t, y)
+            k2 = f(t + 0.5 * hk, y + 0.5 * hk * k1)
+            k3 = f(t + 0.5 * hk, y + 0.5 * hk * k2)
+            k4 = f(t + hk, y + hk * k3)
+            y = y + (hk / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+            t_new = t_end if k == n_full else (k + 1) * h
+            if not np.all(np.isfinite(y)):
+                raise SimulationError(f"the state is not finite after t = {t_new:g} s; "
+                                      "try a smaller step")
+            y = project(t_new, y)
+            steps += 1
+            if k == n_full or (k + 1) % r == 0 or (k + 1 == n_full and not tail):
+                rows.add(rec, t_new, y)
+            tick(t_new)
+    else:
+        import scipy.integrate as si
+        cls = getattr(si, integrator)
+        times = output_times(t_end, output_step)
+        y = y0
+        h_next = min(step, t_end)
+        for k in range(1, times.size):
+            t0, t1 = float(times[k - 1]), float(times[k])
+            solver = cls(f, t0, y, t1, rtol=rtol, atol=atol, first_step=min(h_next, t1 - t0))
+            while solver.status == "running":
+                msg = solver.step()
+                steps += 1
+                if solver.status == "failed":
+                    raise SimulationError(f"{integrator} failed at t = {solver.t:g} s: {msg}")
+                tick(solver.t)
+            size = getattr(solver, "step_size", None)
+            if size is not None and np.isfinite(size) and size > 0:
+                h_next = float(size) if solver.t - t0 > 0.5 * (t1 - t0) else h_next
+            y = project(t1, solver.y)
+            rows.add(rec, t1, y)
+    dc.finish()
+    progress(1.0)
+
+    # what the run met
+    warnings = []
+    info = dict(steps=steps, evaluations=evals[0], ny=int(system.ny), bodies=rec.bodies,
+                hinges=rec.hinges)
+    if report is not None:
+        info["assembly"] = str(report)
+        if report.inconsistent:
+            warnings.append("the initial coordinates or rates violated the loop constraints and "
+                            "were corrected (see meta['assembly'])")
+        warnings += report.warnings
+    if first.redundant:
+        red = report.redundant if report is not None and report.redundant else first.redundant
+        info["redundant_constraints"] = list(red)
+        info["indeterminate_reactions"] = list(first.indeterminate)
+        warnings.append(
+            f"{len(red)} redundant constraint{'s' if len(red) > 1 else ''} ({', '.join(red)}): "
+            "the motion is determinate, but the reactions of "
+            f"{', '.join(first.indeterminate)} are not unique; those of the minimum-norm cut-hinge "
+            "loads are given (as by the mstmm method)")
+    info["singular_configurations"] = [
+        dict(kind=s.kind, time=s.time, start=s.start, end=s.end, ratio=s.ratio)
+        for s in dc.singularities]
+    warnings += [str(s) for s in dc.singularities]
+    info["repartitions"] = [dict(time=t, independent=list(ind)) for t, ind in dc.repartitions]
+    if system.topology.cut_hinges:
+        cl = np.array(rows.data)
+        gap_cols = [i for i, n in enumerate(rec.names) if n.endswith(".closure_gap")]
+        ang_cols = [i for i, n in enumerate(rec.names) if n.endswith(".closure_angle")]
+        info["loop_closure"] = dict(
+            max_gap=float(np.max(np.abs(cl[:, gap_cols]))) if gap_cols else 0.0,
+            max_angle=float(np.max(np.abs(cl[:, ang_cols]))) if ang_cols else 0.0,
+            max_drift_per_step=dc.max_correction, max_residual=dc.max_residual,
+            max_rate_residual=dc.max_rate_residual, length_scale=length_scale(model),
+            newton_iterations=dc.iterations,
+            min_singular_value_ratio=dc.min_ratio if np.isfinite(dc.min_ratio) else None,
+            min_singular_value_ratio_driven_held=(dc.min_ratio_free
+                                                  if np.isfinite(dc.min_ratio_free) else None))
+    info["warnings"] = warnings
+    return (rec.names, np.array(rows.times), np.array(rows.states), np.array(rows.data), info)
+
