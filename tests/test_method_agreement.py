@@ -14,7 +14,7 @@ from MultibodyWB.solver.simulate import simulate
 CASES = {
     # name: (options, step, position column, hinges whose reactions are compared)
     "crank_slider": (dict(rpm=600.0), 5e-4, "Piston.z", ("MainBearing", "BigEnd", "Cylinder")),
-    "four_bar": (dict(crank_rate=3.0), 1e-3, "Coupler.x", ("CrankPivot", "CrankPin")),
+    "four_bar": (dict(crank_rate=3.0), 5e-4, "Coupler.x", ("CrankPivot", "CrankPin")),
     "seed004": ({}, 1e-3, "Slider.z", ("J1", "J2", "J3")),
 }
 
