@@ -25,14 +25,11 @@ class MultibodyWorkbench(FreeCADGui.Workbench):
         self.__class__.Icon = gui_utils.WORKBENCH_ICON
 
     def Initialize(self):
-        """Import the commands (this registers them) and build the toolbar and menu."""
+        """Import the commands (this registers them) and build the toolbars and the menu."""
         from MultibodyWB import commands
-        names = list(commands.COMMANDS)
-        if names:
-            self.appendToolbar("Multibody", names)
-        # FreeCAD drops an empty menu; a lone separator keeps it in the menu bar while there are
-        # no commands yet.
-        self.appendMenu("Multibody", names or ["Separator"])
+        for title, names in commands.TOOLBARS.items():
+            self.appendToolbar(title, names)
+        self.appendMenu("Multibody", list(commands.COMMANDS))
 
     def Activated(self):
         """Called when the workbench is activated."""

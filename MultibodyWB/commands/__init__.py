@@ -1,12 +1,38 @@
 """GUI commands of the Multibody workbench, registered in one place.
 
-Commands are small, data-only classes (menu text, tool tip, icon, what they create) that act through
-``FreeCADGui.doCommand`` so that a user's actions are recorded as a macro. Each command module registers
-its classes with ``FreeCADGui.addCommand`` when it is imported from here.
+Commands are small, data-only classes (menu text, tool tip, icon, what they need selected, what
+they do) that act through ``FreeCADGui.doCommand`` so that a user's actions are recorded as a
+macro (see :mod:`.base`). The modules define them: :mod:`.model` (mechanism, body, ground,
+marker), :mod:`.hinges` (one per hinge type of the solver's ``HINGE_TYPES``), :mod:`.forces` (one
+per ``FORCE_TYPES``) and :mod:`.files` (neutral XML export and import, topology figure); this
+package registers them all with ``FreeCADGui.addCommand`` when it is imported.
 
-This package is imported only from ``MultibodyWorkbench.Initialize()`` (InitGui.py), i.e. with the GUI
-up. ``COMMANDS`` lists the registered command names in menu and toolbar order; ``"Separator"`` may be
-used between groups.
+This package is imported only from ``MultibodyWorkbench.Initialize()`` (InitGui.py), i.e. with the
+GUI up. ``TOOLBARS`` lists the toolbars (title -> command names), ``COMMANDS`` every command name in
+menu order, with ``"Separator"`` between the groups.
 """
 
+import FreeCADGui
+
+from . import files, forces, hinges, model
+
+#: Toolbar title -> the classes of its commands, in order.
+GROUPS = {
+    "Multibody model": model.COMMANDS + files.COMMANDS,
+    "Multibody hinges": hinges.COMMANDS,
+    "Multibody forces": forces.COMMANDS,
+}
+
+for _group in GROUPS.values():
+    for _command in _group:
+        FreeCADGui.addCommand(_command.command_name(), _command())
+
+#: Toolbar title -> registered command names.
+TOOLBARS = {title: [c.command_name() for c in group] for title, group in GROUPS.items()}
+
+#: Every command name in menu order, groups separated by "Separator".
 COMMANDS = []
+for _names in TOOLBARS.values():
+    if COMMANDS:
+        COMMANDS.append("Separator")
+    COMMANDS.extend(_names)

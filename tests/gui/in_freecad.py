@@ -245,3 +245,182 @@ def run_and_quit(check, delay_ms=500, dismiss_dialogs=True, watchdog_s=120):
         timer.start(500)
     QtCore.QTimer.singleShot(int(watchdog_s * 1000), watchdog)
     QtCore.QTimer.singleShot(delay_ms, run)
+
+
+# --- helpers for the Multibody GUI checks (tests/gui/check_*.py) --------------------------------
+
+def python_console_text():
+    """Plain text of FreeCAD's Python console (where ``FreeCADGui.doCommand`` echoes each statement
+    it runs, as a macro would record it), or "" if there is none."""
+    widgets = _widgets_module()
+    for edit in FreeCADGui.getMainWindow().findChildren(widgets.QPlainTextEdit):
+        if edit.metaObject().className() == "Gui::PythonConsole":
+            return edit.toPlainText()
+    return ""
+
+
+def toolbar_actions():
+    """``{toolbar title: [command name of each action, ...]}`` of the main window's toolbars
+    (FreeCAD names a command's action after the command)."""
+    widgets = _widgets_module()
+    return {bar.windowTitle(): [action.objectName() for action in bar.actions()]
+            for bar in FreeCADGui.getMainWindow().findChildren(widgets.QToolBar)}
+
+
+def menu_actions(title):
+    """Command names (and "Separator") in the menu-bar menu ``title``; None if there is no such
+    menu."""
+    for action in FreeCADGui.getMainWindow().menuBar().actions():
+        if action.text().replace("&", "") == title:
+            menu = action.menu()
+            return ["Separator" if item.isSeparator() else item.objectName()
+                    for item in menu.actions()]
+    return None
+
+
+def count_colors(path, colors, tolerance=40, step=2):
+    """How many pixels of the image ``path`` (every ``step``-th in x and y) are near each colour.
+
+    Parameters
+    ----------
+    colors : dict
+        ``{name: (r, g, b)}`` in 0..255.
+    tolerance : int
+        Largest difference per channel.
+
+    Returns
+    -------
+    dict
+        ``{name: number of pixels}``.
+    """
+    image = QtGui.QImage(path)
+    counts = {name: 0 for name in colors}
+    for y in range(0, image.height(), step):
+        for x in range(0, image.width(), step):
+            pixel = image.pixel(x, y)
+            r, g, b = (pixel >> 16) & 255, (pixel >> 8) & 255, pixel & 255
+            for name, (cr, cg, cb) in colors.items():
+                if max(abs(r - cr), abs(g - cg), abs(b - cb)) <= tolerance:
+                    counts[name] += 1
+    return counts
+
+
+def tree_lines():
+    """The model tree as lines of text, two spaces of indent per level (what the user sees in the
+    Model tab: documents, then objects under the object that claims them)."""
+    widgets = _widgets_module()
+    trees = [tree for tree in FreeCADGui.getMainWindow().findChildren(widgets.QTreeWidget)
+             if tree.metaObject().className() == "Gui::TreeWidget"]
+    lines = []
+
+    def walk(item, depth):
+        lines.append("  " * depth + item.text(0))
+        for i in range(item.childCount()):
+            walk(item.child(i), depth + 1)
+
+    for tree in trees[:1]:
+        for i in range(tree.topLevelItemCount()):
+            walk(tree.topLevelItem(i), 0)
+    return lines
+
+
+def wait(seconds):
+    """Process Qt events for ``seconds`` (timers included: the tree view updates on a timer)."""
+    import time
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        process_events()
+        time.sleep(0.02)
+
+
+def show_only_toolbars(keep):
+    """Hide every toolbar of the main window whose title is not in ``keep`` (a predicate on the
+    title); return a function that shows them again."""
+    widgets = _widgets_module()
+    hidden = []
+    for bar in FreeCADGui.getMainWindow().findChildren(widgets.QToolBar):
+        if bar.isVisible() and not keep(bar.windowTitle()):
+            bar.setVisible(False)
+            hidden.append(bar)
+
+    def restore():
+        for bar in hidden:
+            bar.setVisible(True)
+    return restore
+
+
+# --- what the Multibody view providers draw ------------------------------------------------------
+
+def multibody_objects(doc):
+    """The Multibody objects of ``doc`` (their proxy's ``Type`` starts with ``Multibody::``)."""
+    return [o for o in doc.Objects
+            if getattr(getattr(o, "Proxy", None), "Type", "").startswith("Multibody::")]
+
+
+def symbol_box(obj):
+    """Size and centre of the bounding box of what the object's view provider draws (mm), or
+    None if it draws nothing."""
+    from pivy import coin
+    proxy = obj.ViewObject.Proxy
+    display = getattr(proxy, "display", None)
+    if display is None or display.getNumChildren() == 0:
+        return None
+    view = FreeCADGui.ActiveDocument.ActiveView
+    action = coin.SoGetBoundingBoxAction(view.getViewer().getSoRenderManager().getViewportRegion())
+    action.apply(obj.ViewObject.RootNode)
+    box = action.getBoundingBox()
+    if box.isEmpty():
+        return None
+    size = box.getSize().getValue()
+    center = box.getCenter().getValue()
+    return {"size": [round(float(x), 3) for x in size],
+            "center": [round(float(x), 3) for x in center]}
+
+
+def materials(obj):
+    """The diffuse colours (rounded) of the materials in the object's symbol."""
+    from pivy import coin
+    search = coin.SoSearchAction()
+    search.setType(coin.SoMaterial.getClassTypeId())
+    search.setInterest(coin.SoSearchAction.ALL)
+    search.apply(obj.ViewObject.Proxy.display)
+    colors = set()
+    for i in range(search.getPaths().getLength()):
+        node = search.getPaths()[i].getTail()
+        colors.add(tuple(round(float(c), 2) for c in node.diffuseColor[0].getValue()))
+    return sorted(colors)
+
+
+def describe(doc):
+    """What the document's Multibody objects look like in the GUI."""
+    found = {}
+    for obj in multibody_objects(doc):
+        vobj = obj.ViewObject
+        proxy = getattr(vobj, "Proxy", None)
+        found[obj.Name] = {
+            "type": obj.Proxy.Type,
+            "view_provider": type(proxy).__name__,
+            "display_mode": vobj.DisplayMode,
+            "visible": bool(vobj.Visibility),
+            "icon": os.path.basename(proxy.getIcon()) if proxy is not None else None,
+            "box": symbol_box(obj),
+            "problem": obj.Problem,
+        }
+    return found
+
+
+def show_model_tab():
+    """Bring the tree to the front: the combo view's "Model" tab (0.20), or the "Model" dock,
+    tabbed with "Tasks" (1.0)."""
+    widgets = _widgets_module()
+    main_window = FreeCADGui.getMainWindow()
+    dock = main_window.findChild(widgets.QDockWidget, "Model")
+    if dock is not None:
+        dock.raise_()
+        return True
+    for tabs in main_window.findChildren(widgets.QTabWidget):
+        for i in range(tabs.count()):
+            if tabs.tabText(i).replace("&", "") == "Model":
+                tabs.setCurrentIndex(i)
+                return True
+    return False
