@@ -1,4 +1,4 @@
-"""The discrete-time Newton-Euler method: every body on its own, joints as very stiff spring-dampers.
+"""The discrete-time Newton-Euler method: every body on its own, joints as stiff spring-dampers.
 
 After Zhanal and Portes, *Calculation of mechanism motion using discrete time approach* (Vibroeng.
 Procedia 18, 2018): each rigid body is integrated by the Newton-Euler equations with a very small
@@ -46,21 +46,34 @@ Joints: penalty spring-dampers on the forbidden relative motions
       universal hinges (the cross stays square). Spherical, free and bushing hinges block no
       rotation; free and bushing hinges no translation.
 
-    The penalty is a spring-damper *weighted by the joint's effective mass*:
+    The penalty is a spring-damper *weighted by the joint's effective mass*: with ``d`` the
+    blocked displacements (rotations and translations together, up to six rows) and ``d'`` their
+    rates,
 
-        ``f_A = -M (w_j^2 d + c_j d')``,    ``M = G^-1``
+        ``lambda = M (w_j^2 d + c_j d')``,    ``M = G^-1``,    ``G = sum_b J_b M_b^-1 J_b^T``
 
-    ``G`` the mobility of the two bodies at the joint in the blocked directions, evaluated every
-    step from the bodies' poses: for translations at ``pB``, ``G_ab = sum (d_ab/m + (s x e_a) .
-    J^-1 (s x e_b))`` over the two bodies (``s`` the arm from the body's mass centre to ``pB``,
-    ``J^-1`` its global inverse inertia; the ground contributes nothing); for rotations ``G_ab =
-    sum e_a . J^-1 e_b``. The translational force acts on body i at ``pB`` and its opposite on body
-    o *also at pB* (then it is the exact gradient of ``1/2 d^T K d`` for constant ``K = w_j^2 M``,
-    turning of ``A`` included); the torque is a pure couple. So every blocked direction of a joint
-    alone is an oscillator of the same natural frequency ``w_j``, whatever the bodies' masses,
-    inertias and lever arms (a scalar stiffness would be limited by the most mobile direction,
-    e.g. the spin of a slender link about its axis, and leave the others soft: 30 times the
-    misalignment in the 24-link chain).
+    where row k of ``J_b`` is body b's velocity along row k per unit twist of the body (``[e_k;
+    0]`` for a rotation row, ``[s_b x e_k; e_k]`` for a translation row at ``pB``, ``s_b`` the
+    arm from the body's mass centre to ``pB``) and ``M_b = diag(J_b, m_b I)`` its inertia at the
+    mass centre (the ground contributes nothing). ``G`` is the mobility of the joint: the
+    relative acceleration of its blocked rows per unit of their loads ``lambda``. Body i gets the
+    forces ``-lambda_k e_k`` at ``pB`` and the torques ``-lambda_k e_k``, body o the opposite
+    (forces also at ``pB``: then the translational part is the exact gradient of
+    ``1/2 d^T K d`` for constant ``K = w_j^2 M``, turning of ``A`` included). So the joint
+    alone, between its two bodies, is an oscillator of the same natural frequency ``w_j`` in every
+    blocked direction, whatever the masses, inertias and lever arms. (A scalar stiffness per
+    direction is limited by the most mobile direction, e.g. the spin of a slender link about its
+    axis, and leaves the others soft; separate translation and rotation blocks miss that a
+    rotation about the joint point moves the mass centre: on seed 004's arm, whose joint is 0.3 m
+    from a 50 mm cube, that mode is 15 times slower than the block estimate, nearly undamped, and
+    rang at 10 rad/s^2 through the run.)
+
+    ``G`` changes only with the bodies' orientations (by about ``|w| h`` per step): it is built
+    and inverted (Cholesky) every :data:`REFRESH_EVERY` = 16 steps, and between refreshes ``M``
+    is extrapolated linearly from the last two (holding it constant instead makes the stiffness
+    jump at every refresh, and the joints ring: 10 times the reaction error of a refresh every
+    step; with the extrapolation the error is that of a refresh every step, at 1.8 times the
+    speed).
 
 Default joint frequency and damping (derived from the step)
     For symplectic Euler the oscillator ``x'' + 2 z w x' + w^2 x = 0`` is stable for
@@ -69,27 +82,27 @@ Default joint frequency and damping (derived from the step)
     damped, ``w h < 2`` undamped. The step's Nyquist limit is ``pi / h``; the top of the penalty
     spectrum is placed at
 
-        ``w_J = f pi / h``,  f = :data:`JOINT_FRACTION` = 0.1   (``w_J h = 0.31``, 20 steps a period)
+        ``w_J = f pi / h``,  f = :data:`JOINT_FRACTION` = 0.1  (``w_J h = 0.31``, 20 steps a period)
 
     a stability margin of 2.6 (f may go to 0.26). Joints share the bodies: a body held by ``n``
-    penalty groups (each hinge's blocked translations, and its blocked rotations, count as one
-    group each) would see its modes add up to ``sqrt(n)`` times a single joint's frequency
-    (Gershgorin), so a hinge whose bodies carry at most ``n_j`` groups gets
+    penalty joints would see its modes add up to ``sqrt(n)`` times one joint's frequency
+    (Gershgorin), so a hinge whose bodies carry at most ``n_j`` hinges with blocked directions
+    gets
 
-        ``w_j = w_J / sqrt(n_j)``      (``w_J / 2`` for a link with a revolute hinge at each end)
+        ``w_j = w_J / sqrt(n_j)``      (``w_J / sqrt 2`` for a link with a hinge at each end)
 
-    Measured on the examples (linearised penalty system at rest, finite differences), the highest
-    penalty mode is then 0.74 to 1.0 ``w_J``. The damping is proportional to the stiffness and
-    critical at ``w_J``: ``c_j = 2 z w_j^2 / w_J`` (z = 1), so that every penalty mode ``w_i <=
-    w_J`` has the damping ratio ``z w_i / w_J <= 1``. (Critical damping at each joint's own
-    ``w_j`` instead over-damps the coupled modes above it, ``z = w_i / w_j`` up to 1.7 on the
-    examples, and the explicit damper turns them unstable at f = 0.2.) A joint alone rings down
-    at the rate ``z w_j^2 / w_J = z w_J / n_j``: in 0.13 ms for ``n_j = 4`` at h = 1e-5 s.
-    The joint deflects by about ``(load / effective mass) / w_j^2 = n_j a h^2 / (f pi)^2``:
-    4e-8 m for an acceleration of 10 m/s^2 and n_j = 4 at h = 1e-5 s; the method converges
-    to the rigid joints as ``h -> 0``. Overrides: ``joint_fraction`` (f), ``joint_frequency``
-    (``w_J / 2 pi`` in Hz, absolute), ``joint_damping_ratio`` (z); :meth:`NewtonEuler.
-    joint_stiffness` gives a hinge's current stiffness matrices.
+    Measured on the examples (the penalty system linearised at rest by finite differences), the
+    highest penalty mode is then 0.93 to 1.0 ``w_J``. The damping is proportional to the
+    stiffness and critical at ``w_J``: ``c_j = 2 z w_j^2 / w_J`` (z = 1), so that every penalty
+    mode ``w_i <= w_J`` has the damping ratio ``z w_i / w_J <= 1``. (Critical damping at each
+    joint's own ``w_j`` instead over-damps the coupled modes above it, up to 1.7 times critical on
+    the examples, and the explicit damper turns them unstable at f = 0.2.) A joint alone rings
+    down at the rate ``z w_j^2 / w_J = z w_J / n_j``, in 0.06 ms for ``n_j = 2`` at h = 1e-5 s.
+    The joint deflects by about ``(load / effective mass) / w_j^2 = n_j a h^2 / (f pi)^2``: 2e-8 m
+    for an acceleration of 10 m/s^2 and n_j = 2 at h = 1e-5 s; the method converges to rigid
+    joints as ``h -> 0``. Overrides: ``joint_fraction`` (f), ``joint_frequency`` (``w_J / 2 pi``
+    in Hz, absolute), ``joint_damping_ratio`` (z); :meth:`NewtonEuler.joint_stiffness` gives a
+    hinge's current stiffness matrix.
 
 Drivers: velocity-level projection instead of a servo spring
     A stiff servo spring on a driven coordinate lags under load by ``load / k``: on the engine's
@@ -112,18 +125,24 @@ Results (the same columns as every method, see :mod:`.results`)
     driver impulses included); hinge coordinates are measured from the bodies' poses (angles
     tracked every step so that they are continuous over any number of turns), rates and
     accelerations are projections of the bodies' relative motion on the hinge's axes.
+    Cut hinges have the columns of every hinge plus their loop-closure errors (``closure_gap``
+    ...), here the deflection of their penalty joint (:class:`NewtonEulerRecorder`).
     At t = 0 the joints are not yet deflected: the first row has zero reactions and the
     accelerations of the bodies without their joints. The joints load within their ring-down time
     (about ``n_j / w_J``, some ten steps), after which the reactions follow the rigid ones to
-    O(h).
+    O(h). Where constraints are redundant (a planar four-bar of revolute hinges in 3D) the rigid
+    reactions are not unique: the penalty joints share those loads by their stiffness (an elastic
+    solution), the MSTMM solver gives the minimum-norm cut-hinge loads; the motion agrees.
 
 Initial state
     From the hinges' initial coordinates and rates (drivers at t = 0), placed by the spanning
     tree (:func:`.kinematics.forward_kinematics`) with body initial velocities on free hinges
     as in :class:`.system.System`. For closed loops the position coordinates not given are
     adjusted by Newton iterations to close the loops (when the drawing does not), and the rates
-    not given are made consistent with the loops (least-norm correction), so that the stiff joints
-    do not start with a jolt. Bodies not connected to the ground keep their drawn pose.
+    not given are made consistent with the loops (least-norm correction, the given and driven
+    ones kept: the same rates as the assembly of the other methods on the examples), so that the
+    stiff joints do not start with a jolt. Bodies not connected to the ground keep their drawn
+    pose and their initial velocities.
 """
 
 from __future__ import annotations
@@ -136,9 +155,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .kinematics import (Pose, coordinate_slices, drawn_poses, forward_kinematics, hinge_coordinates,
-                         initial_coordinates, loop_jacobian, loop_residual, marker_pose,
-                         motion_subspace, twist_jacobian)
+from .kinematics import (Pose, coordinate_slices, drawn_poses, forward_kinematics,
+                         hinge_coordinates, initial_coordinates, loop_jacobian, loop_residual,
+                         marker_pose, motion_subspace, twist_jacobian)
 from .model import HINGE_TYPES, ModelError, MultibodySystem, Problem
 from .rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
 from .system import Forces, Instant, bryant_to_quaternion
@@ -158,6 +177,9 @@ ORTHO_EVERY = 64
 #: Steps between unwrappings of the angles of hinges without spring or driver (their angles may
 #: turn by less than pi in that many steps: 78000 rad/s at h = 1e-5 s).
 TRACK_EVERY = 4
+#: Steps between refreshes of the joints' effective masses (they change with the bodies'
+#: orientations only, by about |w| h per step).
+REFRESH_EVERY = 16
 
 # rotation modes of the penalty
 R_NONE, R_FULL, R_AXIS, R_CROSS = 0, 1, 2, 3
@@ -187,12 +209,15 @@ Loads = namedtuple("Loads", "gravity pf_body pf_R pf_p pf_dir pf_frame pf_torque
                             "sd_bi sd_pi sd_bo sd_po sd_k sd_c sd_L0 sd_mag "
                             "rs_bi rs_Ri rs_bo rs_Ro rs_k rs_c")
 State = namedtuple("State", "x R v L qt")
-Work = namedtuple("Work", "wg F T Fa Ta Wh tau v0 L0 acc alpha tA tB tC tD tE tG tM js lay")
+Work = namedtuple("Work", "wg F T Fa Ta Wh tau v0 L0 acc alpha tA tB tC kE kP kG Meff dMeff nkj "
+                         "age ky clos js lay")
 #: What :class:`~.results.Recorder` reads from a formulation besides ``instant``.
 Layout = namedtuple("Layout", "qo uo nq nu sgn hk hc href hRref mass JCl")
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
-_INL = dict(cache=True, nogil=True, inline="always", error_model="numpy")
+#: small helpers: LLVM inlines them (numba's IR inlining, inline="always", made the first
+#: compilation five times slower for no speed)
+_INL = dict(cache=True, nogil=True, error_model="numpy")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -226,22 +251,6 @@ def _m33(A, B, C):
         C[a, 0] = a0 * B[0, 0] + a1 * B[1, 0] + a2 * B[2, 0]
         C[a, 1] = a0 * B[0, 1] + a1 * B[1, 1] + a2 * B[2, 1]
         C[a, 2] = a0 * B[0, 2] + a1 * B[1, 2] + a2 * B[2, 2]
-
-
-@njit(**_INL)
-def _inv3(G, M):
-    """M = G^-1 for a symmetric positive definite 3x3 G (cofactors)."""
-    c00 = G[1, 1] * G[2, 2] - G[1, 2] * G[2, 1]
-    c01 = G[0, 2] * G[2, 1] - G[0, 1] * G[2, 2]
-    c02 = G[0, 1] * G[1, 2] - G[0, 2] * G[1, 1]
-    det = G[0, 0] * c00 + G[1, 0] * c01 + G[2, 0] * c02
-    inv = 1.0 / det if det != 0.0 else 0.0
-    M[0, 0] = c00 * inv
-    M[0, 1] = M[1, 0] = c01 * inv
-    M[0, 2] = M[2, 0] = c02 * inv
-    M[1, 1] = (G[0, 0] * G[2, 2] - G[0, 2] * G[2, 0]) * inv
-    M[1, 2] = M[2, 1] = (G[0, 2] * G[1, 0] - G[0, 0] * G[1, 2]) * inv
-    M[2, 2] = (G[0, 0] * G[1, 1] - G[0, 1] * G[1, 0]) * inv
 
 
 @njit(**_INL)
@@ -471,7 +480,7 @@ def _applied(x, R, v, wg, F, T, pf_body, pf_R, pf_p, pf_dir, pf_frame, pf_torque
 @njit(**_JIT)
 def _joints(x, R, v, wg, F, T, qt, mass, Jinv, bi_, bo_, Ri_, pi_, Ro_, po_, om_, zc_, tmask,
             rmode, uo_, nu_, hflag, quat_, ukind, uaxis, uq, hk, hc, href, hRref, Wh, tau,
-            A, B, C, Di, Do, G, M, track_all):
+            A, B, C, kE, kP, kG, Meff, dMeff, nkj, age, ky, clos, refresh, track_all, store):
     """Penalty wrench, springs and dampers of every hinge: added to F, T; into Wh and tau.
 
     The penalty of hinge j in its blocked directions (output-marker axes for translations and
@@ -480,7 +489,9 @@ def _joints(x, R, v, wg, F, T, qt, mass, Jinv, bi_, bo_, Ri_, pi_, Ro_, po_, om_
     the displacement (misalignment) and ``d'`` its rate; ``om = om_[j]``, ``zc = zc_[j]``.
 
     Tracked angles (qt) are unwrapped at the current poses for hinges with a spring or driver
-    (``hflag & 2``) and, with ``track_all``, for all."""
+    (``hflag & 2``) and, with ``track_all``, for all. With ``store``, ``clos[j]`` gets the norms
+    of hinge j's blocked translations (m) and rotations (rad, the sines of the misalignments)
+    and of their rates."""
     for j in range(bi_.size):
         bi, bo = bi_[j], bo_[j]
         # frames, points and relative motion (as _frame_pos, written out: no array calls)
@@ -528,55 +539,12 @@ def _joints(x, R, v, wg, F, T, qt, mass, Jinv, bi_, bo_, Ri_, pi_, Ro_, po_, om_
                 if kind == U_RZ or kind == U_RX or kind == U_RY:
                     iq = uq[u]
                     qt[iq] += _wrap(_raw_angle(kind, A, B) - qt[iq])
-        om, zc = om_[j], zc_[j]
-        om2 = om * om
-        f0 = f1 = f2 = 0.0
-        t0 = t1 = t2 = 0.0
-        if tmask[j, 0] or tmask[j, 1] or tmask[j, 2]:
-            # effective inverse mass at pB along the blocked axes a of A:
-            # G[a, b] = sum over the bodies (d_ab / m + (arm x e_a) . J^-1 (arm x e_b))
-            for a in range(3):
-                e0, e1, e2 = A[0, a], A[1, a], A[2, a]
-                if bi >= 0:
-                    c = _cr(rb0, rb1, rb2, e0, e1, e2)
-                    Di[a, 0], Di[a, 1], Di[a, 2] = _mtv(R[bi], c[0], c[1], c[2])
-                if bo >= 0:
-                    c = _cr(sa0, sa1, sa2, e0, e1, e2)
-                    Do[a, 0], Do[a, 1], Do[a, 2] = _mtv(R[bo], c[0], c[1], c[2])
-            for a in range(3):
-                for b in range(a, 3):
-                    if tmask[j, a] and tmask[j, b]:
-                        gab = 0.0
-                        if bi >= 0:
-                            gab += (Di[a, 0] * Di[b, 0] * Jinv[bi, 0] + Di[a, 1] * Di[b, 1]
-                                    * Jinv[bi, 1] + Di[a, 2] * Di[b, 2] * Jinv[bi, 2])
-                            if a == b:
-                                gab += 1.0 / mass[bi]
-                        if bo >= 0:
-                            gab += (Do[a, 0] * Do[b, 0] * Jinv[bo, 0] + Do[a, 1] * Do[b, 1]
-                                    * Jinv[bo, 1] + Do[a, 2] * Do[b, 2] * Jinv[bo, 2])
-                            if a == b:
-                                gab += 1.0 / mass[bo]
-                    else:
-                        gab = 1.0 if a == b else 0.0
-                    G[a, b] = gab
-                    G[b, a] = gab
-            _inv3(G, M)
-            d0 = (A[0, 0] * r0 + A[1, 0] * r1 + A[2, 0] * r2) * om2 + zc * (
-                A[0, 0] * v0 + A[1, 0] * v1 + A[2, 0] * v2) if tmask[j, 0] else 0.0
-            d1 = (A[0, 1] * r0 + A[1, 1] * r1 + A[2, 1] * r2) * om2 + zc * (
-                A[0, 1] * v0 + A[1, 1] * v1 + A[2, 1] * v2) if tmask[j, 1] else 0.0
-            d2 = (A[0, 2] * r0 + A[1, 2] * r1 + A[2, 2] * r2) * om2 + zc * (
-                A[0, 2] * v0 + A[1, 2] * v1 + A[2, 2] * v2) if tmask[j, 2] else 0.0
-            fa = _mv(M, d0, d1, d2)
-            fa0 = -fa[0] if tmask[j, 0] else 0.0
-            fa1 = -fa[1] if tmask[j, 1] else 0.0
-            fa2 = -fa[2] if tmask[j, 2] else 0.0
-            f0, f1, f2 = _mv(A, fa0, fa1, fa2)
+        # the blocked rows: direction (global), translation or rotation, displacement, rate
+        nk = 0
         mode = rmode[j]
         if mode == R_AXIS or mode == R_FULL:
             if mode == R_AXIS:
-                # misalignment of the axes: zA x zB; blocked: about xA and yA
+                # misalignment of the axes: zA x zB, on xA and yA
                 c = _cr(A[0, 2], A[1, 2], A[2, 2], B[0, 2], B[1, 2], B[2, 2])
                 ph0, ph1, ph2 = c[0], c[1], c[2]
                 nax = 2
@@ -592,52 +560,136 @@ def _joints(x, R, v, wg, F, T, qt, mass, Jinv, bi_, bo_, Ri_, pi_, Ro_, po_, om_
                 nax = 3
             for a in range(nax):
                 e0, e1, e2 = A[0, a], A[1, a], A[2, a]
-                if bi >= 0:
-                    Di[a, 0], Di[a, 1], Di[a, 2] = _mtv(R[bi], e0, e1, e2)
-                if bo >= 0:
-                    Do[a, 0], Do[a, 1], Do[a, 2] = _mtv(R[bo], e0, e1, e2)
-            for a in range(3):
-                for b in range(a, 3):
-                    if a < nax and b < nax:
-                        gab = 0.0
-                        if bi >= 0:
-                            gab += (Di[a, 0] * Di[b, 0] * Jinv[bi, 0] + Di[a, 1] * Di[b, 1]
-                                    * Jinv[bi, 1] + Di[a, 2] * Di[b, 2] * Jinv[bi, 2])
-                        if bo >= 0:
-                            gab += (Do[a, 0] * Do[b, 0] * Jinv[bo, 0] + Do[a, 1] * Do[b, 1]
-                                    * Jinv[bo, 1] + Do[a, 2] * Do[b, 2] * Jinv[bo, 2])
-                    else:
-                        gab = 1.0 if a == b else 0.0
-                    G[a, b] = gab
-                    G[b, a] = gab
-            _inv3(G, M)
-            d0 = om2 * (A[0, 0] * ph0 + A[1, 0] * ph1 + A[2, 0] * ph2) + zc * (
-                A[0, 0] * dw0 + A[1, 0] * dw1 + A[2, 0] * dw2)
-            d1 = om2 * (A[0, 1] * ph0 + A[1, 1] * ph1 + A[2, 1] * ph2) + zc * (
-                A[0, 1] * dw0 + A[1, 1] * dw1 + A[2, 1] * dw2)
-            d2 = 0.0
-            if nax == 3:
-                d2 = om2 * (A[0, 2] * ph0 + A[1, 2] * ph1 + A[2, 2] * ph2) + zc * (
-                    A[0, 2] * dw0 + A[1, 2] * dw1 + A[2, 2] * dw2)
-            ta = _mv(M, d0, d1, d2)
-            t0, t1, t2 = _mv(A, -ta[0], -ta[1], 0.0 if nax == 2 else -ta[2])
+                kE[nk, 0], kE[nk, 1], kE[nk, 2] = e0, e1, e2
+                ky[nk, 0] = 0.0
+                ky[nk, 1] = e0 * ph0 + e1 * ph1 + e2 * ph2
+                ky[nk, 2] = e0 * dw0 + e1 * dw1 + e2 * dw2
+                nk += 1
         elif mode == R_CROSS:
-            # universal: xA . yB = 0; blocked rotation about n = xA x yB
+            # universal: xA . yB = 0; the blocked rotation is about n = xA x yB, by -xA . yB
             xa0, xa1, xa2 = A[0, 0], A[1, 0], A[2, 0]
             yb0, yb1, yb2 = B[0, 1], B[1, 1], B[2, 1]
-            sc = xa0 * yb0 + xa1 * yb1 + xa2 * yb2
             n = _cr(xa0, xa1, xa2, yb0, yb1, yb2)
-            nn = max(n[0] * n[0] + n[1] * n[1] + n[2] * n[2], 1e-12)
-            gn = 0.0
-            if bi >= 0:
-                gn += _inv_inertia(R, Jinv, bi, n[0], n[1], n[2])
-            if bo >= 0:
-                gn += _inv_inertia(R, Jinv, bo, n[0], n[1], n[2])
-            mn = nn / gn if gn > 0.0 else 0.0           # inertia about n (|n| ~ 1)
-            dn = mn * zc * (n[0] * dw0 + n[1] * dw1 + n[2] * dw2) / nn
-            t0 = mn * om2 * sc * n[0] - dn * n[0]
-            t1 = mn * om2 * sc * n[1] - dn * n[1]
-            t2 = mn * om2 * sc * n[2] - dn * n[2]
+            nl = np.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
+            if nl > 1e-9:
+                e0, e1, e2 = n[0] / nl, n[1] / nl, n[2] / nl
+                kE[nk, 0], kE[nk, 1], kE[nk, 2] = e0, e1, e2
+                ky[nk, 0] = 0.0
+                ky[nk, 1] = -(xa0 * yb0 + xa1 * yb1 + xa2 * yb2) * nl
+                ky[nk, 2] = e0 * dw0 + e1 * dw1 + e2 * dw2
+                nk += 1
+        nr = nk
+        for a in range(3):
+            if tmask[j, a]:
+                e0, e1, e2 = A[0, a], A[1, a], A[2, a]
+                kE[nk, 0], kE[nk, 1], kE[nk, 2] = e0, e1, e2
+                ky[nk, 0] = 1.0
+                ky[nk, 1] = e0 * r0 + e1 * r1 + e2 * r2
+                ky[nk, 2] = e0 * v0 + e1 * v1 + e2 * v2
+                nk += 1
+        if store:
+            g0 = g1 = g2 = g3 = 0.0
+            for k in range(nk):
+                if k >= nr:
+                    g0 += ky[k, 1] * ky[k, 1]
+                    g2 += ky[k, 2] * ky[k, 2]
+                else:
+                    g1 += ky[k, 1] * ky[k, 1]
+                    g3 += ky[k, 2] * ky[k, 2]
+            clos[j, 0], clos[j, 1] = np.sqrt(g0), np.sqrt(g1)
+            clos[j, 2], clos[j, 3] = np.sqrt(g2), np.sqrt(g3)
+        f0 = f1 = f2 = 0.0
+        t0 = t1 = t2 = 0.0
+        Mj, dMj = Meff[j], dMeff[j]
+        if nk > 0 and (refresh or nkj[j] != nk):
+            # G = sum over the two bodies of J_b M_b^-1 J_b^T: row k of J_b is [e_k; 0] for a
+            # rotation, [s_b x e_k; e_k] for a translation at pB (s_b the arm from the mass
+            # centre), M_b = diag(J_b, m_b I); in principal axes J_b^-1 is diagonal.
+            for k in range(nk):
+                for l in range(k + 1):
+                    kG[k, l] = 0.0
+            for side in range(2):
+                b = bi if side == 0 else bo
+                if b < 0:
+                    continue
+                Rm = R[b]
+                if side == 0:
+                    s = _mtv(Rm, rb0, rb1, rb2)
+                else:
+                    s = _mtv(Rm, sa0, sa1, sa2)
+                # rows' angular parts in the body's principal axes, times sqrt(J^-1)
+                q0, q1, q2 = np.sqrt(Jinv[b, 0]), np.sqrt(Jinv[b, 1]), np.sqrt(Jinv[b, 2])
+                for k in range(nk):
+                    e = _mtv(Rm, kE[k, 0], kE[k, 1], kE[k, 2])
+                    if k >= nr:
+                        e = _cr(s[0], s[1], s[2], e[0], e[1], e[2])
+                    kP[k, 0], kP[k, 1], kP[k, 2] = e[0] * q0, e[1] * q1, e[2] * q2
+                im = 1.0 / mass[b]
+                for k in range(nk):
+                    p0_, p1_, p2_ = kP[k, 0], kP[k, 1], kP[k, 2]
+                    for l in range(k + 1):
+                        kG[k, l] += p0_ * kP[l, 0] + p1_ * kP[l, 1] + p2_ * kP[l, 2]
+                    if k >= nr:
+                        # translation rows are orthonormal axes of A: e_k . e_l / m
+                        kG[k, k] += im
+            # M = G^-1 by Cholesky (lower triangle of kG), kept with its trend: between
+            # refreshes M is extrapolated linearly (a smooth stiffness: no jumps to ring)
+            ok = True
+            for k in range(nk):
+                d = kG[k, k]
+                for m_ in range(k):
+                    d -= kG[k, m_] * kG[k, m_]
+                if d <= 0.0:
+                    ok = False
+                    break
+                d = np.sqrt(d)
+                kG[k, k] = d
+                for l in range(k + 1, nk):
+                    g = kG[l, k]
+                    for m_ in range(k):
+                        g -= kG[l, m_] * kG[k, m_]
+                    kG[l, k] = g / d
+            if not ok:
+                nkj[j] = 0                # no mass on either side: no penalty
+            else:
+                steps = age[j] if nkj[j] == nk and age[j] > 0 else 0
+                for c_ in range(nk):      # column c_ of G^-1: solve L L^T x = e_c
+                    for k in range(nk):
+                        g = 1.0 if k == c_ else 0.0
+                        for m_ in range(k):
+                            g -= kG[k, m_] * kP[m_, 0]
+                        kP[k, 0] = g / kG[k, k]
+                    for k in range(nk - 1, -1, -1):
+                        g = kP[k, 0]
+                        for m_ in range(k + 1, nk):
+                            g -= kG[m_, k] * kP[m_, 0]
+                        kP[k, 0] = g / kG[k, k]
+                    for k in range(nk):
+                        x_ = kP[k, 0]
+                        dMj[k, c_] = (x_ - Mj[k, c_]) / steps if steps > 0 else 0.0
+                        Mj[k, c_] = x_
+                nkj[j] = nk
+                age[j] = 0
+        if nk > 0 and nkj[j] == nk:
+            # lambda = M (om^2 d + zc d'), M extrapolated by its trend
+            om, zc = om_[j], zc_[j]
+            om2 = om * om
+            ag = float(age[j])
+            for k in range(nk):
+                ky[k, 2] = om2 * ky[k, 1] + zc * ky[k, 2]
+            for k in range(nk):
+                g = 0.0
+                for l in range(nk):
+                    g += (Mj[k, l] + ag * dMj[k, l]) * ky[l, 2]
+                if k >= nr:
+                    f0 -= g * kE[k, 0]
+                    f1 -= g * kE[k, 1]
+                    f2 -= g * kE[k, 2]
+                else:
+                    t0 -= g * kE[k, 0]
+                    t1 -= g * kE[k, 1]
+                    t2 -= g * kE[k, 2]
+            age[j] += 1
         if flag & 1:
             p0 = p1 = p2 = 0.0
             if quat_[j]:
@@ -828,7 +880,7 @@ def _positions(x, R, v, L, Jinv, h, ortho):
 
 
 # row layout of a recorded instant: offsets in W.lay
-L_X, L_R, L_V, L_W, L_A, L_AL, L_Q, L_U, L_UD, L_TAU, L_WH, L_FA, L_TA, L_LEN = range(14)
+L_X, L_R, L_V, L_W, L_A, L_AL, L_Q, L_U, L_UD, L_TAU, L_WH, L_FA, L_TA, L_CL, L_LEN = range(15)
 
 
 @njit(**_JIT)
@@ -937,11 +989,13 @@ def _record(S, Bd, Jt, W, row, h):
                 row[lay[L_Q] + iq + a] = qt[iq + a]
         for a in range(6):
             row[lay[L_WH] + 6 * j + a] = W.Wh[j, a]
+        for a in range(4):
+            row[lay[L_CL] + 4 * j + a] = W.clos[j, a]
 
 
 @njit(**_JIT)
 def ne_run(S, Bd, Jt, Ld, W, k0, nsteps, h, mags, drvn, out, every, record_last, ortho_every,
-           track_every):
+           track_every, refresh_every):
     """``nsteps`` steps of length ``h`` from the state S (updated in place), step index ``k0``.
 
     ``mags[s]`` holds the force magnitudes at the time of step ``k0 + s`` and ``drvn[s]`` the
@@ -949,7 +1003,8 @@ def ne_run(S, Bd, Jt, Ld, W, k0, nsteps, h, mags, drvn, out, every, record_last,
     is a multiple of ``every`` (0: never) is written to the next row of ``out``; with
     ``record_last`` the state after the last step is written too (evaluated, not advanced).
     Angles of hinges without spring or driver are unwrapped every ``track_every`` steps (and at
-    every record). Returns the number of rows written.
+    every record), the joints' effective masses refreshed every ``refresh_every`` steps (and at
+    the first). Returns the number of rows written.
     """
     x, R, v, L, qt = S.x, S.R, S.v, S.L, S.qt
     mass, Jinv = Bd.mass, Bd.Jinv
@@ -984,10 +1039,11 @@ def ne_run(S, Bd, Jt, Ld, W, k0, nsteps, h, mags, drvn, out, every, record_last,
                     W.Fa[i, a] = F[i, a]
                     W.Ta[i, a] = T[i, a]
         track = rec or k % track_every == 0
+        refresh = k % refresh_every == 0
         _joints(x, R, v, wg, F, T, qt, mass, Jinv, Jt.bi, Jt.bo, Jt.Ri, Jt.pi, Jt.Ro, Jt.po,
                 Jt.om, Jt.zc, Jt.tmask, Jt.rmode, Jt.uo, Jt.nu, Jt.hflag, Jt.quat, Jt.ukind,
-                Jt.uaxis, Jt.uq, Jt.hk, Jt.hc, Jt.href, Jt.hRref, Wh, tau, A, B, C, W.tD, W.tE,
-                W.tG, W.tM, track)
+                Jt.uaxis, Jt.uq, Jt.hk, Jt.hc, Jt.href, Jt.hRref, Wh, tau, A, B, C, W.kE, W.kP,
+                W.kG, W.Meff, W.dMeff, W.nkj, W.age, W.ky, W.clos, refresh, track, rec)
         for i in range(n):
             mi = h / mass[i]
             for a in range(3):
@@ -1024,15 +1080,6 @@ def _floats(v, shape):
     return np.array(v, dtype=float).reshape((len(v),) + shape)
 
 
-def _largest_eig(M) -> float:
-    return float(np.linalg.eigvalsh(0.5 * (M + M.T))[-1])
-
-
-def _skew(r):
-    x, y, z = r
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-
-
 class NewtonEuler:
     """A model assembled for the discrete-time Newton-Euler method.
 
@@ -1056,7 +1103,16 @@ class NewtonEuler:
     columns as the other methods'. ``hinges`` lists every hinge (tree, cut, elastic closures and
     hinges among bodies not connected to the ground), the state ``y = [q; u]`` the hinge
     coordinates and rates in the layout of :mod:`.system` (quaternions for spherical, free,
-    bushing), measured from the bodies.
+    bushing), measured from the bodies. In the :class:`~.system.Instant` of this method the
+    point ``hp`` of a body is its mass centre (``vh`` its velocity, ``x = [alpha; a]`` there) and
+    ``Wh`` has one row per hinge of ``hinges``: the wrench ``[torque; force]`` the hinge applies
+    on its input body at its input marker's origin (``Wcut`` is empty: cut hinges are in ``Wh``).
+
+    Use :func:`run` (or ``simulate(model, method="newton-euler")``) for a whole run; by hand::
+
+        ne = NewtonEuler(model, 1e-5)
+        rows = ne.advance(1000, every=100)       # compiled steps; rows of the states on the way
+        inst = ne.instant(ne.t)                   # the Instant of the current state
     """
 
     def __init__(self, model: MultibodySystem, step: float = 1e-5, joint_fraction=None,
@@ -1305,11 +1361,10 @@ class NewtonEuler:
         n, nh = self.mass.size, Jt.bi.size
         groups = np.zeros(n)
         for j in range(nh):
-            for flag in (Jt.tmask[j].any(), Jt.rmode[j] != R_NONE):
-                if flag:
-                    for b in (Jt.bi[j], Jt.bo[j]):
-                        if b >= 0:
-                            groups[b] += 1
+            if Jt.tmask[j].any() or Jt.rmode[j] != R_NONE:
+                for b in (Jt.bi[j], Jt.bo[j]):
+                    if b >= 0:
+                        groups[b] += 1
         self.joint_parameters = {}
         for j in range(nh):
             nj = max([groups[b] for b in (Jt.bi[j], Jt.bo[j]) if b >= 0] + [1.0])
@@ -1318,38 +1373,50 @@ class NewtonEuler:
             self.joint_parameters[self.hinges[j]] = (float(Jt.om[j] / (2 * np.pi)),
                                                      float(zeta * Jt.om[j] / omega))
 
-    def joint_stiffness(self, hinge: str) -> tuple[np.ndarray, np.ndarray]:
-        """The penalty stiffness of a hinge at the current state, in its output marker's axes.
+    def joint_stiffness(self, hinge: str) -> np.ndarray:
+        """The penalty stiffness of a hinge at the current state, (6, 6).
 
-        Returns ``(K_t, K_r)``, (3, 3) each: N/m on the blocked translations, N m/rad on the
-        blocked rotations (zero rows and columns for free directions; a universal hinge's one
-        blocked rotation is reported about the output marker's z). The damping is
-        ``2 zeta / w_j`` times these.
+        Rows and columns ``[rx, ry, rz, x, y, z]``: rotations (N m/rad) and translations (N/m)
+        of the input marker relative to the output marker about and along the output marker's
+        axes (a universal hinge's blocked rotation about ``n = xA x yB`` is put on rz); zero for
+        the free directions. The damping is ``2 zeta w_j / w_J`` times it, w_j the hinge's
+        frequency. As the compiled kernel computes it (see the module docstring).
         """
         j = self.hinges.index(hinge)
         Jt, S = self.Jt, self.S
-        om2 = Jt.om[j] ** 2
-        A = self._frame(j, "o")[0]
-        pB = self._frame(j, "i")[1]
-        Gt, Gr = np.zeros((3, 3)), np.zeros((3, 3))
+        A, _ = self._frame(j, "o")
+        B, pB = self._frame(j, "i")
+        rows, trans = [], []
+        mode = Jt.rmode[j]
+        if mode in (R_AXIS, R_FULL):
+            rows += [A[:, a] for a in range(2 if mode == R_AXIS else 3)]
+            trans += [False] * (2 if mode == R_AXIS else 3)
+        elif mode == R_CROSS:
+            n = np.cross(A[:, 0], B[:, 1])
+            rows.append(n / np.linalg.norm(n))
+            trans.append(False)
+        idx = list(range(len(rows)))
+        if mode == R_CROSS:
+            idx = [2]
+        for a in range(3):
+            if Jt.tmask[j, a]:
+                rows.append(A[:, a])
+                trans.append(True)
+                idx.append(3 + a)
+        K = np.zeros((6, 6))
+        if not rows:
+            return K
+        G = np.zeros((len(rows), len(rows)))
         for b in (Jt.bi[j], Jt.bo[j]):
             if b < 0:
                 continue
             Jg = S.R[b] @ np.diag(self.Bd.Jinv[b]) @ S.R[b].T
-            Sk = _skew(pB - S.x[b])
-            Gt += np.eye(3) / self.mass[b] - Sk @ Jg @ Sk
-            Gr += Jg
-        Kt, Kr = np.zeros((3, 3)), np.zeros((3, 3))
-        m = Jt.tmask[j].astype(bool)
-        if m.any():
-            GA = (A.T @ Gt @ A)[np.ix_(m, m)]
-            Kt[np.ix_(m, m)] = om2 * np.linalg.inv(GA)
-        mode = Jt.rmode[j]
-        if mode != R_NONE:
-            r = {R_FULL: [0, 1, 2], R_AXIS: [0, 1], R_CROSS: [2]}[mode]
-            GA = (A.T @ Gr @ A)[np.ix_(r, r)]
-            Kr[np.ix_(r, r)] = om2 * np.linalg.inv(GA)
-        return Kt, Kr
+            arm = pB - S.x[b]
+            ang = np.array([np.cross(arm, e) if t else e for e, t in zip(rows, trans)])
+            lin = np.array([e if t else np.zeros(3) for e, t in zip(rows, trans)])
+            G += ang @ Jg @ ang.T + lin @ lin.T / self.mass[b]
+        K[np.ix_(idx, idx)] = Jt.om[j] ** 2 * np.linalg.inv(G)
+        return K
 
     def _frame(self, j, side):
         """(R, p) of hinge j's output ('o') or input ('i') marker at the current state."""
@@ -1363,15 +1430,16 @@ class NewtonEuler:
     def _build_work(self):
         n, nh = self.mass.size, self.Jt.bi.size
         z = np.zeros
-        lay = np.zeros(14, dtype=np.int64)
+        lay = np.zeros(15, dtype=np.int64)
         sizes = [3 * n, 9 * n, 3 * n, 3 * n, 3 * n, 3 * n, self.nq_tot, self.nu_tot,
-                 self.nu_tot, self.nu_tot, 6 * nh, 3 * n, 3 * n]
-        lay[1:14] = np.cumsum(sizes)
+                 self.nu_tot, self.nu_tot, 6 * nh, 3 * n, 3 * n, 4 * nh]
+        lay[1:15] = np.cumsum(sizes)
         self.row_length = int(lay[L_LEN])
         self.W = Work(z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((nh, 6)),
                       z(self.nu_tot), z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((3, 3)),
-                      z((3, 3)), z((3, 3)), z((3, 3)), z((3, 3)), z((3, 3)), z((3, 3)),
-                      z((10, 3)), lay)
+                      z((3, 3)), z((3, 3)), z((6, 3)), z((6, 3)), z((6, 6)), z((nh, 6, 6)),
+                      z((nh, 6, 6)), np.full(nh, -1, dtype=np.int64),
+                      np.zeros(nh, dtype=np.int64), z((6, 4)), z((nh, 4)), z((10, 3)), lay)
 
     # -- the initial state --------------------------------------------------------------------
     def initial_body_states(self):
@@ -1446,7 +1514,8 @@ class NewtonEuler:
             if h.type not in ("free", "bushing"):
                 problems.append(Problem(f"RigidBody '{b}'", "InitialVelocity",
                                         f"the body's tree hinge '{h.name}' is {h.type}: set its "
-                                        "InitialRates instead (a body velocity needs a free hinge)"))
+                                        "InitialRates instead (a body velocity needs a free "
+                                        "hinge)"))
                 continue
             p = poses[b].p
             tw = twist_jacobian(model, topo, b, q0, poses, p) @ qd0
@@ -1525,7 +1594,7 @@ class NewtonEuler:
             nrec = 0
         out = np.empty((nrec + (1 if record_last else 0), self.row_length))
         written = ne_run(self.S, self.Bd, self.Jt, self.Ld, self.W, k0, nsteps, h, mags, drv,
-                         out, every, record_last, ORTHO_EVERY, TRACK_EVERY)
+                         out, every, record_last, ORTHO_EVERY, TRACK_EVERY, REFRESH_EVERY)
         self.k = k0 + nsteps
         self.t = float(ts[-1])
         self._off_grid = self._off_grid or (not nominal and nsteps > 0)
@@ -1553,6 +1622,12 @@ class NewtonEuler:
                     Wcut=np.zeros((0, 6)), loop_rank=0, phi=np.zeros(0))
         names = [f.name for f in dataclasses.fields(Instant)]
         return Instant(**{k: vals.get(k, np.zeros(0)) for k in names})
+
+    def closure_of_row(self, row: np.ndarray) -> np.ndarray:
+        """Per hinge (``hinges`` order): the norms of its blocked translations (m) and rotations
+        (rad) and of their rates, shape (nh, 4), from a recorded row."""
+        lay = self.W.lay
+        return row[lay[L_CL]:lay[L_CL + 1]].reshape(-1, 4)
 
     @property
     def ny(self) -> int:
@@ -1603,23 +1678,79 @@ def _sample(f, ts, compiled=None):
 
 
 # --------------------------------------------------------------------------------------------------
+# result rows
+# --------------------------------------------------------------------------------------------------
+
+#: Loop-closure columns of every cut hinge (as the other methods report them).
+CLOSURE_QUANTITIES = ("closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate")
+
+
+class NewtonEulerRecorder:
+    """Result rows of the Newton-Euler method: :class:`~.results.Recorder`'s columns for every
+    hinge (cut hinges too), and after each cut hinge's columns its loop-closure errors
+    ``closure_gap`` (m), ``closure_angle`` (rad) and their rates, as the other methods give them
+    (the norms of the hinge's residual on its constrained directions, translations and rotations
+    apart, and of the relative twist of its markers on the same directions): here the deflection
+    of the cut hinge's penalty joint, from the kernel (rotations as the sines of the
+    misalignment angles: the same to second order in the residual).
+    """
+
+    def __init__(self, ne: NewtonEuler):
+        from .results import Recorder
+        self.ne = ne
+        self.base = base = Recorder(ne)
+        cut = set(ne.topology.cut_hinges)
+        k = 1 + base.n_body_cols * len(base.bodies)
+        order = list(range(k))
+        names = list(base.names)
+        self.cuts = []                   # rows of the cut hinges in ne.hinges
+        for spec, prefix in zip(base.hinge_specs, base.hinges):
+            order += list(range(k, k + spec["ncols"]))
+            k += spec["ncols"]
+            name = ne.hinges[spec["i"]]
+            if name in cut:
+                order += list(range(len(names), len(names) + len(CLOSURE_QUANTITIES)))
+                names += [f"{prefix}.{q}" for q in CLOSURE_QUANTITIES]
+                self.cuts.append(spec["i"])
+        order += list(range(k, len(base.names)))
+        self._order = np.array(order, dtype=np.int64)
+        self.names = [names[i] for i in order]
+        self.bodies, self.hinges = base.bodies, base.hinges
+        self.max_closure = 0.0
+
+    def reset(self) -> None:
+        self.base.reset()
+
+    def row(self, t: float, y: np.ndarray, instant: Instant, closure=None) -> np.ndarray:
+        """The result row of an instant of the method; ``closure`` (nh, 4) from
+        :meth:`NewtonEuler.closure_of_row`."""
+        out = self.base.row(t, y, instant)
+        if not self.cuts:
+            return out
+        extra = closure[self.cuts].ravel()
+        self.max_closure = max(self.max_closure, float(np.max(extra[0::4])),
+                               float(np.max(extra[1::4])))
+        return np.concatenate([out, extra])[self._order]
+
+
+# --------------------------------------------------------------------------------------------------
 # a whole run
 # --------------------------------------------------------------------------------------------------
 
 def run(model: MultibodySystem, t_end: float, step: float, output_step: float, progress=None,
         cancel=None, **options):
-    """Simulate with the Newton-Euler method; returns ``(times, states, data, info, recorder)``.
+    """Simulate with the Newton-Euler method; returns ``(times, states, data, info, recorder)``,
+    the recorder a :class:`NewtonEulerRecorder` (its ``names`` are the columns).
 
     ``options``: ``joint_fraction``, ``joint_frequency``, ``joint_damping_ratio`` (see
     :class:`NewtonEuler`). Output every ``output_step`` (a whole number of steps) and at
     ``t_end`` (after a shorter last step when it is not on the step grid).
     """
-    from .results import Recorder
     from .simulate import Cancelled, SimulationError
     progress = progress or (lambda f: None)
     cancel = cancel or (lambda: False)
     ne = NewtonEuler(model, step, **options)
-    rec = Recorder(ne)
+    rec = NewtonEulerRecorder(ne)
     h = float(step)
     r = max(1, int(round(output_step / h)))
     n_full = int(math.floor(t_end / h * (1.0 + 1e-12) + 1e-9))
@@ -1632,7 +1763,7 @@ def run(model: MultibodySystem, t_end: float, step: float, output_step: float, p
         inst = ne.instant_of_row(t, row)
         times.append(t)
         states.append(ne.state_vector(inst))
-        data.append(rec.row(t, states[-1], inst))
+        data.append(rec.row(t, states[-1], inst, ne.closure_of_row(row)))
 
     progress(0.0)
     total = n_full + (1 if tail else 0)
@@ -1667,5 +1798,7 @@ def run(model: MultibodySystem, t_end: float, step: float, output_step: float, p
     info = dict(steps=total, evaluations=total, integrator="symplectic-euler",
                 joint_frequency=ne.joint_omega / (2 * np.pi), joint_damping_ratio=ne.joint_zeta,
                 joint_parameters={k: list(v) for k, v in ne.joint_parameters.items()})
+    if rec.cuts:
+        info["loop_closure"] = dict(max_residual=rec.max_closure)
     return (np.array(times), np.array(states).reshape(len(times), ne.ny), np.array(data),
             info, rec)

@@ -479,7 +479,12 @@ class Recorder:
     Parameters
     ----------
     system : System
-        The assembled system; :meth:`row` calls ``system.instant(t, y)``.
+        The assembled system; :meth:`row` calls ``system.instant(t, y)``. Another formulation
+        passes an object with the same attributes: ``model``, ``index`` (body name -> row of the
+        instant's body arrays), ``hinges`` (the hinges it reports; hinge ``i`` is row ``i`` of
+        ``Wh``), ``tree`` (``qo uo nq nu sgn hk hc href hRref mass JCl`` as in
+        :class:`~.system.System`), ``forces`` and ``instant(t, y)`` (see
+        :class:`~.newton_euler.NewtonEuler`).
     """
 
     def __init__(self, system):
