@@ -799,7 +799,8 @@ def evaluate_into(y, drv, mags, T, F, W, ydot):
     tree_kinematics(q, u, T, W)
     loads(q, u, mags, T, F, W)
     riccati(T, W)
-    close_loops(T, W)
+    if T.m_tot > 0:          # (a call copies the argument structs: none for trees)
+        close_loops(T, W)
     for i in range(T.parent.size):
         o = T.qo[i]
         c = T.code[i]
