@@ -101,3 +101,22 @@ def test_cut_reaction_balances_the_rod():
     gravity = rod.mass * model.gravity
     np.testing.assert_allclose(f_cut + f_wrist + gravity, rod.mass * a_c,
                                atol=1e-9 * np.abs(rod.mass * a_c).max() + 1e-9)
+
+
+def test_inconsistent_initial_state_is_corrected_and_reported_by_mstmm():
+    model = build("crank_slider")
+    model.hinge("WristPin").initial_coordinates = np.array([0.05, -0.1])
+    model.hinge("Cylinder").initial_coordinates = np.array([0.17])
+    model.hinge("Cylinder").initial_rates = np.array([1.0])
+    r = simulate(model, method="mstmm", t_end=2e-4, step=1e-5, output_step=1e-4)
+    assert "WristPin.rx" in r.meta["assembly"] and "Cylinder.z" in r.meta["assembly"]
+    assert any("violated the loop constraints" in w for w in r.meta["warnings"])
+    assert r["WristPin.rx"][0] == pytest.approx(0.0, abs=1e-12)
+    assert np.max(r["BigEnd.closure_gap"]) < 1e-10
+    assert r.meta["loop_closure"]["max_residual"] < 1e-10
+
+
+def test_redundancy_reported_by_mstmm():
+    r = simulate(build("four_bar", crank_rate=3.0), t_end=0.01, step=1e-3, output_step=1e-3)
+    assert len(r.meta["redundant_constraints"]) == 3
+    assert any("redundant" in w and "RockerPivot" in w for w in r.meta["warnings"])
