@@ -160,7 +160,7 @@ from .kinematics import (Pose, coordinate_slices, drawn_poses, forward_kinematic
                          marker_pose, motion_subspace, twist_jacobian)
 from .model import HINGE_TYPES, ModelError, MultibodySystem, Problem
 from .rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
-from .system import Forces, Instant, bryant_to_quaternion
+from .system import Forces, Instant, bryant_to_quaternion, marker_attachment
 from .timefunction import parse
 from .topology import Topology, analyse
 
@@ -1167,24 +1167,14 @@ class NewtonEuler:
     def _kmarker(self, ref):
         """(body index or -1, R, p): the marker in its body's central principal frame (the
         ground's in global axes)."""
-        part = self.model.part(ref.body)
-        m = part.marker(ref.marker)
-        Rl, pl = m.frame.rotation, m.frame.position
-        if self.model.is_ground(ref.body):
-            R0 = bryant_to_matrix(part.orientation)
-            return -1, R0 @ Rl, part.position + R0 @ pl
-        i = self.index[ref.body]
+        i, Rl, pl = self._bmarker(ref)
+        if i < 0:
+            return i, Rl, pl
         return i, self.P[i].T @ Rl, self.P[i].T @ (pl - self.rc[i])
 
     def _bmarker(self, ref):
         """(body index or -1, R, p): the marker in its body's base frame (ground: global)."""
-        part = self.model.part(ref.body)
-        m = part.marker(ref.marker)
-        Rl, pl = m.frame.rotation, m.frame.position.copy()
-        if self.model.is_ground(ref.body):
-            R0 = bryant_to_matrix(part.orientation)
-            return -1, R0 @ Rl, part.position + R0 @ pl
-        return self.index[ref.body], Rl, pl
+        return marker_attachment(self.model, self.index, ref)
 
     def _build_joints(self):
         model = self.model

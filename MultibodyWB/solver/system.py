@@ -140,6 +140,21 @@ class Instant:
     phi: np.ndarray
 
 
+def marker_attachment(model: MultibodySystem, index, ref):
+    """Where a marker sits, as the kernels need it: ``(body index, R, p)``.
+
+    ``index`` maps body names to indices. For a body: the marker's rotation (3, 3) and origin (3,)
+    in the body's base frame; for the ground: index -1 and the marker in global axes.
+    """
+    part = model.part(ref.body)
+    m = part.marker(ref.marker)
+    Rl, pl = m.frame.rotation, m.frame.position.copy()
+    if model.is_ground(ref.body):
+        R0 = bryant_to_matrix(part.orientation)
+        return -1, R0 @ Rl, part.position + R0 @ pl
+    return index[ref.body], Rl, pl
+
+
 class System:
     """A tree model assembled for the solver.
 
@@ -170,13 +185,7 @@ class System:
     # -- assembly -----------------------------------------------------------------------------
     def _marker(self, ref):
         """(part index or -1 for the ground, local R, local p); ground markers in global axes."""
-        part = self.model.part(ref.body)
-        m = part.marker(ref.marker)
-        Rl, pl = m.frame.rotation, m.frame.position.copy()
-        if self.model.is_ground(ref.body):
-            R0 = bryant_to_matrix(part.orientation)
-            return -1, R0 @ Rl, part.position + R0 @ pl
-        return self.index[ref.body], Rl, pl
+        return marker_attachment(self.model, self.index, ref)
 
     def _build_tree(self):
         model, topo = self.model, self.topology
