@@ -1,0 +1,45 @@
+"""Qt through FreeCAD's ``PySide`` module, the same names on FreeCAD 0.20 and 1.0.
+
+FreeCAD's ``PySide`` shim keeps the widget classes in ``QtGui`` (Qt 4 style) on some builds and in
+``QtWidgets`` on others; :data:`QtWidgets` is whichever holds ``QApplication``.
+"""
+
+from PySide import QtCore, QtGui  # noqa: F401  (re-exported)
+
+if hasattr(QtGui, "QApplication"):
+    QtWidgets = QtGui
+else:                                   # pragma: no cover - depends on the FreeCAD build
+    from PySide import QtWidgets  # noqa: F401
+
+Signal = getattr(QtCore, "Signal", None) or QtCore.pyqtSignal
+
+
+def main_window():
+    """FreeCAD's main window."""
+    import FreeCADGui
+    return FreeCADGui.getMainWindow()
+
+
+def process_events():
+    """Let Qt handle pending events."""
+    QtWidgets.QApplication.processEvents()
+
+
+def dock(name, title, widget, area=None):
+    """Put ``widget`` in the main window's dock widget ``name`` (made once, reused); show it.
+
+    Returns the QDockWidget.
+    """
+    mw = main_window()
+    d = mw.findChild(QtWidgets.QDockWidget, name)
+    if d is None:
+        d = QtWidgets.QDockWidget(title, mw)
+        d.setObjectName(name)
+        mw.addDockWidget(area if area is not None else QtCore.Qt.BottomDockWidgetArea, d)
+    old = d.widget()
+    d.setWidget(widget)
+    if old is not None and old is not widget:
+        old.deleteLater()
+    d.show()
+    d.raise_()
+    return d
