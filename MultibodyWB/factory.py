@@ -18,6 +18,7 @@ from .objects.hinge import OPTION_PROPERTIES, HingeProxy, property_name
 from .objects.marker import TYPE as MARKER_TYPE
 from .objects.marker import MarkerProxy, attach
 from .objects.mechanism import MechanismProxy, mechanism_of
+from .objects.result import ResultProxy
 from .objects.simulation import MODEL_ATTRIBUTES, SimulationProxy
 from .solver.model import HINGE_TYPES
 
@@ -269,3 +270,10 @@ def make_simulation(doc, mechanism, name="Simulation", **settings):
     mechanism.addObject(obj)
     return obj
 
+
+def make_result(doc, mechanism, name="Result", label=""):
+    """An empty Result (one stored run) in ``mechanism``'s group; :func:`MultibodyWB.runs.
+    store_results` makes one this way and fills it from a run."""
+    obj = _new(doc, "App::FeaturePython", ResultProxy, name, label)
+    mechanism.addObject(obj)
+    return obj

@@ -2,6 +2,7 @@
 
 ``mechanism`` (the container: gravity, ground, its members), ``body`` (solids taken as one rigid
 body and their mass properties), ``marker`` (a frame attached to a body's face, edge or vertex by
-FreeCAD's attachment engine), ``hinge``, ``force`` and ``simulation``. All share ``base.BaseProxy``. Objects
-are made with the functions of :mod:`MultibodyWB.factory`, never by hand.
+FreeCAD's attachment engine), ``hinge``, ``force``, ``simulation`` and ``result`` (one stored
+simulation run). All share ``base.BaseProxy``. Objects are made with the functions of
+:mod:`MultibodyWB.factory`, never by hand.
 """

@@ -41,6 +41,7 @@ CLASSES = {
     "Multibody::Hinge": ("hinge", "ViewProviderHinge"),
     "Multibody::Force": ("force", "ViewProviderForce"),
     "Multibody::Simulation": ("simulation", "ViewProviderSimulation"),
+    "Multibody::Result": ("result", "ViewProviderResult"),
 }
 
 #: Size of the symbols when nothing gives the model's size (mm).
