@@ -402,8 +402,12 @@ class Animator:
 
     def _set_gui_document_modified(self, value):
         gui = self._gui_document()
-        if gui is not None:
+        if gui is None:
+            return
+        try:
             gui.Modified = value
+        except AttributeError:      # FreeCAD 0.20: read-only; the mark stays as it is
+            pass
 
     # -- hinge loads --------------------------------------------------------------------------
     def _hinge_table(self):

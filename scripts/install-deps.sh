@@ -7,6 +7,8 @@ PACKAGES=(
   freecad                      # FreeCAD (0.20.2 on Debian 12, 1.0.0 on Debian 13) and its Python
   python3-numpy python3-scipy python3-numba python3-lxml python3-matplotlib
   python3-graphviz graphviz    # topology figures
+  python3-pil                  # animated GIF export of the playback
+  ffmpeg                       # MP4 export of the playback
   python3-pytest               # the test suite
   xvfb xauth                   # FreeCAD's GUI without a screen (GUI tests, demo renders)
 )

@@ -4,7 +4,8 @@ Commands are small, data-only classes (menu text, tool tip, icon, what they need
 they do) that act through ``FreeCADGui.doCommand`` so that a user's actions are recorded as a
 macro (see :mod:`.base`). The modules define them: :mod:`.model` (mechanism, body, ground,
 marker), :mod:`.hinges` (one per hinge type of the solver's ``HINGE_TYPES``), :mod:`.forces` (one
-per ``FORCE_TYPES``) and :mod:`.files` (neutral XML export and import, topology figure); this
+per ``FORCE_TYPES``) and :mod:`.files` (neutral XML export and import, topology figure) and
+:mod:`.simulation` (simulate, play, plot); this
 package registers them all with ``FreeCADGui.addCommand`` when it is imported.
 
 This package is imported only from ``MultibodyWorkbench.Initialize()`` (InitGui.py), i.e. with the
@@ -14,13 +15,14 @@ menu order, with ``"Separator"`` between the groups.
 
 import FreeCADGui
 
-from . import files, forces, hinges, model
+from . import files, forces, hinges, model, simulation
 
 #: Toolbar title -> the classes of its commands, in order.
 GROUPS = {
     "Multibody model": model.COMMANDS + files.COMMANDS,
     "Multibody hinges": hinges.COMMANDS,
     "Multibody forces": forces.COMMANDS,
+    "Multibody simulation": simulation.COMMANDS,
 }
 
 for _group in GROUPS.values():

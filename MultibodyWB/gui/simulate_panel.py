@@ -1,0 +1,554 @@
+"""The Simulate task panel: settings, Run with progress and Cancel, messages, the stored runs.
+
+The panel edits the mechanism's Simulation settings (method, integrator, times, tolerances; shown
+in FreeCAD's units), and **Run** exports the mechanism to the neutral model (in the GUI thread:
+it reads the document) and hands it to a :class:`MultibodyWB.solver.job.Job`, which runs the
+solver in a background thread while FreeCAD stays responsive. A timer in the GUI thread follows
+the job: progress bar, simulated time, elapsed time. **Cancel** asks the job to stop at its next
+chunk.
+
+Only a finished run changes the document: its results are stored as a new Result object
+(:func:`MultibodyWB.runs.store_results`, one undo step), so a cancelled or failed run leaves the
+earlier results as they were. The solver's messages (redundant constraints, corrections of the
+initial state, singular configurations) and errors (each naming the object and the property to
+fix) go to the panel's message box and to the report view.
+
+Macro recording: the settings are changed with ``FreeCADGui.doCommand`` statements, and a
+finished run is recorded as the synchronous call ``MultibodyWB.runs.simulate_mechanism(...)``
+that repeats it (:func:`MultibodyWB.runs.recorded_run` lets the panel record that line without
+running the solver a second time).
+
+The panel also lists the mechanism's stored runs (play, plot, delete) and shows the topology
+figure and the overall transfer equation of the product form.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import FreeCAD
+import FreeCADGui
+
+from .. import runs
+from ..objects.base import type_of
+from ..objects.mechanism import members
+from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
+from ..solver.model import INTEGRATORS, METHODS, ModelError
+from .qt import QtCore, QtGui, QtWidgets
+
+#: How often the panel looks at a running job (ms).
+POLL_MS = 50
+#: Object name of the panel's main widget (tests find it by this name).
+PANEL_NAME = "MultibodySimulatePanel"
+
+_QUANTITY_SETTINGS = ("EndTime", "Step", "OutputStep")
+_FLOAT_SETTINGS = ("RelativeTolerance", "AbsoluteTolerance")
+
+#: The panel being shown (one at a time), for tests and the commands.
+current = None
+
+
+def _ref(obj):
+    return f"FreeCAD.getDocument({obj.Document.Name!r}).getObject({obj.Name!r})"
+
+
+def simulation_of(mechanism):
+    """The Simulation settings object of ``mechanism``, or None."""
+    found = members(mechanism, SIMULATION)
+    return found[0] if found else None
+
+
+def format_time(seconds):
+    """A time for a settings field: ``0.08 s``, ``1e-05 s``."""
+    return f"{float(seconds):g} s"
+
+
+def parse_time(field, text):
+    """Seconds from a field's text with any time unit (``0.1 ms``; a bare number is seconds);
+    ValueError naming the field."""
+    text = text.strip()
+    try:
+        q = FreeCAD.Units.Quantity(text)
+        if q.Unit == FreeCAD.Units.Unit():      # a bare number
+            return float(q.Value)
+        if q.Unit != FreeCAD.Units.Unit("s"):
+            raise ValueError
+        return float(q.getValueAs("s"))
+    except (ValueError, TypeError, ArithmeticError, RuntimeError):
+        raise ValueError(f"Simulation, field {field}: '{text}' is not a time "
+                         "(e.g. 0.08 s, 0.1 ms)") from None
+
+
+def _log(text, error=False):
+    (FreeCAD.Console.PrintError if error else FreeCAD.Console.PrintMessage)(
+        f"MultibodyWB: {text}\n")
+
+
+class SimulatePanel:
+    """The task panel of the Simulate command for one mechanism (see the module doc)."""
+
+    def __init__(self, mechanism):
+        global current
+        self.mechanism = mechanism
+        self.doc = mechanism.Document
+        self.job = None
+        self.started = 0.0
+        self.timer = QtCore.QTimer()
+        self.timer.setInterval(POLL_MS)
+        self.timer.timeout.connect(self.poll)
+        self.settings_form = self._settings_widget()
+        self.run_form = self._run_widget()
+        self.runs_form = self._runs_widget()
+        self.form = [self.settings_form, self.run_form, self.runs_form]
+        self.load_settings()
+        self.refresh_runs()
+        self.finished_callbacks = []      # called with the job when a run ends (tests)
+        current = self
+
+    # -- widgets -------------------------------------------------------------------------------
+    def _settings_widget(self):
+        w = QtWidgets.QWidget()
+        w.setObjectName(PANEL_NAME)
+        w.setWindowTitle("Simulation settings")
+        form = QtWidgets.QFormLayout(w)
+        self.method = QtWidgets.QComboBox()
+        self.method.addItems(list(METHODS))
+        self.method.setToolTip(
+            "mstmm: transfer matrix method (Riccati form, O(n); loops by cut hinges)\n"
+            "constrained: global formulation with Lagrange multipliers (the reference)\n"
+            "newton-euler: discrete-time method, joints as stiff spring-dampers")
+        form.addRow("Method", self.method)
+        self.integrator = QtWidgets.QComboBox()
+        self.integrator.addItems(list(INTEGRATORS))
+        self.integrator.setToolTip("rk4: fixed step, compiled; the others: scipy's adaptive "
+                                   "integrators with the tolerances below")
+        form.addRow("Integrator", self.integrator)
+        self.quantity = {}
+        tips = {"EndTime": "End of the simulated time",
+                "Step": "Integrator step (rk4, newton-euler) or first step (adaptive)",
+                "OutputStep": "Spacing of the stored results (a whole number of steps for rk4)"}
+        labels = {"EndTime": "End time", "Step": "Step", "OutputStep": "Output step"}
+        for name in _QUANTITY_SETTINGS:
+            edit = QtWidgets.QLineEdit()
+            edit.setObjectName(name)
+            edit.setToolTip(tips[name] + "; a time with its unit: 0.08 s, 0.1 ms, 10 us")
+            self.quantity[name] = edit
+            form.addRow(labels[name], edit)
+        self.tolerance = {}
+        for name, label in (("RelativeTolerance", "Relative tolerance"),
+                            ("AbsoluteTolerance", "Absolute tolerance")):
+            edit = QtWidgets.QLineEdit()
+            edit.setObjectName(name)
+            edit.setToolTip(f"{label} of the adaptive integrators")
+            self.tolerance[name] = edit
+            form.addRow(label, edit)
+        self.integrator.currentTextChanged.connect(self._enable_tolerances)
+        self.method.currentTextChanged.connect(self._enable_tolerances)
+        return w
+
+    def _run_widget(self):
+        w = QtWidgets.QWidget()
+        w.setWindowTitle("Run")
+        layout = QtWidgets.QVBoxLayout(w)
+        row = QtWidgets.QHBoxLayout()
+        self.run_button = QtWidgets.QPushButton("Run")
+        self.run_button.setObjectName("Run")
+        self.run_button.setToolTip("Export the mechanism and simulate it in the background; "
+                                   "the results are stored in the document when it ends")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setObjectName("Cancel")
+        self.cancel_button.setToolTip("Stop the run; the stored results stay as they were")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
+        layout.addLayout(row)
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setFormat("%p %")
+        layout.addWidget(self.progress)
+        self.status = QtWidgets.QLabel("Ready")
+        self.status.setWordWrap(True)
+        self.status.setObjectName("Status")
+        layout.addWidget(self.status)
+        self.messages = QtWidgets.QPlainTextEdit()
+        self.messages.setObjectName("Messages")
+        self.messages.setReadOnly(True)
+        self.messages.setMinimumHeight(110)
+        self.messages.setToolTip("The solver's messages; they are also in the report view")
+        layout.addWidget(self.messages)
+        row = QtWidgets.QHBoxLayout()
+        topo = QtWidgets.QPushButton("Topology")
+        topo.setToolTip("The MSTMM topology figure: bodies, hinges, loops and cut hinges")
+        topo.clicked.connect(self.show_topology)
+        eq = QtWidgets.QPushButton("Equation")
+        eq.setToolTip("The overall transfer equation of the product form at t = 0: transfer "
+                      "paths, block structure, order, numbers (trees)")
+        eq.clicked.connect(self.show_equation)
+        row.addWidget(topo)
+        row.addWidget(eq)
+        layout.addLayout(row)
+        return w
+
+    def _runs_widget(self):
+        w = QtWidgets.QWidget()
+        w.setWindowTitle("Stored runs")
+        layout = QtWidgets.QVBoxLayout(w)
+        self.run_list = QtWidgets.QListWidget()
+        self.run_list.setObjectName("Runs")
+        self.run_list.setSelectionMode(QtWidgets.QAbstractItemView.ExtendedSelection)
+        self.run_list.setToolTip("Runs stored in the document (saved with it). Select one to "
+                                 "play it; several to compare them in the plots")
+        self.run_list.itemDoubleClicked.connect(lambda item: self.play())
+        layout.addWidget(self.run_list)
+        row = QtWidgets.QHBoxLayout()
+        for text, slot, tip in (
+                ("Play", self.play, "Play the selected run in the 3D view"),
+                ("Plot", self.plot, "Plot the selected runs (several: overlaid)"),
+                ("Delete", self.delete, "Delete the selected runs from the document "
+                                        "(undoable)")):
+            b = QtWidgets.QPushButton(text)
+            b.setObjectName(text)
+            b.setToolTip(tip)
+            b.clicked.connect(slot)
+            row.addWidget(b)
+        layout.addLayout(row)
+        return w
+
+    def _enable_tolerances(self, *_):
+        adaptive = (self.integrator.currentText() != "rk4"
+                    and self.method.currentText() != "newton-euler")
+        for edit in self.tolerance.values():
+            edit.setEnabled(adaptive)
+        self.integrator.setEnabled(self.method.currentText() != "newton-euler")
+
+    # -- settings --------------------------------------------------------------------------------
+    def load_settings(self):
+        """Show the Simulation object's settings (defaults if the mechanism has none)."""
+        from ..solver.model import Simulation
+        sim = simulation_of(self.mechanism)
+        defaults = Simulation()
+        if sim is not None:
+            self.method.setCurrentText(sim.Method)
+            self.integrator.setCurrentText(sim.Integrator)
+        for name in _QUANTITY_SETTINGS:
+            value = (getattr(sim, name).Value if sim is not None else
+                     getattr(defaults, MODEL_ATTRIBUTES[name][0]))
+            self.quantity[name].setText(format_time(value))
+        for name in _FLOAT_SETTINGS:
+            value = (getattr(sim, name) if sim is not None else
+                     getattr(defaults, MODEL_ATTRIBUTES[name][0]))
+            self.tolerance[name].setText(f"{value:g}")
+        self._enable_tolerances()
+
+    def settings(self):
+        """The panel's settings as {property: value} (seconds, floats); ValueError if a number
+        cannot be read, naming the field."""
+        values = {"Method": self.method.currentText(),
+                  "Integrator": self.integrator.currentText()}
+        for name in _QUANTITY_SETTINGS:
+            values[name] = parse_time(name, self.quantity[name].text())
+        for name in _FLOAT_SETTINGS:
+            text = self.tolerance[name].text().strip()
+            try:
+                values[name] = float(text)
+            except ValueError:
+                raise ValueError(f"Simulation, field {name}: '{text}' is not a number") from None
+        return values
+
+    def set_settings(self, **values):
+        """Set panel fields (tests, scripts): Method, Integrator, EndTime... (seconds)."""
+        for name, value in values.items():
+            if name in ("Method", "Integrator"):
+                getattr(self, name.lower()).setCurrentText(value)
+            elif name in self.quantity:
+                self.quantity[name].setText(format_time(value))
+            else:
+                self.tolerance[name].setText(f"{value:g}")
+
+    def store_settings(self, values):
+        """Write changed settings to the Simulation object (one undo step, macro-recorded);
+        make the Simulation object first if the mechanism has none."""
+        sim = simulation_of(self.mechanism)
+        changes = []
+        for name, value in values.items():
+            if sim is not None:
+                old = getattr(sim, name)
+                old = old.Value if hasattr(old, "Value") else old
+                if old == value or (isinstance(value, float) and math.isclose(
+                        old, value, rel_tol=1e-12, abs_tol=0.0)):
+                    continue
+            text = f"'{value!r} s'" if name in _QUANTITY_SETTINGS else repr(value)
+            changes.append(f"sim.{name} = {text}")
+        if sim is not None and not changes:
+            return
+        if sim is None:
+            FreeCADGui.addModule("MultibodyWB.factory")
+            first = (f"sim = MultibodyWB.factory.make_simulation({_ref(self.mechanism)}"
+                     f".Document, {_ref(self.mechanism)})")
+        else:
+            first = f"sim = {_ref(sim)}"
+        self.doc.openTransaction("Simulation settings")
+        try:
+            for statement in [first] + changes:
+                FreeCADGui.doCommand(statement)
+        except Exception:
+            self.doc.abortTransaction()
+            raise
+        self.doc.commitTransaction()
+
+    # -- running ---------------------------------------------------------------------------------
+    def say(self, text, error=False):
+        self.messages.appendPlainText(text)
+        _log(text, error)
+
+    @property
+    def running(self):
+        return self.job is not None and not self.job.done
+
+    def _busy(self, busy):
+        self.run_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
+        self.settings_form.setEnabled(not busy)
+        self.runs_form.setEnabled(not busy)
+
+    def run(self):
+        """Export, store the settings, start the job. Returns True if it started."""
+        from ..solver.job import Job
+        if self.running:
+            return False
+        self.messages.clear()
+        try:
+            values = self.settings()
+        except ValueError as exc:
+            self.say(str(exc), error=True)
+            return False
+        try:
+            self.store_settings(values)
+        except Exception as exc:  # a setting FreeCAD refuses: say which, change nothing
+            self.say(f"The settings were not stored: {type(exc).__name__}: {exc}", error=True)
+            return False
+        self.doc.recompute()
+        try:
+            model = runs.model_of(self.mechanism)
+        except ModelError as exc:
+            n = len(exc.problems)
+            self.say(f"Mechanism '{self.mechanism.Label}' has {n} problem"
+                     f"{'s' if n != 1 else ''}; fix {'them' if n != 1 else 'it'} first:",
+                     error=True)
+            for p in exc.problems:
+                self.say(f"  {p}", error=True)
+            self.status.setText("Not run: the model has problems")
+            return False
+        self.settings_used = values
+        self.job = Job(model)
+        self.started = time.perf_counter()
+        self.progress.setValue(0)
+        self.status.setText("Starting (the first run compiles the solver: a minute)")
+        self.say(f"Simulating '{self.mechanism.Label}' with {values['Method']} "
+                 f"({values['Integrator']}) to {values['EndTime']:g} s")
+        self._busy(True)
+        self.job.start()
+        self.timer.start()
+        return True
+
+    def cancel(self):
+        """Ask the running job to stop."""
+        if self.running:
+            self.job.cancel()
+            self.status.setText("Cancelling...")
+
+    def poll(self):
+        """Follow the job (timer slot): progress, and its end."""
+        job = self.job
+        if job is None:
+            self.timer.stop()
+            return
+        elapsed = time.perf_counter() - self.started
+        fraction = job.progress
+        self.progress.setValue(int(round(1000 * fraction)))
+        if not job.done:
+            if fraction > 0:
+                t_end = self.settings_used["EndTime"]
+                self.status.setText(f"t = {fraction * t_end:.6g} s of {t_end:g} s, "
+                                    f"{elapsed:.1f} s elapsed")
+            return
+        self.timer.stop()
+        self._busy(False)
+        self._finish(job, elapsed)
+        for callback in list(self.finished_callbacks):
+            callback(job)
+
+    def _finish(self, job, elapsed):
+        from ..solver.simulate import Cancelled
+        if job.state == "cancelled" or isinstance(job.error, Cancelled):
+            self.status.setText("Cancelled; the stored results are unchanged")
+            self.say("Run cancelled; nothing was stored.")
+            return
+        if job.error is not None:
+            exc = job.error
+            self.progress.setValue(0)
+            self.status.setText("Failed; the stored results are unchanged")
+            if isinstance(exc, ModelError):
+                self.say("The run failed:", error=True)
+                for p in exc.problems:
+                    self.say(f"  {p}", error=True)
+            else:
+                self.say(f"The run failed: {type(exc).__name__}: {exc}", error=True)
+            return
+        results = job.results
+        try:
+            with runs.recorded_run(self.mechanism):
+                obj = runs.store_results(self.mechanism, results)
+                FreeCADGui.addModule("MultibodyWB.runs")
+                FreeCADGui.doCommand(f"MultibodyWB.runs.simulate_mechanism("
+                                     f"{_ref(self.mechanism)})")
+        except Exception as exc:  # writing the results failed: nothing half-stored
+            self.say(f"The results could not be stored: {type(exc).__name__}: {exc}", error=True)
+            return
+        self.result_object = obj
+        for line in job.messages:
+            self.say(f"Note: {line}")
+        wall = results.meta.get("wall_time", elapsed)
+        self.status.setText(f"Done: {len(results)} frames in {wall:.2f} s; stored as "
+                            f"'{obj.Label}'")
+        self.say(results.summary())
+        self.refresh_runs(select=obj)
+
+    # -- stored runs -----------------------------------------------------------------------------
+    def refresh_runs(self, select=None):
+        self.run_list.clear()
+        for obj in runs.result_objects(self.mechanism):
+            text = f"{obj.Label}: {obj.Method}, {obj.Integrator}, {obj.Frames} frames"
+            item = QtWidgets.QListWidgetItem(text)
+            item.setData(QtCore.Qt.UserRole, obj.Name)
+            item.setToolTip(f"{obj.Created}\n{obj.Summary}")
+            self.run_list.addItem(item)
+            if select is not None and obj.Name == select.Name:
+                item.setSelected(True)
+                self.run_list.setCurrentItem(item)
+        if select is None and self.run_list.count():
+            last = self.run_list.item(self.run_list.count() - 1)
+            last.setSelected(True)
+            self.run_list.setCurrentItem(last)
+
+    def selected_runs(self):
+        names = [i.data(QtCore.Qt.UserRole) for i in self.run_list.selectedItems()]
+        return [self.doc.getObject(n) for n in names if self.doc.getObject(n) is not None]
+
+    def play(self):
+        """Close the panel and open the player on the selected run."""
+        chosen = self.selected_runs()
+        if not chosen:
+            self.say("Select a stored run to play.")
+            return None
+        from . import player
+        self.close()
+        return player.open_player(self.mechanism, chosen[-1])
+
+    def plot(self):
+        from . import plot_panel
+        chosen = self.selected_runs() or runs.result_objects(self.mechanism)[-1:]
+        if not chosen:
+            self.say("There is no stored run to plot.")
+            return None
+        pairs = [(o.Label, runs.load(o)) for o in reversed(chosen)]
+        return plot_panel.show_plot_dock(pairs)
+
+    def delete(self):
+        chosen = self.selected_runs()
+        if not chosen:
+            return
+        self.doc.openTransaction("Delete results")
+        for obj in chosen:
+            FreeCADGui.doCommand(f"{_ref(obj)}.Document.removeObject({obj.Name!r})")
+        self.doc.commitTransaction()
+        self.refresh_runs()
+
+    def show_topology(self):
+        import os
+        import tempfile
+
+        from ..commands.files import show_figure
+        from ..solver.figure import write_figure
+        try:
+            model = runs.model_of(self.mechanism)
+            path = os.path.join(tempfile.mkdtemp(prefix="mbwb-topology-"),
+                                self.mechanism.Name + ".png")
+            write_figure(model, path)
+        except ModelError as exc:
+            self.say("No topology figure: the model has problems:", error=True)
+            for p in exc.problems:
+                self.say(f"  {p}", error=True)
+            return None
+        except Exception as exc:  # Graphviz missing or failing
+            self.say(f"The topology figure could not be drawn: {type(exc).__name__}: {exc}",
+                     error=True)
+            return None
+        return show_figure(f"Topology of '{self.mechanism.Label}'", path)
+
+    def show_equation(self):
+        from ..solver.mstmm import equation_report
+        try:
+            text = equation_report(runs.model_of(self.mechanism))
+        except ModelError as exc:
+            text = "\n".join(["No transfer equation:"] + [f"  {p}" for p in exc.problems])
+        except Exception as exc:  # e.g. a model the product form does not take
+            text = f"No transfer equation: {type(exc).__name__}: {exc}"
+        dialog = QtWidgets.QDialog(FreeCADGui.getMainWindow())
+        dialog.setObjectName("MultibodyTransferEquation")
+        dialog.setWindowTitle(f"Multibody: overall transfer equation of "
+                              f"'{self.mechanism.Label}'")
+        layout = QtWidgets.QVBoxLayout(dialog)
+        edit = QtWidgets.QPlainTextEdit(text)
+        edit.setReadOnly(True)
+        edit.setLineWrapMode(QtWidgets.QPlainTextEdit.NoWrap)
+        edit.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.FixedFont))
+        layout.addWidget(edit)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout.addWidget(buttons)
+        dialog.resize(900, 600)
+        self.equation_dialog = dialog
+        dialog.show()
+        return dialog
+
+    # -- task dialog interface -------------------------------------------------------------------
+    def getStandardButtons(self):
+        return int(QtWidgets.QDialogButtonBox.Close)
+
+    def reject(self):
+        """The Close button: clean up; FreeCAD then removes the dialog."""
+        self.cleanup()
+        return True
+
+    def close(self):
+        """Stop a running job (nothing is stored) and close the panel."""
+        self.cleanup()
+        FreeCADGui.Control.closeDialog()
+
+    def cleanup(self):
+        """Stop a running job (nothing is stored)."""
+        global current
+        if self.running:
+            self.job.cancel()
+            self.job.wait(10.0)
+        self.timer.stop()
+        if current is self:
+            current = None
+
+
+def open_panel(mechanism):
+    """Show the Simulate panel of ``mechanism`` (closing another task dialog first)."""
+    if FreeCADGui.Control.activeDialog():
+        FreeCADGui.Control.closeDialog()
+    panel = SimulatePanel(mechanism)
+    FreeCADGui.Control.showDialog(panel)
+    return panel
+
+
+def is_simulation(obj):
+    return type_of(obj) == SIMULATION
