@@ -1,37 +1,50 @@
-"""The demo: the built-in crank-slider engine, from model to files.
+"""The demo: the crank-slider engine from FreeCAD solids to a stored run, plots and a movie.
 
-``python3 -m MultibodyWB.demo [OUT_DIR]`` writes the engine's neutral model, checks it as the
-command line's ``check`` does, and draws its MSTMM topology figure; then it simulates two tree
-examples with the MSTMM solver (the double pendulum and the branched tree), prints their
-summaries and writes their results as CSV; then it simulates the engine (a closed loop) over two
-revolutions at 3000 rpm with its gas force and plots the crankshaft bearing force and the
-piston's motion (PNG). It prints where each file is.
+``python3 -m MultibodyWB.demo [OUT_DIR]`` (``bash scripts/demo.sh``):
+
+1. the solver on its own: simulates two tree examples with the MSTMM solver (the double
+   pendulum and the branched tree), prints their summaries and writes their results as CSV;
+2. FreeCAD without a screen: builds the seed-003 crank-slider engine from Part solids
+   (:mod:`MultibodyWB.examples_fc.crank_slider`: bodies, markers picked on faces and edges,
+   hinges, gas force, driver, all through :mod:`MultibodyWB.factory`, the functions the GUI
+   commands call), writes its neutral model, checks it and draws its MSTMM topology figure,
+   simulates four revolutions at 3000 rpm (:func:`MultibodyWB.runs.simulate_mechanism`, the
+   results stored in the document), saves the ``.FCStd`` with its results and plots the
+   crankshaft bearing force and the piston's position, velocity and acceleration (PNG);
+3. FreeCAD's GUI under Xvfb: opens the saved document, plays the stored run (no solving) and
+   renders the playback to an animated GIF with FreeCAD's 3D view (:mod:`.demo_movie`).
+
+It prints where each file is; ``freecad OUT_DIR/crank_slider.FCStd`` then opens the engine with
+its results (Multibody workbench, Play results).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 
 
-def run(out_dir: str = "out", stream=None) -> dict:
-    """Run the demo into ``out_dir``; return the written files by role."""
+def _progress_bar(stream, label):
+    state = {"shown": -1}
+
+    def show(fraction):
+        pct = int(100 * fraction)
+        if pct != state["shown"]:
+            state["shown"] = pct
+            bar = "#" * (pct // 4)
+            stream.write(f"\r  {label} [{bar:<25}] {pct:3d} %")
+            if pct >= 100:
+                stream.write("\n")
+            stream.flush()
+    return show
+
+
+def solver_examples(out_dir, stream, files):
+    """Part 1: the tree examples with the solver alone."""
     from .examples import build
     from .solver import xmlio
-    from .solver.cli import summary
-    from .solver.figure import write_figure
-
-    stream = stream or sys.stdout
-    os.makedirs(out_dir, exist_ok=True)
-    files = {}
-    model = build("crank_slider")
-    files["model"] = os.path.join(out_dir, "crank_slider.mbs.xml")
-    xmlio.write(model, files["model"])
-    model = xmlio.read(files["model"])          # what a user's file goes through
-    print(summary(model), file=stream)
-    for ext in ("svg", "png", "dot"):
-        files[f"topology ({ext})"] = write_figure(
-            model, os.path.join(out_dir, f"crank_slider_topology.{ext}"))
     from .solver.simulate import simulate
     for name in ("double_pendulum", "branched_tree"):
         model = build(name)
@@ -41,10 +54,35 @@ def run(out_dir: str = "out", stream=None) -> dict:
         print("\n" + results.summary(), file=stream)
         files[f"{name} results"] = os.path.join(out_dir, f"{name}.csv")
         results.to_csv(files[f"{name} results"])
+
+
+def engine_document(out_dir, stream, files):
+    """Part 2: the engine built from FreeCAD solids, simulated and saved with its results."""
+    from .launch import import_freecad
+    FreeCAD = import_freecad()
+    from . import export, runs
+    from .examples_fc import crank_slider
     from .plotting import plot_bearing_force, plot_motion
-    engine = build("crank_slider")
-    results = simulate(engine)
-    print("\n" + results.summary(), file=stream)
+    from .solver import xmlio
+    from .solver.cli import summary
+    from .solver.figure import write_figure
+    doc = FreeCAD.newDocument("CrankSlider")
+    mechanism = crank_slider.setup(doc)
+    doc.recompute()
+    files["engine model"] = os.path.join(out_dir, "crank_slider.mbs.xml")
+    export.write(mechanism, files["engine model"])
+    model = xmlio.read(files["engine model"])          # what a user's file goes through
+    print("\n" + summary(model), file=stream)
+    for ext in ("svg", "png"):
+        files[f"topology ({ext})"] = write_figure(
+            model, os.path.join(out_dir, f"crank_slider_topology.{ext}"))
+    print(f"\nSimulating '{mechanism.Label}' (from FreeCAD solids):", file=stream)
+    result = runs.simulate_mechanism(mechanism, progress=_progress_bar(stream, "mstmm"))
+    results = runs.load(result)
+    print(results.summary(), file=stream)
+    files["engine document"] = os.path.join(out_dir, "crank_slider.FCStd")
+    doc.saveAs(files["engine document"])
+    FreeCAD.closeDocument(doc.Name)
     files["engine results"] = os.path.join(out_dir, "crank_slider.csv")
     results.to_csv(files["engine results"])
     files["bearing force plot"] = plot_bearing_force(
@@ -53,9 +91,57 @@ def run(out_dir: str = "out", stream=None) -> dict:
     files["piston motion plot"] = plot_motion(
         results, "Piston", "z", os.path.join(out_dir, "crank_slider_piston.png"),
         title="Piston position, velocity and acceleration")
+    return files["engine document"]
+
+
+def engine_movie(document, out_dir, stream, files):
+    """Part 3: the GIF, rendered by FreeCAD's 3D view (under Xvfb without a display)."""
+    from .launch import LaunchError, run_gui_script
+    gif = os.path.join(out_dir, "crank_slider.gif")
+    status_file = os.path.join(out_dir, ".demo_movie.json")
+    shot = os.path.join(out_dir, "crank_slider_player.png")
+    print("\nRendering the playback with FreeCAD's 3D view...", file=stream)
+    t0 = time.perf_counter()
+    try:
+        run = run_gui_script(os.path.join(os.path.dirname(__file__), "demo_movie.py"),
+                             {"MBWB_DEMO_FCSTD": os.path.abspath(document),
+                              "MBWB_DEMO_GIF": os.path.abspath(gif),
+                              "MBWB_DEMO_SCREENSHOT": os.path.abspath(shot),
+                              "MBWB_DEMO_STATUS": os.path.abspath(status_file)})
+    except (LaunchError, OSError) as exc:
+        print(f"  no movie: {exc}", file=stream)
+        return None
+    status = {}
+    if os.path.exists(status_file):
+        with open(status_file) as f:
+            status = json.load(f)
+        os.remove(status_file)
+    if "gif" not in status:
+        print("  no movie: FreeCAD's GUI did not render it "
+              f"(exit {run.returncode}):\n{status.get('error', '')}{run.stderr[-2000:]}",
+              file=stream)
+        return None
+    print(f"  {status['gif_frames']} frames in {time.perf_counter() - t0:.1f} s", file=stream)
+    files["animation (GIF)"] = status["gif"]
+    if status.get("screenshot"):
+        files["player screenshot"] = status["screenshot"]
+    return status["gif"]
+
+
+def run(out_dir: str = "out", stream=None, movie=True) -> dict:
+    """Run the demo into ``out_dir``; return the written files by role."""
+    stream = stream or sys.stdout
+    os.makedirs(out_dir, exist_ok=True)
+    files = {}
+    solver_examples(out_dir, stream, files)
+    document = engine_document(out_dir, stream, files)
+    if movie:
+        engine_movie(document, out_dir, stream, files)
     print("\nFiles written:", file=stream)
     for role, path in files.items():
         print(f"  {role:<24} {os.path.abspath(path)}", file=stream)
+    print(f"\nOpen it in FreeCAD: freecad {os.path.abspath(document)}  (then Multibody > "
+          "Play results)", file=stream)
     return files
 
 

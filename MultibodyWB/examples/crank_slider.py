@@ -104,7 +104,7 @@ def build(variant="spatial", theta0_deg=60.0, rpm=3000.0, driven=True, gas=True,
     if gas:
         m.add_force("GasForce", "point_force", p_crown, direction=(0, 0, -1),
                     magnitude=gas_force_expression(rpm, theta0))
-    m.simulation.end_time = 0.08       # two revolutions at 3000 rpm: one power stroke
+    m.simulation.end_time = 0.08       # four revolutions at 3000 rpm: two working cycles
     m.simulation.output_step = 1e-4
     m.simulation.step = 1e-5
     return m

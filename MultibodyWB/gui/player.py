@@ -427,6 +427,8 @@ def open_player(mechanism, result_obj=None):
     if result_obj is None:
         raise ValueError(f"Mechanism '{mechanism.Label}' has no stored results: simulate it "
                          "first")
+    from .views import ensure_views
+    ensure_views(mechanism.Document)
     if FreeCADGui.Control.activeDialog():
         FreeCADGui.Control.closeDialog()
     panel = PlayerPanel(mechanism, result_obj)

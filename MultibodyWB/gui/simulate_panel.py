@@ -543,6 +543,8 @@ class SimulatePanel:
 
 def open_panel(mechanism):
     """Show the Simulate panel of ``mechanism`` (closing another task dialog first)."""
+    from .views import ensure_views
+    ensure_views(mechanism.Document)
     if FreeCADGui.Control.activeDialog():
         FreeCADGui.Control.closeDialog()
     panel = SimulatePanel(mechanism)
