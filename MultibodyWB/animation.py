@@ -352,9 +352,14 @@ class Animator:
         self._set(self._quat[i], self._pos[i])
         self._last = key
 
-    def _set(self, q, p):
-        if not self.objects:
-            return
+    def object_poses(self, t):
+        """``(quaternions (n, 4) x y z w, positions (n, 3) mm)``: the ``Placement`` each of
+        :attr:`objects` has at time ``t``, without setting anything (the player moves the 3D
+        view with them while playing)."""
+        q, p = self._poses(t)
+        return self._compose(q, p)
+
+    def _compose(self, q, p):
         b = self._body_of
         qb, pb = q[b], p[b]
         # pose * right, then left * (...)
@@ -362,6 +367,12 @@ class Animator:
         pa = pb + quaternion_rotate(qb, self._right_p)
         qo = quaternion_product(self._left_q, qa)
         po = self._left_p + quaternion_rotate(self._left_q, pa)
+        return qo, po
+
+    def _set(self, q, p):
+        if not self.objects:
+            return
+        qo, po = self._compose(q, p)
         Placement, Vector, Rotation = FreeCAD.Placement, FreeCAD.Vector, FreeCAD.Rotation
         for obj, (x, y, z), (qx, qy, qz, qw) in zip(self.objects, po.tolist(), qo.tolist()):
             obj.Placement = Placement(Vector(x, y, z), Rotation(qx, qy, qz, qw))

@@ -20,6 +20,8 @@ import numpy as np
 
 from .. import runs
 from ..animation import Animator
+from ..viewproviders.base import resume_symbols, show_marker_axes, suspend_symbols
+from .view_motion import ViewMotion
 from .qt import QtCore, QtWidgets
 
 #: Object name of the player's widget.
@@ -62,6 +64,9 @@ class PlayerPanel:
         self.result_obj = result_obj
         self.results = runs.load(result_obj)
         self.animator = Animator(mechanism, self.results)
+        suspend_symbols(self.doc)       # hinge symbols are not rebuilt at every frame
+        self.motion = ViewMotion(self.animator)
+        self._view_ahead = False        # the view shows another time than the document
         self.times = np.asarray(self.animator.times, dtype=float)
         self.t = float(self.times[0])
         self.playing = False
@@ -75,6 +80,7 @@ class PlayerPanel:
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self.tick)
         self._setup_overlay()
+        show_marker_axes(self.doc, False)
         self.set_time(self.t)
         current = self
 
@@ -143,6 +149,14 @@ class PlayerPanel:
                                "is a quarter of the model's size)")
         self.arrows.toggled.connect(self._arrows_toggled)
         form.addRow("Show", self.arrows)
+        self.marker_axes = QtWidgets.QCheckBox("Marker axes")
+        self.marker_axes.setObjectName("MarkerAxes")
+        self.marker_axes.setToolTip("The markers' axes moving with their bodies (off: faster "
+                                    "playback; hinge symbols are hidden while the player is "
+                                    "open)")
+        self.marker_axes.setChecked(False)
+        self.marker_axes.toggled.connect(lambda on: show_marker_axes(self.doc, on))
+        form.addRow("", self.marker_axes)
         self.trace_list = QtWidgets.QListWidget()
         self.trace_list.setObjectName("Traces")
         self.trace_list.setToolTip("Draw the paths of the checked markers over the run")
@@ -261,10 +275,21 @@ class PlayerPanel:
         return int(np.clip(np.searchsorted(self.times, t + 1e-12, side="right") - 1, 0,
                            len(self.times) - 1))
 
-    def set_time(self, t):
-        """Show the mechanism at time ``t`` (clamped to the run)."""
+    def set_time(self, t, fast=False):
+        """Show the mechanism at time ``t`` (clamped to the run).
+
+        ``fast``: move only the 3D view (while playing and recording, see
+        :mod:`.view_motion`); otherwise the solids' and markers' placements too.
+        """
         self.t = float(np.clip(t, self.times[0], self.times[-1]))
-        self.animator.apply(self.t)
+        if fast and self.motion.available:
+            self.motion.show(self.t)
+            self._view_ahead = True
+        else:
+            self.animator.apply(self.t)
+            if self._view_ahead:
+                self.motion.sync()
+                self._view_ahead = False
         self._update_arrows()
         self.slider.blockSignals(True)
         self.slider.setValue(self.frame_of(self.t))
@@ -303,8 +328,11 @@ class PlayerPanel:
         self.timer.start()
 
     def pause(self):
+        """Stop playing; the placements follow the time shown."""
         self.playing = False
         self.timer.stop()
+        if self._view_ahead:
+            self.set_time(self.t)
         self.buttons["Play"].setText("Play")
         self.buttons["Play"].setIcon(self._icons["play"])
 
@@ -321,10 +349,10 @@ class PlayerPanel:
                 span = self.times[-1] - self.times[0]
                 t = self.times[0] + ((t - self.times[0]) % span if span > 0 else 0.0)
             else:
-                self.set_time(self.times[-1])
+                self.set_time(self.times[-1], fast=True)
                 self.pause()
                 return
-        self.set_time(t)
+        self.set_time(t, fast=True)
 
     # -- plots and movies ------------------------------------------------------------------------
     def plot(self, columns=None):
@@ -354,8 +382,9 @@ class PlayerPanel:
         self.pause()
         t_before = self.t
         try:
-            return movie.record(self.view, self.set_time, self.movie_times(fps), path, width,
-                                height, fps, progress=progress, cancel=cancel)
+            return movie.record(self.view, lambda t: self.set_time(t, fast=True),
+                                self.movie_times(fps), path, width, height, fps,
+                                progress=progress, cancel=cancel)
         finally:
             self.set_time(t_before)
 
@@ -413,7 +442,10 @@ class PlayerPanel:
             return
         self.pause()
         self.animator.restore()
+        self.motion.sync()
         self.animator = None
+        resume_symbols(self.doc)
+        show_marker_axes(self.doc, True)
         if self.overlay is not None:
             self.overlay.remove()
             self.overlay = None
