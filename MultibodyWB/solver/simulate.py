@@ -282,12 +282,19 @@ def _driver_functions(system):
     return [(f, f.derivative(1), f.derivative(2)) for _, _, f in system.drivers]
 
 
-def _grids(system, t0, h, n, fns):
-    """Drivers (2n+1, nd, 3) and magnitudes (2n+1, nm) on the half steps t0 + j h/2.
+def _grids(system, k, h, n, fns, tail=None):
+    """Drivers (2n+1, nd, 3) and magnitudes (2n+1, nm) on the half steps (k + j/2) h of the
+    steps k .. k+n (or, with ``tail``, on k h + j tail/2 for the last, shorter step).
 
-    The layout is that of :meth:`System.driver_values` and :meth:`System.magnitude_values`.
+    The times are computed from the step index, not from the chunk's start, so that they do not
+    depend on how the run was cut into chunks (which follows the wall time): a run gives the
+    same numbers every time. The layout is that of :meth:`System.driver_values` and
+    :meth:`System.magnitude_values`.
     """
-    ts = t0 + 0.5 * h * np.arange(2 * n + 1)
+    if tail is None:
+        ts = (k + 0.5 * np.arange(2 * n + 1)) * h
+    else:
+        ts = k * h + 0.5 * tail * np.arange(3)
     drv = np.zeros((ts.size, max(len(fns), 1), 3))
     for k, triple in enumerate(fns):
         for c, f in enumerate(triple):
@@ -335,7 +342,7 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
             # parts of one output interval; write only when the part ends on an output step
             n = min(chunk, n_full - k, r - k % r)
             every = n if (k + n) % r == 0 else n + 1
-        drv, mags = _grids(system, k * h, h, n, fns)
+        drv, mags = _grids(system, k, h, n, fns)
         written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0)
         if not np.all(np.isfinite(y)):
             raise SimulationError(f"the state is not finite after t = {(k + n) * h:g} s; "
@@ -356,7 +363,7 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
     if tail:
         if cancel():
             raise Cancelled("the run was cancelled")
-        drv, mags = _grids(system, n_full * h, tail, 1, fns)
+        drv, mags = _grids(system, n_full, h, 1, fns, tail=tail)
         K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0)
         rows.add(rec, t_end, y)
     progress(1.0)
