@@ -31,6 +31,7 @@ PACKAGES=(
   freecad                                     # FreeCAD 1.0.0 (freecadcmd, freecad) and its Python 3.13
   python3-numpy python3-scipy python3-numba python3-lxml python3-matplotlib
   python3-graphviz graphviz
+  python3-pil ffmpeg                          # movie export: GIF, MP4
   python3-pytest
   xvfb xauth                                  # xvfb-run for the GUI tests
 )

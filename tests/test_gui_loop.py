@@ -1,7 +1,9 @@
 """The designer's loop in the FreeCAD GUI under Xvfb, through the commands, on the crank-slider
 engine built from solids (``tests/gui/check_simulate_loop.py``): simulate in the task panel,
 cancel a long run, refuse a broken model, play and compare the solids with the stored results,
-plot, export a GIF, restore the placements, save, reopen and play without solving."""
+plot, export a GIF, restore the placements, save, reopen and play without solving. And what a user
+can do to the panels meanwhile: bad settings, Undo/Redo of a run, Run twice, Close during a run,
+save while playing, delete the played run, close the document with a panel open."""
 
 import os
 import shutil
@@ -45,6 +47,36 @@ def test_simulate_panel_runs_in_the_background_and_stores_one_run(loop):
     assert loop["undo_steps_of_run"] == 2
 
 
+def test_one_undo_removes_the_run_and_redo_brings_it_back(loop):
+    assert loop["results_after_undo"] == [] and loop["run_list_after_undo"] == 0
+    assert loop["end_time_after_undo"] == pytest.approx(0.02)     # the settings step stays
+    assert loop["results_after_redo"] == ["Result"] and loop["run_list_after_redo"] == 1
+
+
+def test_bad_settings_are_refused_naming_the_field_and_change_nothing(loop):
+    refused = loop["refused_settings"]
+    for key, (started, messages) in refused.items():
+        field = key.split("=")[0]
+        assert started is False, key
+        assert f"field {field}" in messages, (key, messages)
+    assert "whole number of steps" in refused["OutputStep=2.5e-5 s"][1]
+    assert loop["undo_steps_of_refused"] == 0
+    assert loop["settings_after_refused"] == pytest.approx([0.02, 1e-5, 1e-4])
+    assert loop["results_after_refused"] == ["Result"]
+    assert loop["parsed_times"] == pytest.approx(
+        {"0.1 ms": 1e-4, "10 us": 1e-5, "10 \u00b5s": 1e-5, "2 min": 120.0, "1,5 s": 1.5,
+         "0.25": 0.25})
+
+
+def test_run_twice_and_close_during_a_run(loop):
+    assert loop["first_of_two_runs"] is True and loop["second_of_two_runs"] is False
+    assert loop["close_button_found"]
+    closed = loop["closed_during_run"]
+    assert closed == {"dialog_open": False, "current": False, "job_state": "cancelled",
+                      "timer_active": False, "results": ["Result"]}, closed
+    assert loop["close_seconds"] < 3.0
+
+
 def test_cancel_leaves_the_earlier_results_intact(loop):
     assert loop["cancel_state"] == "cancelled"
     assert loop["cancel_seconds"] < 5.0
@@ -73,6 +105,13 @@ def test_closing_the_player_restores_the_placements(loop):
     assert loop["touched_after_close"] == []
 
 
+def test_saving_while_playing_saves_the_solids_as_drawn(loop):
+    assert loop["at_rest_after_save"]
+    assert loop["player_time_after_save"] > 0.0
+    assert loop["touched_after_save"] == []
+    assert loop["reopened_rest_difference"] < 1e-9         # as written to the file and read
+
+
 def test_plot_and_gif(loop):
     assert loop["plot_selected"] == ["Piston.z", "MainBearing.Fx"]
     from PIL import Image
@@ -92,3 +131,21 @@ def test_reopened_document_plays_without_solving(loop):
     assert loop["reopened_equal"]
     for dp, dr in loop["reopen_frame_errors"]:
         assert dp < 1e-6 and dr < 1e-9
+
+
+def test_deleting_the_run_closing_the_document_or_the_dialog_cleans_up(loop):
+    assert loop["deleted_run"] == {"dialog_open": False, "current": False, "at_rest": True}
+    assert loop["player_removed_by_freecad"] == {"current": False, "at_rest": True}
+    assert loop["panel_removed_by_freecad"] == {"current": False, "job_state": "cancelled",
+                                                "timer_active": False, "results": ["Result"]}
+    assert loop["closed_doc_with_player"] == {"dialog_open": False, "current": False,
+                                              "timer_active": False}
+    assert loop["closed_doc_during_run"] == {"dialog_open": False, "current": False,
+                                             "job_state": "cancelled", "timer_active": False}
+
+
+def test_no_python_errors_in_freecad(loop):
+    bad = [p for p in loop["_problems"]
+           if any(k in p for k in ("Traceback", "ReferenceError", "RuntimeError",
+                                   "AttributeError", "TypeError", "NameError"))]
+    assert bad == []

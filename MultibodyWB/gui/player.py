@@ -7,6 +7,11 @@ run, whose time cursor follows the player.
 
 The solids' placements come from the results through :class:`MultibodyWB.animation.Animator`;
 closing the player puts every original placement back. Playing changes no undo history.
+
+The player watches its document (:class:`.watch.DocumentWatch`): saving writes the placements
+as drawn (the player puts them back for the save; the view keeps the time shown), and the
+player closes itself when the document is closed or when the run, the mechanism or a solid it
+moves is deleted (also by Undo).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from .. import runs
 from ..animation import Animator
 from ..viewproviders.base import resume_symbols, show_marker_axes, suspend_symbols
 from .view_motion import ViewMotion
-from .qt import QtCore, QtWidgets
+from .qt import QtCore, QtWidgets, compact
+from .watch import DocumentWatch, later
 
 #: Object name of the player's widget.
 PANEL_NAME = "MultibodyPlayer"
@@ -60,6 +66,8 @@ class PlayerPanel:
         global current
         self.mechanism = mechanism
         self.doc = mechanism.Document
+        self.doc_name = self.doc.Name
+        self.document_gone = False
         self.view = view or FreeCADGui.getDocument(self.doc.Name).ActiveView
         self.result_obj = result_obj
         self.results = runs.load(result_obj)
@@ -82,6 +90,14 @@ class PlayerPanel:
         self._setup_overlay()
         show_marker_axes(self.doc, False)
         self.set_time(self.t)
+        #: Names of the objects whose deletion closes the player.
+        self._needed = {o.Name for o in self.animator.objects} | {mechanism.Name,
+                                                                   result_obj.Name}
+        self.watch = DocumentWatch(self.doc, self)
+        # FreeCAD may remove the dialog without calling reject() (another dialog asked for the
+        # task panel): its widgets are then destroyed, and the player cleans up
+        self.widgets_gone = False
+        self.form.destroyed.connect(self._form_destroyed)
         current = self
 
     # -- widgets ---------------------------------------------------------------------------------
@@ -137,6 +153,7 @@ class PlayerPanel:
         self.speed.setToolTip("Simulated seconds per second of playback")
         duration = float(self.times[-1] - self.times[0])
         self.speed.setCurrentIndex(SPEEDS.index(default_speed(duration)))
+        compact(self.speed)
         form.addRow("Speed", self.speed)
         self.loop = QtWidgets.QCheckBox("Loop")
         self.loop.setObjectName("Loop")
@@ -179,6 +196,7 @@ class PlayerPanel:
             b.setObjectName(name)
             b.setToolTip(tip)
             b.clicked.connect(slot)
+            compact(b)
             row.addWidget(b)
         layout.addLayout(row)
         meta = self.results.meta
@@ -360,7 +378,10 @@ class PlayerPanel:
         pairs = [(self.result_obj.Label, self.results)]
         for other in reversed(runs.result_objects(self.mechanism)):
             if other.Name != self.result_obj.Name:
-                pairs.append((other.Label, runs.load(other)))
+                try:
+                    pairs.append((other.Label, runs.load(other)))
+                except Exception as exc:  # a file that cannot be read: plot the others
+                    FreeCAD.Console.PrintWarning(f"MultibodyWB: not plotted: {exc}\n")
         self.plot_panel = plot_panel.show_plot_dock(pairs, columns)
         self.plot_panel.set_time(self.t)
         signal = getattr(self.plot_panel, "timeChanged", None)
@@ -432,25 +453,88 @@ class PlayerPanel:
 
     def close(self):
         """Stop, put the solids back where they were, remove the overlays, close the panel."""
+        was_open = self.animator is not None
         self.cleanup()
-        FreeCADGui.Control.closeDialog()
+        if was_open and FreeCADGui.Control.activeDialog():
+            FreeCADGui.Control.closeDialog()
 
     def cleanup(self):
-        """Stop, put the solids back where they were, remove the overlays."""
+        """Stop, put the solids back where they were, remove the overlays, stop watching the
+        document. Safe to call more than once, and after the document was closed."""
         global current
         if self.animator is None:
             return
-        self.pause()
-        self.animator.restore()
-        self.motion.sync()
-        self.animator = None
-        resume_symbols(self.doc)
-        show_marker_axes(self.doc, True)
-        if self.overlay is not None:
-            self.overlay.remove()
+        self.playing = False
+        self.timer.stop()
+        self.watch.detach()
+        if not self.widgets_gone:
+            self.buttons["Play"].setText("Play")
+            self.buttons["Play"].setIcon(self._icons["play"])
+        if self.document_gone:
+            # nothing of the document or its 3D view is left to put back; just forget it
+            from types import SimpleNamespace
+            resume_symbols(SimpleNamespace(Name=self.doc_name, Objects=[]))
+            self.animator = None
             self.overlay = None
+        else:
+            self._view_ahead = False       # no placements set just to be put back
+            self.animator.restore()
+            self.motion.sync()
+            self.animator = None
+            resume_symbols(self.doc)
+            show_marker_axes(self.doc, True)
+            if self.overlay is not None:
+                self.overlay.remove()
+                self.overlay = None
         if current is self:
             current = None
+
+    def _form_destroyed(self, *_):
+        self.widgets_gone = True
+        self.cleanup()
+
+    # -- the document (DocumentWatch) --------------------------------------------------------------
+    def document_closing(self):
+        """The document is being closed: stop at once, close the panel afterwards."""
+        self.document_gone = True
+        self.playing = False
+        self.timer.stop()
+        later(self.close)
+
+    def object_deleted(self, obj):
+        """The run, the mechanism or a moved solid or marker deleted (or undone): close."""
+        try:
+            name = obj.Name
+        except (ReferenceError, RuntimeError):
+            return
+        if name in self._needed and self.animator is not None:
+            self.playing = False
+            self.timer.stop()
+            FreeCAD.Console.PrintMessage(f"MultibodyWB: the player closes: '{obj.Label}' "
+                                         "was deleted\n")
+            later(self.close)
+
+    def before_save(self):
+        """Saving: the file gets the placements as drawn (the view follows them meanwhile)."""
+        if self.animator is not None:
+            self.timer.stop()
+            self.animator.restore()
+            self._view_ahead = False
+
+    def after_save(self):
+        """Saved: the document stays as saved; the view shows the player's time again."""
+        if self.animator is None:
+            return
+        # the document is unmodified now: closing the player must leave it so
+        self.animator._gui_modified = False
+        if self.motion.available:
+            self.motion.show(self.t)
+            self._view_ahead = True
+        else:
+            self.animator.apply(self.t)
+        if self.playing:
+            self.last_tick = time.perf_counter()
+            self.timer.start()
 
 
 def open_player(mechanism, result_obj=None):
@@ -460,9 +544,9 @@ def open_player(mechanism, result_obj=None):
         raise ValueError(f"Mechanism '{mechanism.Label}' has no stored results: simulate it "
                          "first")
     from .views import ensure_views
+    from .watch import close_task_dialog
     ensure_views(mechanism.Document)
-    if FreeCADGui.Control.activeDialog():
-        FreeCADGui.Control.closeDialog()
+    close_task_dialog()          # a Simulate panel's run cancelled, another player's solids back
     panel = PlayerPanel(mechanism, result_obj)
     FreeCADGui.Control.showDialog(panel)
     return panel

@@ -524,6 +524,10 @@ class PlotPanel(QtWidgets.QWidget):
                     self._table_data.append((cell, results.time, results.column(name) * factor))
         self._update_table()
         table.resizeColumnsToContents()
+        # the cursor time's header changes as the cursor moves: room for the usual widest
+        widest = table.horizontalHeader().fontMetrics().boundingRect("t = 0.01234 s").width() + 24
+        if table.columnWidth(0) < widest:
+            table.setColumnWidth(0, widest)
         # as tall as its rows (one per run), no taller: the rest is the plot's
         height = (table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth()
                   + table.verticalHeader().defaultSectionSize() * max(1, len(runs))
@@ -737,7 +741,15 @@ def show_plot_dock(runs, columns=None):
                  _owner(n) == results.hinges[0]][:1]
         if first:
             panel.select(first)
+    new_dock = mw.findChild(QtWidgets.QDockWidget, DOCK_NAME) is None
     dock = qt.dock(DOCK_NAME, DOCK_TITLE, panel)
+    report = mw.findChild(QtWidgets.QDockWidget, "Report view")
+    if new_dock and report is not None and report.isVisible() and not report.isFloating() \
+            and mw.dockWidgetArea(report) == mw.dockWidgetArea(dock):
+        # beside the report view the plots would get half the width: a tab of their own
+        mw.tabifyDockWidget(report, dock)
+        dock.show()
+        dock.raise_()
     if new and hasattr(mw, "resizeDocks"):
         mw.resizeDocks([dock], [max(320, int(mw.height() * 0.45))], QtCore.Qt.Vertical)
     return panel

@@ -25,6 +25,17 @@ def process_events():
     QtWidgets.QApplication.processEvents()
 
 
+def compact(*widgets):
+    """Let buttons and combo boxes shrink to their text (the task panel is narrow: Qt's style
+    makes every button at least 80 px wide, a combo box as wide as its longest item)."""
+    for w in widgets:
+        if isinstance(w, QtWidgets.QComboBox):
+            w.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            w.setMinimumContentsLength(6)
+        else:
+            w.setMinimumWidth(w.fontMetrics().boundingRect(w.text()).width() + 20)
+
+
 def dock(name, title, widget, area=None):
     """Put ``widget`` in the main window's dock widget ``name`` (made once, reused); show it.
 

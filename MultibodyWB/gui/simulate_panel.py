@@ -25,6 +25,7 @@ figure and the overall transfer equation of the product form.
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import FreeCAD
@@ -33,9 +34,11 @@ import FreeCADGui
 from .. import runs
 from ..objects.base import type_of
 from ..objects.mechanism import members
+from ..objects.result import TYPE as RESULT
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
 from ..solver.model import INTEGRATORS, METHODS, ModelError
-from .qt import QtCore, QtGui, QtWidgets
+from .qt import QtCore, QtGui, QtWidgets, compact
+from .watch import DocumentWatch, later, object_alive
 
 #: How often the panel looks at a running job (ms).
 POLL_MS = 50
@@ -64,20 +67,52 @@ def format_time(seconds):
     return f"{float(seconds):g} s"
 
 
+#: Time units a settings field takes (FreeCAD's own quantity parser knows only s, min and h, and
+#: reads "10 µs" as the plain number 10).
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ns": 1e-9,
+              "min": 60.0, "h": 3600.0}
+_NUMBER_UNIT = re.compile(r"^([-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?)\s*(\S*)$")
+
+
 def parse_time(field, text):
-    """Seconds from a field's text with any time unit (``0.1 ms``; a bare number is seconds);
-    ValueError naming the field."""
+    """Seconds from a field's text: a number with a time unit (``0.08 s``, ``0.1 ms``,
+    ``10 us``; see :data:`TIME_UNITS`) or a bare number (seconds); else a FreeCAD quantity
+    expression in s. ValueError naming the field."""
     text = text.strip()
-    try:
+    problem = ValueError(f"Simulation, field {field}: '{text}' is not a time "
+                         "(e.g. 0.08 s, 0.1 ms, 10 us)")
+    if not text:
+        raise ValueError(f"Simulation, field {field}: empty; give a time (e.g. 0.08 s)")
+    match = _NUMBER_UNIT.match(text)
+    if match is not None:
+        number, unit = match.groups()
+        if unit not in TIME_UNITS and unit != "":
+            raise problem
+        return float(number.replace(",", ".")) * TIME_UNITS.get(unit, 1.0)
+    try:                                        # an expression: 1/100 s, 2 min + 30 s
         q = FreeCAD.Units.Quantity(text)
-        if q.Unit == FreeCAD.Units.Unit():      # a bare number
-            return float(q.Value)
-        if q.Unit != FreeCAD.Units.Unit("s"):
-            raise ValueError
-        return float(q.getValueAs("s"))
     except (ValueError, TypeError, ArithmeticError, RuntimeError):
-        raise ValueError(f"Simulation, field {field}: '{text}' is not a time "
-                         "(e.g. 0.08 s, 0.1 ms)") from None
+        raise problem from None
+    if q.Unit != FreeCAD.Units.Unit("s"):
+        raise problem
+    return float(q.getValueAs("s"))
+
+
+def check_settings(values):
+    """ValueError listing what the solver would refuse in the settings ``values`` (positive,
+    finite times and tolerances; an output step a whole number of fixed steps), each naming the
+    field; nothing is changed."""
+    from types import SimpleNamespace
+
+    from ..solver.model import Simulation
+    from ..solver.simulate import _settings
+    sim = Simulation()
+    for name, value in values.items():
+        setattr(sim, MODEL_ATTRIBUTES[name][0], value)
+    try:
+        _settings(SimpleNamespace(simulation=sim), None, None, None, None, None)
+    except ModelError as exc:
+        raise ValueError("\n".join(str(p) for p in exc.problems)) from None
 
 
 def _log(text, error=False):
@@ -93,7 +128,9 @@ class SimulatePanel:
         self.mechanism = mechanism
         self.doc = mechanism.Document
         self.job = None
+        self.busy = False                 # a job started and not yet handled by poll()
         self.started = 0.0
+        self.closed = False
         self.timer = QtCore.QTimer()
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.poll)
@@ -104,6 +141,11 @@ class SimulatePanel:
         self.load_settings()
         self.refresh_runs()
         self.finished_callbacks = []      # called with the job when a run ends (tests)
+        self._refresh_pending = False
+        self.watch = DocumentWatch(self.doc, self)
+        # FreeCAD may remove the dialog without calling reject() (another dialog asked for the
+        # task panel): its widgets are then destroyed, and the run is cancelled
+        self.run_form.destroyed.connect(lambda *_: self.cleanup())
         current = self
 
     # -- widgets -------------------------------------------------------------------------------
@@ -145,6 +187,9 @@ class SimulatePanel:
             form.addRow(label, edit)
         self.integrator.currentTextChanged.connect(self._enable_tolerances)
         self.method.currentTextChanged.connect(self._enable_tolerances)
+        compact(self.method, self.integrator)
+        for edit in list(self.quantity.values()) + list(self.tolerance.values()):
+            edit.setMinimumWidth(60)
         return w
 
     def _run_widget(self):
@@ -164,6 +209,7 @@ class SimulatePanel:
         self.cancel_button.clicked.connect(self.cancel)
         row.addWidget(self.run_button)
         row.addWidget(self.cancel_button)
+        compact(self.run_button, self.cancel_button)
         layout.addLayout(row)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setRange(0, 1000)
@@ -178,6 +224,7 @@ class SimulatePanel:
         self.messages.setObjectName("Messages")
         self.messages.setReadOnly(True)
         self.messages.setMinimumHeight(110)
+        self.messages.setMaximumHeight(170)     # leaves room for the stored runs below
         self.messages.setToolTip("The solver's messages; they are also in the report view")
         layout.addWidget(self.messages)
         row = QtWidgets.QHBoxLayout()
@@ -190,6 +237,7 @@ class SimulatePanel:
         eq.clicked.connect(self.show_equation)
         row.addWidget(topo)
         row.addWidget(eq)
+        compact(topo, eq)
         layout.addLayout(row)
         return w
 
@@ -203,6 +251,7 @@ class SimulatePanel:
         self.run_list.setToolTip("Runs stored in the document (saved with it). Select one to "
                                  "play it; several to compare them in the plots")
         self.run_list.itemDoubleClicked.connect(lambda item: self.play())
+        self.run_list.setMaximumHeight(120)     # a few runs; it scrolls
         layout.addWidget(self.run_list)
         row = QtWidgets.QHBoxLayout()
         for text, slot, tip in (
@@ -214,6 +263,7 @@ class SimulatePanel:
             b.setObjectName(text)
             b.setToolTip(tip)
             b.clicked.connect(slot)
+            compact(b)
             row.addWidget(b)
         layout.addLayout(row)
         return w
@@ -307,29 +357,31 @@ class SimulatePanel:
 
     @property
     def running(self):
-        return self.job is not None and not self.job.done
+        """A run has been started and its end not yet handled (stored, or reported)."""
+        return self.busy
 
     def _busy(self, busy):
+        self.busy = busy
         self.run_button.setEnabled(not busy)
         self.cancel_button.setEnabled(busy)
         self.settings_form.setEnabled(not busy)
         self.runs_form.setEnabled(not busy)
 
     def run(self):
-        """Export, store the settings, start the job. Returns True if it started."""
+        """Check the settings, export, store the settings, start the job. Returns True if it
+        started. Settings that cannot be read or that the solver would refuse, and a model
+        with problems, are reported (naming the field or the object) and change nothing."""
         from ..solver.job import Job
-        if self.running:
+        if self.busy or self.closed:
             return False
         self.messages.clear()
         try:
             values = self.settings()
+            check_settings(values)
         except ValueError as exc:
-            self.say(str(exc), error=True)
-            return False
-        try:
-            self.store_settings(values)
-        except Exception as exc:  # a setting FreeCAD refuses: say which, change nothing
-            self.say(f"The settings were not stored: {type(exc).__name__}: {exc}", error=True)
+            for line in str(exc).splitlines():
+                self.say(line, error=True)
+            self.status.setText("Not run: the settings have problems")
             return False
         self.doc.recompute()
         try:
@@ -343,6 +395,14 @@ class SimulatePanel:
                 self.say(f"  {p}", error=True)
             self.status.setText("Not run: the model has problems")
             return False
+        try:
+            self.store_settings(values)
+        except Exception as exc:  # a setting FreeCAD refuses: say which, change nothing
+            self.say(f"The settings were not stored: {type(exc).__name__}: {exc}", error=True)
+            return False
+        self.doc.recompute()
+        for name, value in values.items():          # the exported model had the old ones
+            setattr(model.simulation, MODEL_ATTRIBUTES[name][0], value)
         self.settings_used = values
         self.job = Job(model)
         self.started = time.perf_counter()
@@ -364,7 +424,7 @@ class SimulatePanel:
     def poll(self):
         """Follow the job (timer slot): progress, and its end."""
         job = self.job
-        if job is None:
+        if job is None or self.closed:
             self.timer.stop()
             return
         elapsed = time.perf_counter() - self.started
@@ -377,8 +437,10 @@ class SimulatePanel:
                                     f"{elapsed:.1f} s elapsed")
             return
         self.timer.stop()
-        self._busy(False)
-        self._finish(job, elapsed)
+        try:
+            self._finish(job, elapsed)
+        finally:
+            self._busy(False)
         for callback in list(self.finished_callbacks):
             callback(job)
 
@@ -446,8 +508,14 @@ class SimulatePanel:
             self.say("Select a stored run to play.")
             return None
         from . import player
+        try:
+            runs.load(chosen[-1])             # a file that cannot be read: say so, stay open
+        except Exception as exc:
+            self.say(f"Cannot play '{chosen[-1].Label}': {exc}", error=True)
+            return None
+        mechanism = self.mechanism
         self.close()
-        return player.open_player(self.mechanism, chosen[-1])
+        return player.open_player(mechanism, chosen[-1])
 
     def plot(self):
         from . import plot_panel
@@ -455,7 +523,11 @@ class SimulatePanel:
         if not chosen:
             self.say("There is no stored run to plot.")
             return None
-        pairs = [(o.Label, runs.load(o)) for o in reversed(chosen)]
+        try:
+            pairs = [(o.Label, runs.load(o)) for o in reversed(chosen)]
+        except Exception as exc:  # a results file that cannot be read
+            self.say(f"Cannot plot: {exc}", error=True)
+            return None
         return plot_panel.show_plot_dock(pairs)
 
     def delete(self):
@@ -527,26 +599,71 @@ class SimulatePanel:
 
     def close(self):
         """Stop a running job (nothing is stored) and close the panel."""
+        was_open = not self.closed
         self.cleanup()
-        FreeCADGui.Control.closeDialog()
+        if was_open and FreeCADGui.Control.activeDialog():
+            FreeCADGui.Control.closeDialog()
 
     def cleanup(self):
-        """Stop a running job (nothing is stored)."""
+        """Stop a running job (nothing is stored), stop watching the document. Safe to call
+        more than once, and after the document was closed."""
         global current
-        if self.running:
-            self.job.cancel()
-            self.job.wait(10.0)
+        if self.closed:
+            return
+        self.closed = True
         self.timer.stop()
+        if self.busy and self.job is not None and not self.job.done:
+            self.job.cancel()
+            self.job.wait(1.0)     # a run compiling the solver stops at its first step
+            _log("Run cancelled: the Simulate panel was closed; nothing was stored.")
+        self.busy = False
+        self.watch.detach()
         if current is self:
             current = None
 
+    # -- the document (DocumentWatch) --------------------------------------------------------------
+    def document_closing(self):
+        """The document is being closed: cancel a run (nothing can be stored), close the panel
+        once FreeCAD is done closing it."""
+        self.timer.stop()
+        if self.job is not None:
+            self.job.cancel()
+        later(self.close)
+
+    def object_deleted(self, obj):
+        if obj == self.mechanism:
+            self.timer.stop()
+            if self.job is not None:
+                self.job.cancel()
+            later(self.close)
+        elif type_of(obj) == RESULT:
+            self._refresh_later()
+
+    def object_created(self, obj):
+        self._refresh_later()        # a Result back by Redo (its type is not set yet here)
+
+    def _refresh_later(self):
+        if not self._refresh_pending:
+            self._refresh_pending = True
+            later(self._refresh_now)
+
+    def _refresh_now(self):
+        self._refresh_pending = False
+        if not self.closed and object_alive(self.mechanism):
+            selected = self.selected_runs()
+            self.refresh_runs(select=selected[-1] if selected else None)
+
 
 def open_panel(mechanism):
-    """Show the Simulate panel of ``mechanism`` (closing another task dialog first)."""
+    """Show the Simulate panel of ``mechanism``: the one open already, else a new one (closing
+    another task dialog first, a player or another mechanism's panel cleaning up)."""
     from .views import ensure_views
+    from .watch import close_task_dialog
+    if current is not None and not current.closed and current.mechanism == mechanism \
+            and FreeCADGui.Control.activeDialog():
+        return current
     ensure_views(mechanism.Document)
-    if FreeCADGui.Control.activeDialog():
-        FreeCADGui.Control.closeDialog()
+    close_task_dialog()
     panel = SimulatePanel(mechanism)
     FreeCADGui.Control.showDialog(panel)
     return panel

@@ -8,6 +8,13 @@ timer, arrows and a trace), Plot (the dock with a quantity), a GIF exported from
 closing the player restores the placements. Then the document is saved, closed and reopened and
 played again without solving. Screenshots: the task panel, the player, the plot dock.
 
+Also what a user can do to the panels: settings that cannot be read or that the solver would
+refuse (reported naming the field, nothing changed), Undo and Redo of a run (the list follows),
+Run pressed twice, the panel closed with its Close button during a run (cancelled, nothing
+stored), the document saved while the player shows a frame (the file holds the solids as
+drawn), the played run deleted (the player closes, the solids go back), the document closed
+while the player plays or a run goes on (both panels close, nothing left running).
+
 Started by tests/test_gui_loop.py; writes its findings as JSON.
 """
 
@@ -35,8 +42,25 @@ def wait_for(predicate, timeout=240.0):
     in_freecad.process_events()
 
 
+def task_close_button():
+    """The Close button of the task panel (FreeCAD calls the dialog's reject())."""
+    from MultibodyWB.gui.qt import QtWidgets
+    for b in FreeCADGui.getMainWindow().findChildren(QtWidgets.QPushButton):
+        if b.isVisible() and b.text().replace("&", "") == "Close":
+            return b
+    return None
+
+
 def placements(objs):
     return {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q)) for o in objs}
+
+
+def placement_difference(a, b):
+    """Largest difference between two {Name: placement} maps (the same names): mm, and
+    quaternion components; inf if the names differ."""
+    if set(a) != set(b):
+        return float("inf")
+    return max(float(np.max(np.abs(np.subtract(a[n][k], b[n][k])))) for n in a for k in (0, 1))
 
 
 def moving_solids(mechanism):
@@ -115,6 +139,41 @@ def check():
     first_copy = {n: first.column(n).copy() for n in ("time", "Piston.z", "MainBearing.Fx")}
     result["frames"] = len(first)
 
+    # -- Undo removes the run (one step), Redo brings it back; the panel's list follows --------
+    sim = simulate_panel.simulation_of(mechanism)
+    doc.undo()
+    in_freecad.process_events()
+    result["results_after_undo"] = [o.Label for o in runs.result_objects(mechanism)]
+    result["end_time_after_undo"] = sim.EndTime.Value
+    result["run_list_after_undo"] = panel.run_list.count()
+    doc.redo()
+    in_freecad.process_events()
+    result["results_after_redo"] = [o.Label for o in runs.result_objects(mechanism)]
+    result["run_list_after_redo"] = panel.run_list.count()
+
+    # -- Settings that cannot be read, or that the solver refuses: nothing changes -------------
+    undo_count = doc.UndoCount
+    refused = {}
+    for field, text in (("EndTime", "abc"), ("EndTime", "-1 s"), ("Step", ""),
+                        ("OutputStep", "2.5e-5 s"), ("EndTime", "10 kg")):
+        panel.quantity[field].setText(text)
+        started = panel.run()
+        refused[f"{field}={text}"] = [started, panel.messages.toPlainText()]
+        panel.set_settings(EndTime=0.02, Step=1e-5, OutputStep=1e-4)
+    panel.tolerance["RelativeTolerance"].setText("x1")
+    refused["RelativeTolerance=x1"] = [panel.run(), panel.messages.toPlainText()]
+    panel.set_settings(RelativeTolerance=sim.RelativeTolerance)
+    result["refused_settings"] = refused
+    result["undo_steps_of_refused"] = doc.UndoCount - undo_count
+    result["settings_after_refused"] = [sim.EndTime.Value, sim.Step.Value, sim.OutputStep.Value]
+    result["results_after_refused"] = [o.Label for o in runs.result_objects(mechanism)]
+    parsed = {}
+    for text in ("0.1 ms", "10 us", "10 \u00b5s", "2 min", "1,5 s", "0.25"):
+        panel.quantity["Step"].setText(text)
+        parsed[text] = panel.settings()["Step"]
+    panel.set_settings(Step=1e-5)
+    result["parsed_times"] = parsed
+
     # -- Cancel a long run: the earlier results stay -----------------------------------------
     panel.set_settings(EndTime=50.0)
     panel.run()
@@ -145,6 +204,31 @@ def check():
     hinge.InputMarker = saved_marker
     doc.recompute()
     result["results_after_broken"] = [o.Label for o in runs.result_objects(mechanism)]
+
+    # -- Run twice, then the panel's Close button during the run: cancelled, nothing stored ----
+    panel.set_settings(EndTime=50.0)
+    result["first_of_two_runs"] = panel.run()
+    result["second_of_two_runs"] = panel.run()
+    job = panel.job
+    wait_for(lambda: job.progress > 0.0002 or job.done)
+    close = task_close_button()
+    result["close_button_found"] = close is not None
+    close.click()
+    t_close = time.perf_counter()
+    in_freecad.process_events()
+    result["close_seconds"] = time.perf_counter() - t_close
+    in_freecad.wait(0.5)
+    result["closed_during_run"] = {
+        "dialog_open": bool(FreeCADGui.Control.activeDialog()),
+        "current": simulate_panel.current is not None,
+        "job_state": job.state, "timer_active": panel.timer.isActive(),
+        "results": [o.Label for o in runs.result_objects(mechanism)]}
+    FreeCADGui.Selection.clearSelection()
+    FreeCADGui.Selection.addSelection(mechanism)
+    FreeCADGui.runCommand("MultibodyWB_Simulate")
+    in_freecad.process_events()
+    panel = simulate_panel.current
+    result["settings_after_close"] = simulate_panel.simulation_of(mechanism).EndTime.Value
 
     # -- Play --------------------------------------------------------------------------------
     panel.run_list.clearSelection()
@@ -191,15 +275,23 @@ def check():
     result["gif"] = gif
     result["gif_expected_frames"] = len(player.movie_times(fps=10))
 
+    # -- Save while the player shows a frame: the file gets the solids as drawn ---------------
+    player.set_frame(len(first) // 3)
+    in_freecad.process_events()
+    path = os.path.join(out, "engine.FCStd")
+    doc.saveAs(path)
+    in_freecad.process_events()
+    result["at_rest_after_save"] = placements(solids) == rest
+    result["player_time_after_save"] = player.t
+    result["touched_after_save"] = [o.Name for o in solids if "Touched" in o.State]
+
     # -- Close: placements back ------------------------------------------------------------------
     player.close()
     in_freecad.process_events()
     result["restored"] = placements(solids) == rest
     result["touched_after_close"] = [o.Name for o in solids if "Touched" in o.State]
 
-    # -- Save, close, reopen, play without solving --------------------------------------------
-    path = os.path.join(out, "engine.FCStd")
-    doc.saveAs(path)
+    # -- Close, reopen, play without solving ----------------------------------------------------
     FreeCAD.closeDocument(doc.Name)
     from MultibodyWB.objects import result as result_module
     result_module.clear_cache()
@@ -209,6 +301,8 @@ def check():
     mechanism = next(o for o in doc.Objects if type_of(o) == "Multibody::Mechanism")
     reopened = runs.result_objects(mechanism)
     result["results_after_reopen"] = [o.Label for o in reopened]
+    result["reopened_rest_difference"] = placement_difference(
+        placements(moving_solids(mechanism)), rest)
     FreeCADGui.Selection.clearSelection()
     FreeCADGui.Selection.addSelection(reopened[0])
     from MultibodyWB.solver import job as job_module
@@ -231,7 +325,66 @@ def check():
                                    for n, v in first_copy.items())
     result["reopen_frame_errors"] = [compare_frame(player, mechanism, reloaded, f)
                                      for f in frames]
-    player.close()
+
+    # -- The played run deleted while playing: the player closes, the solids go back ------------
+    player.play()
+    in_freecad.wait(0.2)
+    doc.openTransaction("Delete")
+    doc.removeObject(reopened[0].Name)
+    doc.commitTransaction()
+    in_freecad.wait(0.2)
+    solids = moving_solids(mechanism)
+    result["deleted_run"] = {"dialog_open": bool(FreeCADGui.Control.activeDialog()),
+                             "current": player_module.current is not None,
+                             "at_rest": placement_difference(placements(solids), rest) < 1e-9}
+    doc.undo()
+    in_freecad.process_events()
+
+    # -- FreeCAD removes the dialog without reject() (another one asked for the task panel) ------
+    player = player_module.open_player(mechanism)
+    player.set_frame(len(first) // 3)
+    FreeCADGui.Control.closeDialog()
+    in_freecad.process_events()
+    result["player_removed_by_freecad"] = {
+        "current": player_module.current is not None,
+        "at_rest": placement_difference(placements(solids), rest) < 1e-9}
+    panel = simulate_panel.open_panel(mechanism)
+    panel.set_settings(EndTime=50.0)
+    panel.run()
+    job = panel.job
+    wait_for(lambda: job.progress > 0.0002 or job.done)
+    FreeCADGui.Control.closeDialog()
+    in_freecad.wait(0.3)
+    result["panel_removed_by_freecad"] = {
+        "current": simulate_panel.current is not None, "job_state": job.state,
+        "timer_active": panel.timer.isActive(),
+        "results": [o.Label for o in runs.result_objects(mechanism)]}
+
+    # -- The document closed while the player plays ----------------------------------------------
+    player = player_module.open_player(mechanism)
+    player.play()
+    in_freecad.wait(0.2)
+    FreeCAD.closeDocument(doc.Name)
+    in_freecad.wait(0.3)
+    result["closed_doc_with_player"] = {"dialog_open": bool(FreeCADGui.Control.activeDialog()),
+                                        "current": player_module.current is not None,
+                                        "timer_active": player.timer.isActive()}
+
+    # -- The document closed during a run ------------------------------------------------------
+    doc = FreeCAD.openDocument(path)
+    in_freecad.process_events()
+    mechanism = next(o for o in doc.Objects if type_of(o) == "Multibody::Mechanism")
+    panel = simulate_panel.open_panel(mechanism)
+    panel.set_settings(EndTime=50.0)
+    panel.run()
+    job = panel.job
+    wait_for(lambda: job.progress > 0.0002 or job.done)
+    FreeCAD.closeDocument(doc.Name)
+    in_freecad.wait(0.5)
+    result["closed_doc_during_run"] = {"dialog_open": bool(FreeCADGui.Control.activeDialog()),
+                                       "current": simulate_panel.current is not None,
+                                       "job_state": job.state,
+                                       "timer_active": panel.timer.isActive()}
     return result
 
 

@@ -1,0 +1,120 @@
+"""Keeping the Multibody task panels consistent with their document.
+
+FreeCAD leaves a task dialog open when its document is closed or when an object it works on is
+deleted (or removed by Undo), and ``FreeCADGui.Control.closeDialog()`` removes a dialog without
+calling its ``reject``. The Simulate panel and the player therefore:
+
+- watch their document with :class:`DocumentWatch`, a FreeCAD document observer that tells the
+  panel when the document closes, when objects are deleted or made, and around a save;
+- close another Multibody panel with :func:`close_task_dialog`, which lets it clean up first
+  (stop a run, put the solids back) before FreeCAD removes it.
+
+The observer's slots run inside FreeCAD's signals: they only set flags and stop timers there,
+and leave the rest (closing the dialog, refreshing lists) to the event loop
+(:func:`later`).
+"""
+
+import FreeCAD
+import FreeCADGui
+
+from .qt import QtCore
+
+
+def later(function):
+    """Call ``function()`` from the event loop, after the current signal has been handled."""
+    QtCore.QTimer.singleShot(0, function)
+
+
+def document_alive(doc):
+    """True while ``doc`` is an open document (False once it was closed)."""
+    try:
+        name = doc.Name
+    except (ReferenceError, RuntimeError, AttributeError):
+        return False
+    return name in FreeCAD.listDocuments()
+
+
+def object_alive(obj):
+    """True while ``obj`` is in an open document (False once deleted, undone or closed)."""
+    try:
+        doc = obj.Document
+        name = obj.Name
+    except (ReferenceError, RuntimeError, AttributeError):
+        return False
+    return (doc is not None and name is not None and document_alive(doc)
+            and doc.getObject(name) is not None)
+
+
+class DocumentWatch:
+    """A FreeCAD document observer for one panel and one document.
+
+    Calls, on ``panel``, whichever of these it has (each with the document still valid):
+
+    - ``document_closing()``: the document is being closed;
+    - ``object_deleted(obj)`` / ``object_created(obj)``: an object of the document was deleted
+      (Delete, Undo of its creation) or made (also by Redo);
+    - ``before_save()`` / ``after_save()``: around writing the document to its file.
+    """
+
+    def __init__(self, doc, panel):
+        self.name = doc.Name
+        self.panel = panel
+        self.attached = False
+        FreeCAD.addDocumentObserver(self)
+        self.attached = True
+
+    def detach(self):
+        """Stop watching (not from inside one of the slots: use :func:`later`)."""
+        if self.attached:
+            self.attached = False
+            FreeCAD.removeDocumentObserver(self)
+
+    def _ours(self, doc):
+        try:
+            return self.attached and doc is not None and doc.Name == self.name
+        except (ReferenceError, RuntimeError, AttributeError):
+            return False
+
+    def _call(self, method, *args):
+        function = getattr(self.panel, method, None)
+        if function is not None:
+            function(*args)
+
+    def _document_of(self, obj):
+        try:
+            return obj.Document
+        except (ReferenceError, RuntimeError, AttributeError):
+            return None
+
+    # -- FreeCAD's observer slots ----------------------------------------------------------------
+    def slotDeletedDocument(self, doc):
+        if self._ours(doc):
+            self._call("document_closing")
+
+    def slotDeletedObject(self, obj):
+        if self._ours(self._document_of(obj)):
+            self._call("object_deleted", obj)
+
+    def slotCreatedObject(self, obj):
+        if self._ours(self._document_of(obj)):
+            self._call("object_created", obj)
+
+    def slotStartSaveDocument(self, doc, path):
+        if self._ours(doc):
+            self._call("before_save")
+
+    def slotFinishSaveDocument(self, doc, path):
+        if self._ours(doc):
+            self._call("after_save")
+
+
+def close_task_dialog():
+    """Close FreeCAD's active task dialog; a Simulate panel or player cleans up first (its run is
+    cancelled, its solids put back), which ``Control.closeDialog()`` alone would not do."""
+    from . import player, simulate_panel
+    for module in (simulate_panel, player):
+        panel = module.current
+        if panel is not None:
+            panel.cleanup()
+    if FreeCADGui.Control.activeDialog():
+        FreeCADGui.Control.closeDialog()
