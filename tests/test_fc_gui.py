@@ -105,10 +105,13 @@ def test_every_command_is_in_the_toolbars_and_the_menu(commands_run):
     r = commands_run
     _no_exception(r)
     assert r["toolbars"] == r["expected_toolbars"]
-    assert set(r["toolbars"]) == {"Multibody model", "Multibody hinges", "Multibody forces"}
+    assert set(r["toolbars"]) == {"Multibody model", "Multibody hinges", "Multibody forces",
+                                  "Multibody simulation"}
+    assert r["toolbars"]["Multibody simulation"] == [
+        "MultibodyWB_Simulate", "MultibodyWB_Play", "MultibodyWB_Plot"]
     assert r["menu"] == r["commands"]
     names = [n for n in r["commands"] if n != "Separator"]
-    assert len(names) == len(set(names)) == 7 + len(r["hinge_types"]) + len(r["force_types"])
+    assert len(names) == len(set(names)) == 10 + len(r["hinge_types"]) + len(r["force_types"])
     assert set(names) <= set(r["registered"])
     hinges = r["toolbars"]["Multibody hinges"]
     assert hinges == [f"MultibodyWB_Hinge{t.capitalize()}" for t in r["hinge_types"]]
@@ -133,6 +136,9 @@ def test_commands_are_enabled_by_what_is_selected(commands_run):
     assert on_body["MultibodyWB_Marker"] and on_body["MultibodyWB_PointForce"]
     assert not on_body["MultibodyWB_Body"] and not on_body["MultibodyWB_HingeRevolute"]
     assert not on_body["MultibodyWB_SpringDamper"]
+    # a mechanism without a stored run: Simulate, not Play or Plot
+    assert on_body["MultibodyWB_Simulate"]
+    assert not on_body["MultibodyWB_Play"] and not on_body["MultibodyWB_Plot"]
     two = states["faces_on_two_bodies"]
     assert all(on for name, on in two.items() if name.startswith("MultibodyWB_Hinge"))
     assert two["MultibodyWB_SpringDamper"] and not two["MultibodyWB_PointForce"]
