@@ -28,7 +28,7 @@ from ..animation import Animator
 from ..viewproviders.base import resume_symbols, show_marker_axes, suspend_symbols
 from .view_motion import ViewMotion
 from .qt import QtCore, QtWidgets, compact
-from .watch import DocumentWatch, later
+from .watch import DocumentWatch, TaskPanel, later
 
 #: Object name of the player's widget.
 PANEL_NAME = "MultibodyPlayer"
@@ -59,7 +59,7 @@ def force_columns(results, hinge):
     return None
 
 
-class PlayerPanel:
+class PlayerPanel(TaskPanel):
     """The player's task panel for one mechanism and one stored run."""
 
     def __init__(self, mechanism, result_obj, view=None):
@@ -443,20 +443,8 @@ class PlayerPanel:
         return path
 
     # -- task dialog interface -------------------------------------------------------------------
-    def getStandardButtons(self):
-        return int(QtWidgets.QDialogButtonBox.Close)
-
-    def reject(self):
-        """The Close button: clean up; FreeCAD then removes the dialog."""
-        self.cleanup()
-        return True
-
-    def close(self):
-        """Stop, put the solids back where they were, remove the overlays, close the panel."""
-        was_open = self.animator is not None
-        self.cleanup()
-        if was_open and FreeCADGui.Control.activeDialog():
-            FreeCADGui.Control.closeDialog()
+    def is_open(self):
+        return self.animator is not None
 
     def cleanup(self):
         """Stop, put the solids back where they were, remove the overlays, stop watching the

@@ -38,7 +38,7 @@ from ..objects.result import TYPE as RESULT
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
 from ..solver.model import INTEGRATORS, METHODS, ModelError
 from .qt import QtCore, QtGui, QtWidgets, compact
-from .watch import DocumentWatch, later, object_alive
+from .watch import DocumentWatch, TaskPanel, later, object_alive
 
 #: How often the panel looks at a running job (ms).
 POLL_MS = 50
@@ -120,7 +120,7 @@ def _log(text, error=False):
         f"MultibodyWB: {text}\n")
 
 
-class SimulatePanel:
+class SimulatePanel(TaskPanel):
     """The task panel of the Simulate command for one mechanism (see the module doc)."""
 
     def __init__(self, mechanism):
@@ -589,20 +589,8 @@ class SimulatePanel:
         return dialog
 
     # -- task dialog interface -------------------------------------------------------------------
-    def getStandardButtons(self):
-        return int(QtWidgets.QDialogButtonBox.Close)
-
-    def reject(self):
-        """The Close button: clean up; FreeCAD then removes the dialog."""
-        self.cleanup()
-        return True
-
-    def close(self):
-        """Stop a running job (nothing is stored) and close the panel."""
-        was_open = not self.closed
-        self.cleanup()
-        if was_open and FreeCADGui.Control.activeDialog():
-            FreeCADGui.Control.closeDialog()
+    def is_open(self):
+        return not self.closed
 
     def cleanup(self):
         """Stop a running job (nothing is stored), stop watching the document. Safe to call

@@ -118,3 +118,35 @@ def close_task_dialog():
             panel.cleanup()
     if FreeCADGui.Control.activeDialog():
         FreeCADGui.Control.closeDialog()
+
+
+class TaskPanel:
+    """FreeCAD's task-dialog interface shared by the Simulate panel and the player: a Close
+    button; :meth:`cleanup` (the subclass's) whenever the panel goes, however it goes.
+
+    FreeCAD calls ``reject()`` for the Close button and then removes the dialog itself;
+    :meth:`close` is for the panel's own buttons (Play in the Simulate panel...).
+    """
+
+    def is_open(self):
+        """False once :meth:`cleanup` ran."""
+        raise NotImplementedError
+
+    def cleanup(self):
+        raise NotImplementedError
+
+    def getStandardButtons(self):
+        from .qt import QtWidgets
+        return int(QtWidgets.QDialogButtonBox.Close)
+
+    def reject(self):
+        """The Close button: clean up; FreeCAD then removes the dialog."""
+        self.cleanup()
+        return True
+
+    def close(self):
+        """Clean up and close the task dialog."""
+        was_open = self.is_open()
+        self.cleanup()
+        if was_open and FreeCADGui.Control.activeDialog():
+            FreeCADGui.Control.closeDialog()
