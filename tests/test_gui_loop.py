@@ -47,6 +47,15 @@ def test_simulate_panel_runs_in_the_background_and_stores_one_run(loop):
     assert loop["undo_steps_of_run"] == 2
 
 
+def test_the_run_is_recorded_as_macro_lines(loop):
+    """The settings as property assignments, the run as the synchronous call that repeats it
+    (recorded without solving twice)."""
+    console = loop["console_after_run"]
+    assert "sim.EndTime = '0.02 s'" in console, console
+    assert ("MultibodyWB.runs.simulate_mechanism(FreeCAD.getDocument('Engine')"
+            ".getObject('CrankSlider'))") in console, console
+
+
 def test_one_undo_removes_the_run_and_redo_brings_it_back(loop):
     assert loop["results_after_undo"] == [] and loop["run_list_after_undo"] == 0
     assert loop["end_time_after_undo"] == pytest.approx(0.02)     # the settings step stays

@@ -134,6 +134,7 @@ def check():
     result["end_time_setting"] = mechanism.Document.getObject(
         simulate_panel.simulation_of(mechanism).Name).EndTime.Value
     result["run_list"] = [panel.run_list.item(i).text() for i in range(panel.run_list.count())]
+    result["console_after_run"] = in_freecad.python_console_text()[-3000:]
     in_freecad.grab_main_window("simulate_panel.png")
     first = runs.load(stored[-1])
     first_copy = {n: first.column(n).copy() for n in ("time", "Piston.z", "MainBearing.Fx")}
