@@ -1,12 +1,14 @@
 """Benchmark of the tree solver: cost per RK4 step of an n-link revolute chain.
 
-    /usr/bin/python3 benchmarks/bench_tree.py [--quick]
+    /usr/bin/python3 benchmarks/bench_tree.py [--quick] [--sizes N ...] [--no-global]
 
 Prints, for the chain example (alternating hinge axes): microseconds per fixed RK4 step for
 n = 10, 100, 1000 (the whole run inside compiled code), the ratio t(1000)/t(100), and the cost of
 one evaluation of the accelerations by the MSTMM Riccati form against the global constrained
-formulation (dense, absolute coordinates) for n = 10, 50, 100, 200. Figures go to
-docs/benchmarks.md with the machine they came from. Not a test: timings depend on the machine.
+formulation (dense, absolute coordinates) for n = 10, 50, 100, 200. ``--sizes`` times other
+chain lengths, ``--no-global`` leaves out the comparison. The load average is printed before and
+after: figures go to docs/benchmarks.md with the machine and the load they came from. Not a
+test: timings depend on the machine.
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ def machine() -> str:
         pass
     return (f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, numpy "
             f"{np.__version__}, numba {numba.__version__}")
+
+
+def load() -> str:
+    """The load average: other processes slow the figures down."""
+    try:
+        return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
 
 
 def rk4_step_time(n: int, steps: int, repeats: int = 3) -> float:
@@ -82,16 +92,25 @@ def evaluation_times(n: int, repeats: int) -> tuple[float, float | None]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer steps and repeats")
+    p.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000], metavar="N",
+                   help="chain lengths of the RK4 timing (default: 10 100 1000)")
+    p.add_argument("--no-global", action="store_true",
+                   help="leave out the comparison with the global formulation")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
     print(f"machine: {machine()}")
+    print(f"load average (1, 5, 15 min): {load()}")
     print("\nRK4 step of the n-link revolute chain (alternating axes), compiled run:")
     times = {}
-    for n in (10, 100, 1000):
+    for n in args.sizes:
         steps = max(50, (2000 if args.quick else 20000) // n * 10 // 10)
         times[n] = rk4_step_time(n, steps, repeats=2 if args.quick else 5)
         print(f"  n = {n:>5}: {times[n] * 1e6:9.1f} us per RK4 step")
-    print(f"  t(1000)/t(100) = {times[1000] / times[100]:.2f}  (linear: 10)")
+    if 100 in times and 1000 in times:
+        print(f"  t(1000)/t(100) = {times[1000] / times[100]:.2f}  (linear: 10)")
+    if args.no_global:
+        print(f"\nload average (1, 5, 15 min): {load()}")
+        return 0
     print("\nOne evaluation of the accelerations, MSTMM Riccati form vs global formulation:")
     for n in (10, 50, 100, 200):
         tm, tg = evaluation_times(n, repeats=1 if args.quick else 3)
@@ -100,6 +119,7 @@ def main(argv=None) -> int:
         else:
             print(f"  n = {n:>5}: mstmm {tm * 1e6:9.1f} us, global {tg * 1e6:11.1f} us, "
                   f"ratio {tg / tm:8.1f}")
+    print(f"\nload average (1, 5, 15 min): {load()}")
     return 0
 
 

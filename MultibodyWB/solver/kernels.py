@@ -66,11 +66,10 @@ def skew(v):
 
 
 @njit(**_JIT)
-def quat_to_matrix(qw, qx, qy, qz):
-    """Rotation matrix of a quaternion (normalised here)."""
+def quat_into(R, qw, qx, qy, qz):
+    """Fill R (3,3) with the rotation matrix of a quaternion (normalised here)."""
     n = np.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
     w, x, y, z = qw / n, qx / n, qy / n, qz / n
-    R = np.empty((3, 3))
     R[0, 0] = 1 - 2 * (y * y + z * z)
     R[0, 1] = 2 * (x * y - w * z)
     R[0, 2] = 2 * (x * z + w * y)
@@ -80,6 +79,13 @@ def quat_to_matrix(qw, qx, qy, qz):
     R[2, 0] = 2 * (x * z - w * y)
     R[2, 1] = 2 * (y * z + w * x)
     R[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(**_JIT)
+def quat_to_matrix(qw, qx, qy, qz):
+    """Rotation matrix of a quaternion (normalised here)."""
+    R = np.empty((3, 3))
+    quat_into(R, qw, qx, qy, qz)
     return R
 
 
@@ -115,10 +121,11 @@ def rotvec(R):
 # --------------------------------------------------------------------------------------------------
 
 @njit(**_JIT)
-def hinge_local(code, q, u, Rrel, d, S, bias):
+def hinge_local(code, q, qo, u, uo, Rrel, d, S, bias):
     """Fill the relative pose ``Rrel`` (3,3), ``d`` (3,), ``S`` (6, nu) and ``bias`` (6,).
 
-    ``q`` and ``u`` are the hinge's own position and velocity coordinates (see System).
+    The hinge's own position and velocity coordinates (see System) are ``q[qo:]`` and
+    ``u[uo:]``. Allocates nothing (see :func:`riccati` on why).
     """
     for a in range(3):
         d[a] = 0.0
@@ -127,18 +134,18 @@ def hinge_local(code, q, u, Rrel, d, S, bias):
     S[:, :] = 0.0
     bias[:] = 0.0
     if code == REVOLUTE:
-        c, s = np.cos(q[0]), np.sin(q[0])
+        c, s = np.cos(q[qo]), np.sin(q[qo])
         Rrel[0, 0] = c
         Rrel[0, 1] = -s
         Rrel[1, 0] = s
         Rrel[1, 1] = c
         S[2, 0] = 1.0
     elif code == PRISMATIC:
-        d[2] = q[0]
+        d[2] = q[qo]
         S[5, 0] = 1.0
     elif code == CYLINDRICAL:
-        d[2] = q[0]
-        c, s = np.cos(q[1]), np.sin(q[1])
+        d[2] = q[qo]
+        c, s = np.cos(q[qo + 1]), np.sin(q[qo + 1])
         Rrel[0, 0] = c
         Rrel[0, 1] = -s
         Rrel[1, 0] = s
@@ -146,8 +153,8 @@ def hinge_local(code, q, u, Rrel, d, S, bias):
         S[5, 0] = 1.0
         S[2, 1] = 1.0
     elif code == UNIVERSAL:
-        ca, sa = np.cos(q[0]), np.sin(q[0])
-        cb, sb = np.cos(q[1]), np.sin(q[1])
+        ca, sa = np.cos(q[qo]), np.sin(q[qo])
+        cb, sb = np.cos(q[qo + 1]), np.sin(q[qo + 1])
         # Rx(a) Ry(b)
         Rrel[0, 0] = cb
         Rrel[0, 1] = 0.0
@@ -162,17 +169,17 @@ def hinge_local(code, q, u, Rrel, d, S, bias):
         S[1, 1] = ca          # Rx(a) e_y
         S[2, 1] = sa
         # d/dt (Rx(a) e_y) * ub = ua * e_x x (Rx(a) e_y) * ub
-        bias[1] = -sa * u[0] * u[1]
-        bias[2] = ca * u[0] * u[1]
+        bias[1] = -sa * u[uo] * u[uo + 1]
+        bias[2] = ca * u[uo] * u[uo + 1]
     elif code == SPHERICAL:
-        Rrel[:, :] = quat_to_matrix(q[0], q[1], q[2], q[3])
+        quat_into(Rrel, q[qo], q[qo + 1], q[qo + 2], q[qo + 3])
         S[0, 0] = 1.0
         S[1, 1] = 1.0
         S[2, 2] = 1.0
     elif code == PLANAR:
-        d[0] = q[0]
-        d[1] = q[1]
-        c, s = np.cos(q[2]), np.sin(q[2])
+        d[0] = q[qo]
+        d[1] = q[qo + 1]
+        c, s = np.cos(q[qo + 2]), np.sin(q[qo + 2])
         Rrel[0, 0] = c
         Rrel[0, 1] = -s
         Rrel[1, 0] = s
@@ -181,35 +188,39 @@ def hinge_local(code, q, u, Rrel, d, S, bias):
         S[4, 1] = 1.0
         S[2, 2] = 1.0
     elif code == FREE or code == BUSHING:
-        d[0] = q[0]
-        d[1] = q[1]
-        d[2] = q[2]
-        Rrel[:, :] = quat_to_matrix(q[3], q[4], q[5], q[6])
+        d[0] = q[qo]
+        d[1] = q[qo + 1]
+        d[2] = q[qo + 2]
+        quat_into(Rrel, q[qo + 3], q[qo + 4], q[qo + 5], q[qo + 6])
         for a in range(3):
             S[3 + a, a] = 1.0
             S[a, 3 + a] = 1.0
 
 
 @njit(**_JIT)
-def hinge_qdot(code, q, u, qd):
-    """Position-coordinate rates from velocity coordinates (quaternion kinematics)."""
+def hinge_qdot(code, q, qo, u, uo, k, qd, o):
+    """Position-coordinate rates from velocity coordinates (quaternion kinematics).
+
+    The hinge's coordinates are ``q[qo:]``, its ``k`` velocity coordinates ``u[uo:uo + k]``; the
+    rates go to ``qd[o:]``.
+    """
     if code == SPHERICAL or code == FREE or code == BUSHING:
-        o = 0
+        r = 0
         if code != SPHERICAL:
-            qd[0] = u[0]
-            qd[1] = u[1]
-            qd[2] = u[2]
-            o = 3
-        w, x, y, z = q[o], q[o + 1], q[o + 2], q[o + 3]
-        wx, wy, wz = u[o], u[o + 1], u[o + 2]
+            qd[o] = u[uo]
+            qd[o + 1] = u[uo + 1]
+            qd[o + 2] = u[uo + 2]
+            r = 3
+        w, x, y, z = q[qo + r], q[qo + r + 1], q[qo + r + 2], q[qo + r + 3]
+        wx, wy, wz = u[uo + r], u[uo + r + 1], u[uo + r + 2]
         # dq/dt = 1/2 [0, w] (x) q, w in the output marker frame (spatial for the joint)
-        qd[o] = 0.5 * (-wx * x - wy * y - wz * z)
-        qd[o + 1] = 0.5 * (wx * w + wy * z - wz * y)
-        qd[o + 2] = 0.5 * (wy * w + wz * x - wx * z)
-        qd[o + 3] = 0.5 * (wz * w + wx * y - wy * x)
+        qd[o + r] = 0.5 * (-wx * x - wy * y - wz * z)
+        qd[o + r + 1] = 0.5 * (wx * w + wy * z - wz * y)
+        qd[o + r + 2] = 0.5 * (wy * w + wz * x - wx * z)
+        qd[o + r + 3] = 0.5 * (wz * w + wx * y - wy * x)
     else:
-        for j in range(u.size):
-            qd[j] = u[j]
+        for j in range(k):
+            qd[o + j] = u[uo + j]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -231,32 +242,36 @@ COLKIND = np.array([[0, 0, 0, 0, 0, 0],      # fixed
 _INL = dict(cache=True, nogil=True, inline="always", error_model="numpy")
 
 
+# The helpers below take stacks of 3x3 blocks and an index (``A[ia]``) rather than the blocks
+# themselves: a view ``A[i]`` inside a loop costs a reference count increment and decrement (an
+# atomic operation) per iteration, which is a measurable part of the step time.
+
 @njit(**_INL)
-def _m33(A, B, C):
-    """C = A @ B for 3x3."""
+def _mm(A, ia, B, ib, C, ic):
+    """C[ic] = A[ia] @ B[ib] for stacks of 3x3 blocks."""
     for a in range(3):
-        a0, a1, a2 = A[a, 0], A[a, 1], A[a, 2]
-        C[a, 0] = a0 * B[0, 0] + a1 * B[1, 0] + a2 * B[2, 0]
-        C[a, 1] = a0 * B[0, 1] + a1 * B[1, 1] + a2 * B[2, 1]
-        C[a, 2] = a0 * B[0, 2] + a1 * B[1, 2] + a2 * B[2, 2]
+        a0, a1, a2 = A[ia, a, 0], A[ia, a, 1], A[ia, a, 2]
+        C[ic, a, 0] = a0 * B[ib, 0, 0] + a1 * B[ib, 1, 0] + a2 * B[ib, 2, 0]
+        C[ic, a, 1] = a0 * B[ib, 0, 1] + a1 * B[ib, 1, 1] + a2 * B[ib, 2, 1]
+        C[ic, a, 2] = a0 * B[ib, 0, 2] + a1 * B[ib, 1, 2] + a2 * B[ib, 2, 2]
 
 
 @njit(**_INL)
-def _m33t(A, B, C):
-    """C = A @ B.T for 3x3."""
+def _mmt(A, ia, B, ib, C, ic):
+    """C[ic] = A[ia] @ B[ib].T for stacks of 3x3 blocks."""
     for a in range(3):
-        a0, a1, a2 = A[a, 0], A[a, 1], A[a, 2]
-        C[a, 0] = a0 * B[0, 0] + a1 * B[0, 1] + a2 * B[0, 2]
-        C[a, 1] = a0 * B[1, 0] + a1 * B[1, 1] + a2 * B[1, 2]
-        C[a, 2] = a0 * B[2, 0] + a1 * B[2, 1] + a2 * B[2, 2]
+        a0, a1, a2 = A[ia, a, 0], A[ia, a, 1], A[ia, a, 2]
+        C[ic, a, 0] = a0 * B[ib, 0, 0] + a1 * B[ib, 0, 1] + a2 * B[ib, 0, 2]
+        C[ic, a, 1] = a0 * B[ib, 1, 0] + a1 * B[ib, 1, 1] + a2 * B[ib, 1, 2]
+        C[ic, a, 2] = a0 * B[ib, 2, 0] + a1 * B[ib, 2, 1] + a2 * B[ib, 2, 2]
 
 
 @njit(**_INL)
-def _mv(A, v0, v1, v2):
-    """A @ v for 3x3 A, as a tuple."""
-    return (A[0, 0] * v0 + A[0, 1] * v1 + A[0, 2] * v2,
-            A[1, 0] * v0 + A[1, 1] * v1 + A[1, 2] * v2,
-            A[2, 0] * v0 + A[2, 1] * v1 + A[2, 2] * v2)
+def _mv(A, ia, v0, v1, v2):
+    """A[ia] @ v for a stack of 3x3 blocks, as a tuple."""
+    return (A[ia, 0, 0] * v0 + A[ia, 0, 1] * v1 + A[ia, 0, 2] * v2,
+            A[ia, 1, 0] * v0 + A[ia, 1, 1] * v1 + A[ia, 1, 2] * v2,
+            A[ia, 2, 0] * v0 + A[ia, 2, 1] * v1 + A[ia, 2, 2] * v2)
 
 
 @njit(**_INL)
@@ -288,18 +303,19 @@ def _add_wrench(body, F, T, p, FC, TC, pc):
 
 
 @njit(**_JIT)
-def tree_kinematics(q, u, T, W):
+def tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
+                    R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, d, S, bias):
     """Poses and velocities of all bodies, and each tree hinge's global S and c.
 
-    Fills W.R (n,3,3) base rotations, W.pb (n,3) base origins, W.pc (n,3) mass centres, W.hp
-    (n,3) hinge points, W.w (n,3) angular velocities, W.vh (n,3) velocity of each body's material
-    point at its hinge point, W.Sg (n,6,6) ``s * S`` in global axes (first nu columns used),
-    W.cg (n,6) ``s * c``, W.RA (n,3,3) rotation of each hinge's output marker. Marker frames of
-    the ground (parent -1) are given in global axes. Revolute hinges take a fast path.
+    Tree arrays (see System): ``parent`` ... ``rc``. Fills R (n,3,3) base rotations, pb (n,3)
+    base origins, pc (n,3) mass centres, hp (n,3) hinge points, w (n,3) angular velocities, vh
+    (n,3) velocity of each body's material point at its hinge point, Sg (n,6,6) ``s * S`` in
+    global axes (first nu columns used), cg (n,6) ``s * c``, RA (n,3,3) rotation of each hinge's
+    output marker. Scratch (system.Scratch): M (4,3,3) (M[1]: the input marker's rotation,
+    M[2]: Rrel, M[3]: the parent's rotation), Rrel (3,3), d (3), S (6,6), bias (6). Marker
+    frames of the ground (parent -1) are given in global axes. Revolute hinges take a fast
+    path. See :func:`riccati` on speed.
     """
-    parent, code, sgn, qo, uo, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nu
-    R, pb, pc, hp, w, vh, Sg, cg, RA = W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Sg, W.cg, W.RA
-    Rrel, d, S, bias, Ra, Rb, Rc = W.Rrel, W.dloc, W.Sloc, W.bias, W.t33a, W.t33b, W.t33c
     for i in range(parent.size):
         k = nu[i]
         revolute = code[i] == REVOLUTE
@@ -307,69 +323,74 @@ def tree_kinematics(q, u, T, W):
             # fast path: Rrel = Rz(q), d = 0, S = [e_z; 0], no local bias
             cq, sq = np.cos(q[qo[i]]), np.sin(q[qo[i]])
         else:
-            hinge_local(code[i], q[qo[i]:qo[i] + 7], u[uo[i]:uo[i] + k], Rrel, d, S, bias)
+            hinge_local(code[i], q, qo[i], u, uo[i], Rrel, d, S, bias)
+            for a in range(3):
+                for b in range(3):
+                    M[2, a, b] = Rrel[a, b]
         par = parent[i]
         if par >= 0:
-            Rp = R[par]
+            for a in range(3):
+                for b in range(3):
+                    M[3, a, b] = R[par, a, b]
             pp0, pp1, pp2 = pb[par, 0], pb[par, 1], pb[par, 2]
             wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
         else:
-            Rp = W.eye3
+            for a in range(3):
+                for b in range(3):
+                    M[3, a, b] = 1.0 if a == b else 0.0
             pp0 = pp1 = pp2 = 0.0
             wp0 = wp1 = wp2 = 0.0
         s = sgn[i]
         if s > 0:
-            _m33(Rp, T.mo_R[i], Ra)
-            t = _mv(Rp, T.mo_p[i, 0], T.mo_p[i, 1], T.mo_p[i, 2])
+            _mm(M, 3, mo_R, i, RA, i)
+            t = _mv(M, 3, mo_p[i, 0], mo_p[i, 1], mo_p[i, 2])
             pa0, pa1, pa2 = pp0 + t[0], pp1 + t[1], pp2 + t[2]
             if revolute:
                 for a in range(3):
-                    Rb[a, 0] = cq * Ra[a, 0] + sq * Ra[a, 1]
-                    Rb[a, 1] = cq * Ra[a, 1] - sq * Ra[a, 0]
-                    Rb[a, 2] = Ra[a, 2]
+                    M[1, a, 0] = cq * RA[i, a, 0] + sq * RA[i, a, 1]
+                    M[1, a, 1] = cq * RA[i, a, 1] - sq * RA[i, a, 0]
+                    M[1, a, 2] = RA[i, a, 2]
                 pm0, pm1, pm2 = pa0, pa1, pa2
             else:
-                _m33(Ra, Rrel, Rb)
-                t = _mv(Ra, d[0], d[1], d[2])
+                _mm(RA, i, M, 2, M, 1)
+                t = _mv(RA, i, d[0], d[1], d[2])
                 pm0, pm1, pm2 = pa0 + t[0], pa1 + t[1], pa2 + t[2]
-            _m33t(Rb, T.mi_R[i], R[i])
-            t = _mv(R[i], T.mi_p[i, 0], T.mi_p[i, 1], T.mi_p[i, 2])
+            _mmt(M, 1, mi_R, i, R, i)
+            t = _mv(R, i, mi_p[i, 0], mi_p[i, 1], mi_p[i, 2])
             pb[i, 0], pb[i, 1], pb[i, 2] = pm0 - t[0], pm1 - t[1], pm2 - t[2]
         else:
-            _m33(Rp, T.mi_R[i], Rb)
-            t = _mv(Rp, T.mi_p[i, 0], T.mi_p[i, 1], T.mi_p[i, 2])
+            _mm(M, 3, mi_R, i, M, 1)
+            t = _mv(M, 3, mi_p[i, 0], mi_p[i, 1], mi_p[i, 2])
             pm0, pm1, pm2 = pp0 + t[0], pp1 + t[1], pp2 + t[2]
             if revolute:
                 for a in range(3):
-                    Ra[a, 0] = cq * Rb[a, 0] - sq * Rb[a, 1]
-                    Ra[a, 1] = cq * Rb[a, 1] + sq * Rb[a, 0]
-                    Ra[a, 2] = Rb[a, 2]
+                    RA[i, a, 0] = cq * M[1, a, 0] - sq * M[1, a, 1]
+                    RA[i, a, 1] = cq * M[1, a, 1] + sq * M[1, a, 0]
+                    RA[i, a, 2] = M[1, a, 2]
                 pa0, pa1, pa2 = pm0, pm1, pm2
             else:
-                _m33t(Rb, Rrel, Ra)
-                t = _mv(Ra, d[0], d[1], d[2])
+                _mmt(M, 1, M, 2, RA, i)
+                t = _mv(RA, i, d[0], d[1], d[2])
                 pa0, pa1, pa2 = pm0 - t[0], pm1 - t[1], pm2 - t[2]
-            _m33t(Ra, T.mo_R[i], R[i])
-            t = _mv(R[i], T.mo_p[i, 0], T.mo_p[i, 1], T.mo_p[i, 2])
+            _mmt(RA, i, mo_R, i, R, i)
+            t = _mv(R, i, mo_p[i, 0], mo_p[i, 1], mo_p[i, 2])
             pb[i, 0], pb[i, 1], pb[i, 2] = pa0 - t[0], pa1 - t[1], pa2 - t[2]
-        for a in range(3):
-            for b in range(3):
-                RA[i, a, b] = Ra[a, b]
         hp[i, 0], hp[i, 1], hp[i, 2] = pm0, pm1, pm2
-        t = _mv(R[i], T.rc[i, 0], T.rc[i, 1], T.rc[i, 2])
+        t = _mv(R, i, rc[i, 0], rc[i, 1], rc[i, 2])
         pc[i, 0], pc[i, 1], pc[i, 2] = pb[i, 0] + t[0], pb[i, 1] + t[1], pb[i, 2] + t[2]
         wr0 = wr1 = wr2 = 0.0
         vr0 = vr1 = vr2 = 0.0
         uo_i = uo[i]
         if revolute:
             uj = u[uo_i]
-            Sg[i, 0, 0], Sg[i, 1, 0], Sg[i, 2, 0] = s * Ra[0, 2], s * Ra[1, 2], s * Ra[2, 2]
+            ra0, ra1, ra2 = RA[i, 0, 2], RA[i, 1, 2], RA[i, 2, 2]
+            Sg[i, 0, 0], Sg[i, 1, 0], Sg[i, 2, 0] = s * ra0, s * ra1, s * ra2
             Sg[i, 3, 0] = Sg[i, 4, 0] = Sg[i, 5, 0] = 0.0
-            wr0, wr1, wr2 = Ra[0, 2] * uj, Ra[1, 2] * uj, Ra[2, 2] * uj
+            wr0, wr1, wr2 = ra0 * uj, ra1 * uj, ra2 * uj
             k = 0
         for j in range(k):
-            sw = _mv(Ra, S[0, j], S[1, j], S[2, j])
-            sv = _mv(Ra, S[3, j], S[4, j], S[5, j])
+            sw = _mv(RA, i, S[0, j], S[1, j], S[2, j])
+            sv = _mv(RA, i, S[3, j], S[4, j], S[5, j])
             Sg[i, 0, j], Sg[i, 1, j], Sg[i, 2, j] = s * sw[0], s * sw[1], s * sw[2]
             Sg[i, 3, j], Sg[i, 4, j], Sg[i, 5, j] = s * sv[0], s * sv[1], s * sv[2]
             uj = u[uo_i + j]
@@ -394,8 +415,8 @@ def tree_kinematics(q, u, T, W):
             bw = (0.0, 0.0, 0.0)
             bv = (0.0, 0.0, 0.0)
         else:
-            bw = _mv(Ra, bias[0], bias[1], bias[2])
-            bv = _mv(Ra, bias[3], bias[4], bias[5])
+            bw = _mv(RA, i, bias[0], bias[1], bias[2])
+            bv = _mv(RA, i, bias[3], bias[4], bias[5])
         cw = _cr(wa0, wa1, wa2, wr0, wr1, wr2)
         cv = _cr(wa0, wa1, wa2, vr0, vr1, vr2)
         for a in range(3):
@@ -403,13 +424,13 @@ def tree_kinematics(q, u, T, W):
             cg[i, 3 + a] = s * (2.0 * cv[a] + bv[a])
 
 
-@njit(**_JIT)
-def _invert_spd(D, n, Dinv, work):
-    """Inverse of a small symmetric positive-definite matrix by Gauss-Jordan (n <= 6)."""
+@njit(**_INL)
+def _invert_spd(D, n, Dinv, i, work):
+    """Dinv[i] = inverse of a small symmetric positive-definite D by Gauss-Jordan (n <= 6)."""
     for a in range(n):
         for b in range(n):
             work[a, b] = D[a, b]
-            Dinv[a, b] = 1.0 if a == b else 0.0
+            Dinv[i, a, b] = 1.0 if a == b else 0.0
     for c in range(n):
         piv = c
         for r in range(c + 1, n):
@@ -418,61 +439,68 @@ def _invert_spd(D, n, Dinv, work):
         if piv != c:
             for b in range(n):
                 work[c, b], work[piv, b] = work[piv, b], work[c, b]
-                Dinv[c, b], Dinv[piv, b] = Dinv[piv, b], Dinv[c, b]
+                Dinv[i, c, b], Dinv[i, piv, b] = Dinv[i, piv, b], Dinv[i, c, b]
         inv = 1.0 / work[c, c]
         for b in range(n):
             work[c, b] *= inv
-            Dinv[c, b] *= inv
+            Dinv[i, c, b] *= inv
         for r in range(n):
             if r != c:
                 f = work[r, c]
                 if f != 0.0:
                     for b in range(n):
                         work[r, b] -= f * work[c, b]
-                        Dinv[r, b] -= f * Dinv[c, b]
+                        Dinv[i, r, b] -= f * Dinv[i, c, b]
 
 
 @njit(**_JIT)
-def riccati(T, W):
+def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau, dd, udot,
+            x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch, wrenches):
     """Accelerations of the tree in O(n): the Riccati sweep in articulated form.
 
-    Uses W.Wext (applied wrench on each body at its hinge point, gravity included), W.tau
-    (generalised hinge loads per velocity coordinate), T.driven and W.dd (prescribed
-    accelerations). Fills W.udot (driven entries = W.dd), W.x (n,6) body accelerations at the
-    hinge points, W.Wh (n,6) the wrench each tree hinge applies on its child at the hinge point,
-    and, for driven coordinates, W.tau with the generalised force the driver applies. IA and pA
-    end up holding each body's articulated inertia and bias as seen through its hinge.
+    Uses Wext (applied wrench on each body at its hinge point, gravity included), tau
+    (generalised hinge loads per velocity coordinate), driven and dd (prescribed
+    accelerations). Fills udot (driven entries = dd), x (n,6) body accelerations at the hinge
+    points and, if ``wrenches`` (the integrator needs neither), Wh (n,6) the wrench each tree
+    hinge applies on its child at the hinge point and, for driven coordinates, tau with the
+    generalised force the driver applies. IA and pA end up holding each body's articulated
+    inertia and bias as seen through its hinge; U, Dinv, r0, ck, nfree, fidx and paS the rest
+    of the sweep (reused by :func:`load_sweep`). ``scratch``: system.Scratch.
+
+    On speed (this and the other kernels of an evaluation): every array argument costs a
+    reference count increment and decrement (atomic operations) per call unless numba's
+    reference count pruning removes them, which it does only if the function creates no views
+    (``A[i]``, slices) and no second names for arrays inside its loops; and a call with more
+    than 30 arguments passes them as a tuple that numba builds, with reference counts, at every
+    call. Hence the index arguments of the 3x3 helpers and the struct of scratch arrays.
     """
-    parent, nu, uo, mass, JCl = T.parent, T.nu, T.uo, T.mass, T.JCl
-    R, pc, hp, w, Sg, cg, Wext, tau = W.R, W.pc, W.hp, W.w, W.Sg, W.cg, W.Wext, W.tau
-    driven, dd, udot, x, Wh, IA, pA = T.driven, W.dd, W.udot, W.x, W.Wh, W.IA, W.pA
-    U, Dinv, r0, ck, nfree, fidx, paS = W.U, W.Dinv, W.r0, W.ck, W.nfree, W.fidx, W.paS
-    JC, t33 = W.t33a, W.t33b
+    M, base, uv, xp = scratch.M, scratch.t6a, scratch.t6b, scratch.t6c
+    Dw, Vt = scratch.t66b, scratch.t66c
     n = parent.size
     for i in range(n):
         m = mass[i]
-        _m33(R[i], JCl[i], t33)
-        for a in range(3):          # JC = t33 R^T, symmetric: upper triangle, then mirror
+        _mm(R, i, JCl, i, M, 0)
+        for a in range(3):          # JC = R JCl R^T in M[1], symmetric: upper triangle, mirror
             for b in range(a, 3):
-                JC[a, b] = t33[a, 0] * R[i, b, 0] + t33[a, 1] * R[i, b, 1] + t33[a, 2] * R[i, b, 2]
-                JC[b, a] = JC[a, b]
+                M[1, a, b] = (M[0, a, 0] * R[i, b, 0] + M[0, a, 1] * R[i, b, 1]
+                              + M[0, a, 2] * R[i, b, 2])
+                M[1, b, a] = M[1, a, b]
         r0_, r1_, r2_ = pc[i, 0] - hp[i, 0], pc[i, 1] - hp[i, 1], pc[i, 2] - hp[i, 2]
         rr = r0_ * r0_ + r1_ * r1_ + r2_ * r2_
         rv = (r0_, r1_, r2_)
-        Ii = IA[i]
         for a in range(3):
             for b in range(3):
-                Ii[a, b] = JC[a, b] - m * rv[a] * rv[b] + (m * rr if a == b else 0.0)
-                Ii[3 + a, 3 + b] = m if a == b else 0.0
+                IA[i, a, b] = M[1, a, b] - m * rv[a] * rv[b] + (m * rr if a == b else 0.0)
+                IA[i, 3 + a, 3 + b] = m if a == b else 0.0
         # m ~r (top right) and its transpose (bottom left)
-        Ii[0, 3], Ii[0, 4], Ii[0, 5] = 0.0, -m * r2_, m * r1_
-        Ii[1, 3], Ii[1, 4], Ii[1, 5] = m * r2_, 0.0, -m * r0_
-        Ii[2, 3], Ii[2, 4], Ii[2, 5] = -m * r1_, m * r0_, 0.0
+        IA[i, 0, 3], IA[i, 0, 4], IA[i, 0, 5] = 0.0, -m * r2_, m * r1_
+        IA[i, 1, 3], IA[i, 1, 4], IA[i, 1, 5] = m * r2_, 0.0, -m * r0_
+        IA[i, 2, 3], IA[i, 2, 4], IA[i, 2, 5] = -m * r1_, m * r0_, 0.0
         for a in range(3):
             for b in range(3):
-                Ii[3 + a, b] = Ii[b, 3 + a]
+                IA[i, 3 + a, b] = IA[i, b, 3 + a]
         w0, w1, w2 = w[i, 0], w[i, 1], w[i, 2]
-        Jw = _mv(JC, w0, w1, w2)
+        Jw = _mv(M, 1, w0, w1, w2)
         wr = _cr(w0, w1, w2, r0_, r1_, r2_)
         wwr = _cr(w0, w1, w2, wr[0], wr[1], wr[2])
         g1 = _cr(w0, w1, w2, Jw[0], Jw[1], Jw[2])
@@ -480,7 +508,6 @@ def riccati(T, W):
         for a in range(3):
             pA[i, a] = g1[a] + m * g2[a] - Wext[i, a]
             pA[i, 3 + a] = m * wwr[a] - Wext[i, 3 + a]
-    Dw = W.t66b
     for i in range(n - 1, -1, -1):
         k = nu[i]
         o = uo[i]
@@ -495,17 +522,15 @@ def riccati(T, W):
                 fidx[i, nf] = j
                 nf += 1
         nfree[i] = nf
-        Ii = IA[i]
         par = parent[i]
-        ci = T.code[i]
+        ci = code[i]
         if nf == 1:
             # one free coordinate (the common case): scalar articulated update
             j = fidx[i, 0]
             r = 3 * COLKIND[ci, j]
             s0, s1, s2 = Sg[i, r, j], Sg[i, r + 1, j], Sg[i, r + 2, j]
-            uv = W.t6b
             for a in range(6):
-                uv[a] = Ii[a, r] * s0 + Ii[a, r + 1] * s1 + Ii[a, r + 2] * s2
+                uv[a] = IA[i, a, r] * s0 + IA[i, a, r + 1] * s1 + IA[i, a, r + 2] * s2
                 U[i, a, 0] = uv[a]
             dinv = 1.0 / (s0 * uv[r] + s1 * uv[r + 1] + s2 * uv[r + 2])
             Dinv[i, 0, 0] = dinv
@@ -513,29 +538,28 @@ def riccati(T, W):
             r0[i, 0] = rs
             if par < 0:
                 continue
-            pa = paS[i]
             if ck[i, 3] == 0.0 and ck[i, 4] == 0.0 and ck[i, 5] == 0.0:    # rotations only
                 for a in range(6):
-                    pa[a] = (pA[i, a] + Ii[a, 0] * ck[i, 0] + Ii[a, 1] * ck[i, 1]
-                             + Ii[a, 2] * ck[i, 2])
+                    paS[i, a] = (pA[i, a] + IA[i, a, 0] * ck[i, 0] + IA[i, a, 1] * ck[i, 1]
+                             + IA[i, a, 2] * ck[i, 2])
             else:
                 for a in range(6):
                     sa = pA[i, a]
                     for b in range(6):
-                        sa += Ii[a, b] * ck[i, b]
-                    pa[a] = sa
+                        sa += IA[i, a, b] * ck[i, b]
+                    paS[i, a] = sa
             sc = rs
             for a in range(6):
                 sc -= uv[a] * ck[i, a]
             sc *= dinv
             for a in range(6):
-                pa[a] += uv[a] * sc
+                paS[i, a] += uv[a] * sc
                 ua = uv[a] * dinv
                 for b in range(a, 6):
                     v = ua * uv[b]
-                    Ii[a, b] -= v
+                    IA[i, a, b] -= v
                     if b != a:
-                        Ii[b, a] -= v
+                        IA[i, b, a] -= v
         else:
             # U = IA S_free, D = S^T U, r0 = tau_f - S^T pA
             for jf in range(nf):
@@ -543,7 +567,7 @@ def riccati(T, W):
                 r = 3 * COLKIND[ci, j]
                 s0, s1, s2 = Sg[i, r, j], Sg[i, r + 1, j], Sg[i, r + 2, j]
                 for a in range(6):
-                    U[i, a, jf] = Ii[a, r] * s0 + Ii[a, r + 1] * s1 + Ii[a, r + 2] * s2
+                    U[i, a, jf] = IA[i, a, r] * s0 + IA[i, a, r + 1] * s1 + IA[i, a, r + 2] * s2
                 r0[i, jf] = tau[o + j] - (s0 * pA[i, r] + s1 * pA[i, r + 1] + s2 * pA[i, r + 2])
             for j1 in range(nf):
                 jj = fidx[i, j1]
@@ -552,19 +576,18 @@ def riccati(T, W):
                     Dw[j1, j2] = (Sg[i, r, jj] * U[i, r, j2] + Sg[i, r + 1, jj] * U[i, r + 1, j2]
                                   + Sg[i, r + 2, jj] * U[i, r + 2, j2])
             if nf > 1:
-                _invert_spd(Dw, nf, Dinv[i], W.t66c)
+                _invert_spd(Dw, nf, Dinv, i, Vt)
             if par < 0:
                 continue
             # articulated relation seen through the hinge, in place: IA[i] <- Ia = IA - U Dinv U^T,
             # paS[i] <- pA + IA ck + U Dinv (r0 - U^T ck)   (W_child = Ia (E x_parent + e) + paS)
-            pa = paS[i]
             for a in range(6):
                 sa = pA[i, a]
                 for b in range(6):
-                    sa += Ii[a, b] * ck[i, b]
-                pa[a] = sa
+                    sa += IA[i, a, b] * ck[i, b]
+                paS[i, a] = sa
             if nf > 0:
-                Vt = W.t66c          # V = U Dinv  (6 x nf)
+                # V = U Dinv  (6 x nf) in Vt
                 for a in range(6):
                     for j2 in range(nf):
                         sa = 0.0
@@ -576,26 +599,26 @@ def riccati(T, W):
                     for a in range(6):
                         sa -= U[i, a, jf] * ck[i, a]
                     for a in range(6):
-                        pa[a] += Vt[a, jf] * sa
+                        paS[i, a] += Vt[a, jf] * sa
                 for a in range(6):
                     for b in range(a, 6):
                         sa = 0.0
                         for jf in range(nf):
                             sa += Vt[a, jf] * U[i, b, jf]
-                        Ii[a, b] -= sa
+                        IA[i, a, b] -= sa
                         if b != a:
-                            Ii[b, a] -= sa
+                            IA[i, b, a] -= sa
         # carry to the parent's hinge point: P += E^T Ia E, pA_par += E^T (pa + Ia e)
         l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
         wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
         wl = _cr(wp0, wp1, wp2, l0, l1, l2)
         ev = _cr(wp0, wp1, wp2, wl[0], wl[1], wl[2])
-        p0 = pa[0] + Ii[0, 3] * ev[0] + Ii[0, 4] * ev[1] + Ii[0, 5] * ev[2]
-        p1 = pa[1] + Ii[1, 3] * ev[0] + Ii[1, 4] * ev[1] + Ii[1, 5] * ev[2]
-        p2 = pa[2] + Ii[2, 3] * ev[0] + Ii[2, 4] * ev[1] + Ii[2, 5] * ev[2]
-        p3 = pa[3] + Ii[3, 3] * ev[0] + Ii[3, 4] * ev[1] + Ii[3, 5] * ev[2]
-        p4 = pa[4] + Ii[4, 3] * ev[0] + Ii[4, 4] * ev[1] + Ii[4, 5] * ev[2]
-        p5 = pa[5] + Ii[5, 3] * ev[0] + Ii[5, 4] * ev[1] + Ii[5, 5] * ev[2]
+        p0 = paS[i, 0] + IA[i, 0, 3] * ev[0] + IA[i, 0, 4] * ev[1] + IA[i, 0, 5] * ev[2]
+        p1 = paS[i, 1] + IA[i, 1, 3] * ev[0] + IA[i, 1, 4] * ev[1] + IA[i, 1, 5] * ev[2]
+        p2 = paS[i, 2] + IA[i, 2, 3] * ev[0] + IA[i, 2, 4] * ev[1] + IA[i, 2, 5] * ev[2]
+        p3 = paS[i, 3] + IA[i, 3, 3] * ev[0] + IA[i, 3, 4] * ev[1] + IA[i, 3, 5] * ev[2]
+        p4 = paS[i, 4] + IA[i, 4, 3] * ev[0] + IA[i, 4, 4] * ev[1] + IA[i, 4, 5] * ev[2]
+        p5 = paS[i, 5] + IA[i, 5, 3] * ev[0] + IA[i, 5, 4] * ev[1] + IA[i, 5, 5] * ev[2]
         t = _cr(l0, l1, l2, p3, p4, p5)
         pA[par, 0] += p0 + t[0]
         pA[par, 1] += p1 + t[1]
@@ -603,28 +626,24 @@ def riccati(T, W):
         pA[par, 3] += p3
         pA[par, 4] += p4
         pA[par, 5] += p5
-        # blocks of Ia: A (top left), B (top right), C (bottom right); Y = B + ~l C
-        Y = W.t33a
+        # blocks of Ia: A (top left), B (top right), C (bottom right); Y = B + ~l C in M[2]
         for c in range(3):
-            t = _cr(l0, l1, l2, Ii[3, 3 + c], Ii[4, 3 + c], Ii[5, 3 + c])
-            Y[0, c] = Ii[0, 3 + c] + t[0]
-            Y[1, c] = Ii[1, 3 + c] + t[1]
-            Y[2, c] = Ii[2, 3 + c] + t[2]
-        P = IA[par]
+            t = _cr(l0, l1, l2, IA[i, 3, 3 + c], IA[i, 4, 3 + c], IA[i, 5, 3 + c])
+            M[2, 0, c] = IA[i, 0, 3 + c] + t[0]
+            M[2, 1, c] = IA[i, 1, 3 + c] + t[1]
+            M[2, 2, c] = IA[i, 2, 3 + c] + t[2]
         # top left: A - Y ~l + ~l B^T ; row a of Y ~l is (Y[a] x l); column c of ~l B^T is l x B[c]
         for c in range(3):
-            z = _cr(l0, l1, l2, Ii[c, 3], Ii[c, 4], Ii[c, 5])
+            z = _cr(l0, l1, l2, IA[i, c, 3], IA[i, c, 4], IA[i, c, 5])
             for a in range(3):
-                P[a, c] += Ii[a, c] + z[a]
+                IA[par, a, c] += IA[i, a, c] + z[a]
         for a in range(3):
-            yl = _cr(Y[a, 0], Y[a, 1], Y[a, 2], l0, l1, l2)
+            yl = _cr(M[2, a, 0], M[2, a, 1], M[2, a, 2], l0, l1, l2)
             for c in range(3):
-                P[a, c] -= yl[c]
-                P[a, 3 + c] += Y[a, c]
-                P[3 + c, a] += Y[a, c]
-                P[3 + a, 3 + c] += Ii[3 + a, 3 + c]
-    base = W.t6a
-    xp = W.t6c
+                IA[par, a, c] -= yl[c]
+                IA[par, a, 3 + c] += M[2, a, c]
+                IA[par, 3 + c, a] += M[2, a, c]
+                IA[par, 3 + a, 3 + c] += IA[i, 3 + a, 3 + c]
     for i in range(n):
         k = nu[i]
         o = uo[i]
@@ -650,48 +669,48 @@ def riccati(T, W):
             if driven[o + j]:
                 udot[o + j] = dd[o + j]
         if nf > 0:
-            rr6 = W.t6b
             for jf in range(nf):
                 s = r0[i, jf]
                 for a in range(6):
                     s -= U[i, a, jf] * base[a]
-                rr6[jf] = s
+                uv[jf] = s
             for j1 in range(nf):
                 s = 0.0
                 for j2 in range(nf):
-                    s += Dinv[i, j1, j2] * rr6[j2]
+                    s += Dinv[i, j1, j2] * uv[j2]
                 udot[o + fidx[i, j1]] = s
             for jf in range(nf):
                 j = fidx[i, jf]
                 ud = udot[o + j]
-                r = 3 * COLKIND[T.code[i], j]
+                r = 3 * COLKIND[code[i], j]
                 base[r] += Sg[i, r, j] * ud
                 base[r + 1] += Sg[i, r + 1, j] * ud
                 base[r + 2] += Sg[i, r + 2, j] * ud
-        Ii = IA[i]
+        for a in range(6):
+            x[i, a] = base[a]
+        if not wrenches:
+            continue
         if par >= 0:
             # Wh = Ia (E x_parent + e) + paS = Ia (base - ck - S du) + paS
             for a in range(6):
-                x[i, a] = base[a]
                 xp[a] = base[a] - ck[i, a]
             for jf in range(nf):
                 j = fidx[i, jf]
                 ud = udot[o + j]
-                r = 3 * COLKIND[T.code[i], j]
+                r = 3 * COLKIND[code[i], j]
                 xp[r] -= Sg[i, r, j] * ud
                 xp[r + 1] -= Sg[i, r + 1, j] * ud
                 xp[r + 2] -= Sg[i, r + 2, j] * ud
             for a in range(6):
                 s = paS[i, a]
                 for b in range(6):
-                    s += Ii[a, b] * xp[b]
+                    s += IA[i, a, b] * xp[b]
                 Wh[i, a] = s
         else:
             for a in range(6):
-                x[i, a] = base[a]
                 s = pA[i, a]
                 for b in range(6):
-                    s += Ii[a, b] * base[b]
+                    s += IA[i, a, b] * base[b]
                 Wh[i, a] = s
         for j in range(k):
             if driven[o + j]:
@@ -702,24 +721,20 @@ def riccati(T, W):
 
 
 @njit(**_JIT)
-def loads(q, u, mags, T, F, W):
-    """Applied loads: W.Wext (n,6) wrench on each body at its hinge point, W.tau hinge loads.
+def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
+    """Gravity and the applied forces on each body: FC (n,3) force, TC (n,3) torque about pc.
 
     ``mags`` holds the current values of the force magnitudes (time functions), indexed by
-    ``F.pf_mag`` and ``F.sd_mag`` (-1: none). Hinge springs and dampers act on every velocity
-    coordinate: ``tau = -k (q - ref) - c u``; the rotations of spherical, free and bushing hinges
-    use the rotation vector of the relative rotation w.r.t. the reference rotation ``T.hRref``.
+    ``F.pf_mag`` and ``F.sd_mag`` (-1: none). Only called when the model has forces; without
+    them :func:`loads` puts gravity in FC itself.
     """
-    mass, code, qo, uo, nu = T.mass, T.code, T.qo, T.uo, T.nu
-    R, pb, pc, hp, w, vh, Wext, tau = W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Wext, W.tau
-    FC, TC = W.FC, W.TC
     n = mass.size
     g = F.gravity
     for i in range(n):
         for a in range(3):
             FC[i, a] = mass[i] * g[a]
             TC[i, a] = 0.0
-    zero = W.zero3
+    zero = np.zeros(3)
     for f in range(F.pf_body.size):
         b = F.pf_body[f]
         if b < 0:
@@ -755,65 +770,105 @@ def loads(q, u, mags, T, F, W):
         Tq = -(F.rs_k[f] * phi + F.rs_c[f] * (wi - wo))
         _add_wrench(F.rs_bi[f], zero, Tq, pi_, FC, TC, pc)
         _add_wrench(F.rs_bo[f], zero, -Tq, po, FC, TC, pc)
+
+
+@njit(**_JIT)
+def _rotation_spring(c, q, qo, u, o, hk, hc, href, hRref, i, tau):
+    """Hinge loads of a spherical, free or bushing hinge (see :func:`loads`)."""
+    qq = q[qo:qo + 7]
+    s0 = 0
+    if c != SPHERICAL:
+        for a in range(3):
+            tau[o + a] = -hk[o + a] * (qq[a] - href[o + a]) - hc[o + a] * u[o + a]
+        s0 = 3
+    Rrel = quat_to_matrix(qq[s0], qq[s0 + 1], qq[s0 + 2], qq[s0 + 3])
+    phi = rotvec(Rrel @ hRref[i].T)
+    for a in range(3):
+        tau[o + s0 + a] = -hk[o + s0 + a] * phi[a] - hc[o + s0 + a] * u[o + s0 + a]
+
+
+@njit(**_JIT)
+def loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp, FC, TC,
+          Wext, tau):
+    """Applied loads: Wext (n,6) wrench on each body at its hinge point, tau hinge loads.
+
+    With ``applied`` false, FC (n,3) and TC (n,3) are set to gravity alone; otherwise they hold
+    what :func:`applied_loads` put there. Hinge springs and dampers act on every velocity
+    coordinate: ``tau = -k (q - ref) - c u``; the rotations of spherical, free and bushing hinges
+    use the rotation vector of the relative rotation w.r.t. the reference rotation ``hRref``.
+    """
+    n = mass.size
+    if not applied:
+        for i in range(n):
+            for a in range(3):
+                FC[i, a] = mass[i] * gravity[a]
+                TC[i, a] = 0.0
     for i in range(n):
         t = _cr(pc[i, 0] - hp[i, 0], pc[i, 1] - hp[i, 1], pc[i, 2] - hp[i, 2],
                 FC[i, 0], FC[i, 1], FC[i, 2])
         for a in range(3):
             Wext[i, a] = TC[i, a] + t[a]
             Wext[i, 3 + a] = FC[i, a]
-    hk, hc, href = T.hk, T.hc, T.href
     for i in range(n):
         o = uo[i]
         c = code[i]
         if c == SPHERICAL or c == FREE or c == BUSHING:
-            qq = q[qo[i]:qo[i] + 7]
-            s0 = 0
-            if c != SPHERICAL:
-                for a in range(3):
-                    tau[o + a] = -hk[o + a] * (qq[a] - href[o + a]) - hc[o + a] * u[o + a]
-                s0 = 3
-            Rrel = quat_to_matrix(qq[s0], qq[s0 + 1], qq[s0 + 2], qq[s0 + 3])
-            phi = rotvec(Rrel @ T.hRref[i].T)
-            for a in range(3):
-                tau[o + s0 + a] = -hk[o + s0 + a] * phi[a] - hc[o + s0 + a] * u[o + s0 + a]
+            _rotation_spring(c, q, qo[i], u, o, hk, hc, href, hRref, i, tau)
         else:
             for j in range(nu[i]):
                 tau[o + j] = -hk[o + j] * (q[qo[i] + j] - href[o + j]) - hc[o + j] * u[o + j]
 
 
 @njit(**_JIT)
-def evaluate_into(y, drv, mags, T, F, W, ydot):
-    """State derivative at (y, drivers, magnitudes) into ``ydot``; fills the work arrays W."""
-    nq_tot = T.nq_tot
-    q, u, dd = W.q, W.u, W.dd
+def _state_in(y, drv, nq_tot, drv_idx, drv_q, q, u, dd):
+    """Coordinates q, u and prescribed accelerations dd from the state and the drivers."""
     for j in range(nq_tot):
         q[j] = y[j]
     for j in range(u.size):
         u[j] = y[nq_tot + j]
         dd[j] = 0.0
-        k = T.drv_idx[j]
+        k = drv_idx[j]
         if k >= 0:
-            q[T.drv_q[j]] = drv[k, 0]
+            q[drv_q[j]] = drv[k, 0]
             u[j] = drv[k, 1]
             dd[j] = drv[k, 2]
-    tree_kinematics(q, u, T, W)
-    loads(q, u, mags, T, F, W)
-    riccati(T, W)
-    if T.m_tot > 0:          # (a call copies the argument structs: none for trees)
-        close_loops(T, W)
-    for i in range(T.parent.size):
-        o = T.qo[i]
-        c = T.code[i]
-        if c == SPHERICAL or c == FREE or c == BUSHING:
-            hinge_qdot(c, q[o:o + 7], u[T.uo[i]:T.uo[i] + T.nu[i]], W.qd7)
-            for j in range(T.nq[i]):
-                ydot[o + j] = W.qd7[j]
-        else:
-            uo = T.uo[i]
-            for j in range(T.nq[i]):
-                ydot[o + j] = u[uo + j]
+
+
+@njit(**_JIT)
+def _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, ydot):
+    """The state derivative from u (and q for quaternions) and udot."""
+    for i in range(code.size):
+        hinge_qdot(code[i], q, qo[i], u, uo[i], nq[i], ydot, qo[i])
     for j in range(u.size):
-        ydot[nq_tot + j] = W.udot[j]
+        ydot[nq_tot + j] = udot[j]
+
+
+@njit(**_JIT)
+def evaluate_into(y, drv, mags, T, F, W, ydot):
+    """State derivative at (y, drivers, magnitudes) into ``ydot``; fills the work arrays W.
+
+    Each kernel gets only the arrays it uses (see :func:`riccati` on speed). :func:`rk4_run`
+    makes the same calls with the arrays taken out of the structs once per run: keep the two
+    in step. ``bool(True)``: a flag of type bool rather than a literal, so that numba compiles
+    riccati and close_loops once for both values.
+    """
+    _state_in(y, drv, T.nq_tot, T.drv_idx, T.drv_q, W.q, W.u, W.dd)
+    tree_kinematics(W.q, W.u, T.parent, T.code, T.sgn, T.qo, T.uo, T.nu, T.mo_R, T.mo_p,
+                    T.mi_R, T.mi_p, T.rc, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Sg, W.cg, W.RA,
+                    W.scratch.M, W.scratch.Rrel, W.scratch.dloc, W.scratch.Sloc, W.scratch.bias)
+    applied = F.pf_body.size + F.sd_bi.size + F.rs_bi.size > 0
+    if applied:
+        applied_loads(mags, F, T.mass, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.FC, W.TC)
+    loads(W.q, W.u, applied, T.mass, F.gravity, T.code, T.qo, T.uo, T.nu, T.hk, T.hc, T.href,
+          T.hRref, W.pc, W.hp, W.FC, W.TC, W.Wext, W.tau)
+    riccati(T.parent, T.code, T.nu, T.uo, T.mass, T.JCl, T.driven, W.R, W.pc, W.hp, W.w, W.Sg,
+            W.cg, W.Wext, W.tau, W.dd, W.udot, W.x, W.Wh, W.IA, W.pA, W.U, W.Dinv, W.r0, W.ck,
+            W.nfree, W.fidx, W.paS, W.scratch, bool(True))
+    if T.m_tot > 0:
+        close_loops(T.loops, W.loops, T.parent, T.code, T.uo, T.nu, T.driven, W.R, W.pb, W.w,
+                    W.vh, W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx, W.x, W.udot, W.Wh,
+                    W.tau, W.scratch.t6a, W.scratch.t6b, W.scratch.t6c, bool(True))
+    _state_rate(W.q, W.u, W.udot, T.code, T.qo, T.uo, T.nq, T.nu, T.nq_tot, ydot)
 
 
 @njit(**_JIT)
@@ -831,27 +886,73 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
 
     ``drv_grid`` (2K+1, nd, 3) and ``mag_grid`` (2K+1, nm) hold the time functions at the
     half steps ``t0 + j h / 2`` of the whole run. Every ``out_every``-th state (by global step
-    index) is written to ``out[out_start + ...]``. Returns the number of rows written.
+    index) is written to ``out[out_start + ...]``. Returns the number of rows written. Releases
+    the GIL (``nogil``): another thread can run while a chunk of steps computes.
+
+    Each evaluation makes the calls of :func:`evaluate_into` (see there why), with the arrays
+    taken out of the structs once, here, and without the hinge wrenches: W.Wh and the drivers'
+    entries of W.tau are left as they were.
     """
+    # tree
+    parent, code, sgn, qo, uo, nq, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nq, T.nu
+    mo_R, mo_p, mi_R, mi_p, rc, mass, JCl = T.mo_R, T.mo_p, T.mi_R, T.mi_p, T.rc, T.mass, T.JCl
+    hk, hc, href, hRref, driven = T.hk, T.hc, T.href, T.hRref, T.driven
+    drv_idx, drv_q, nq_tot, quat = T.drv_idx, T.drv_q, T.nq_tot, T.quat
+    loops, C, L = T.m_tot > 0, T.loops, W.loops
+    gravity = F.gravity
+    applied = F.pf_body.size + F.sd_bi.size + F.rs_bi.size > 0
+    # work
+    q, u, dd, R, pb, pc, hp, w, vh = W.q, W.u, W.dd, W.R, W.pb, W.pc, W.hp, W.w, W.vh
+    Sg, cg, RA, Wext, tau, udot, x, Wh = W.Sg, W.cg, W.RA, W.Wext, W.tau, W.udot, W.x, W.Wh
+    IA, pA, U, Dinv, r0, ck, nfree, fidx = W.IA, W.pA, W.U, W.Dinv, W.r0, W.ck, W.nfree, W.fidx
+    FC, TC, paS, scratch = W.FC, W.TC, W.paS, W.scratch
+    M, Rrel, dloc, Sloc, bias = scratch.M, scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
+    t6a, t6b, t6c = scratch.t6a, scratch.t6b, scratch.t6c
+    kd, acc, yt = W.kd, W.kacc, W.ytmp
     ny = y.size
-    k1, k2, k3, k4, yt = W.k1, W.k2, W.k3, W.k4, W.ytmp
+    half = 0.5 * h
     written = 0
     for s in range(nsteps):
         k = k0 + s
         j = 2 * k
-        evaluate_into(y, drv_grid[j], mag_grid[j], T, F, W, k1)
         for a in range(ny):
-            yt[a] = y[a] + 0.5 * h * k1[a]
-        evaluate_into(yt, drv_grid[j + 1], mag_grid[j + 1], T, F, W, k2)
+            yt[a] = y[a]
+        # stages at t, t + h/2, t + h/2, t + h; acc = k1 + 2 k2 + 2 k3 + k4
+        for st in range(4):
+            jj = j + (st + 1) // 2
+            _state_in(yt, drv_grid[jj], nq_tot, drv_idx, drv_q, q, u, dd)
+            tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
+                            R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, dloc, Sloc, bias)
+            if applied:
+                applied_loads(mag_grid[jj], F, mass, R, pb, pc, hp, w, vh, FC, TC)
+            loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp,
+                  FC, TC, Wext, tau)
+            riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau,
+                    dd, udot, x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch,
+                    bool(False))
+            if loops:
+                close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp,
+                            Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh, tau, t6a, t6b, t6c,
+                            bool(False))
+            _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, kd)
+            if st == 0:
+                for a in range(ny):
+                    acc[a] = kd[a]
+                    yt[a] = y[a] + half * kd[a]
+            elif st == 1:
+                for a in range(ny):
+                    acc[a] += 2.0 * kd[a]
+                    yt[a] = y[a] + half * kd[a]
+            elif st == 2:
+                for a in range(ny):
+                    acc[a] += 2.0 * kd[a]
+                    yt[a] = y[a] + h * kd[a]
+            else:
+                for a in range(ny):
+                    acc[a] += kd[a]
         for a in range(ny):
-            yt[a] = y[a] + 0.5 * h * k2[a]
-        evaluate_into(yt, drv_grid[j + 1], mag_grid[j + 1], T, F, W, k3)
-        for a in range(ny):
-            yt[a] = y[a] + h * k3[a]
-        evaluate_into(yt, drv_grid[j + 2], mag_grid[j + 2], T, F, W, k4)
-        for a in range(ny):
-            y[a] += h / 6.0 * (k1[a] + 2.0 * k2[a] + 2.0 * k3[a] + k4[a])
-        normalise_quaternions(y, T.quat)
+            y[a] += h / 6.0 * acc[a]
+        normalise_quaternions(y, quat)
         if (k + 1) % out_every == 0:
             for a in range(ny):
                 out[out_start + written, a] = y[a]
@@ -901,51 +1002,52 @@ def cut_count(code):
 
 
 @njit(**_JIT)
-def _attach_frame(b, Rl, pl, W):
+def _attach_frame(b, Rl, pl, R, pb):
     """Global rotation and origin of a marker on body b (-1: ground, marker given globally)."""
     if b < 0:
         return Rl.copy(), pl.copy()
-    return W.R[b] @ Rl, W.pb[b] + W.R[b] @ pl
+    return R[b] @ Rl, pb[b] + R[b] @ pl
 
 
 @njit(**_JIT)
-def _point_velocity(b, p, W):
+def _point_velocity(b, p, w, vh, hp):
     """Angular velocity and velocity of body b's material point at p (zeros for the ground)."""
     if b < 0:
         return np.zeros(3), np.zeros(3)
-    return W.w[b].copy(), W.vh[b] + cross(W.w[b], p - W.hp[b])
+    return w[b].copy(), vh[b] + cross(w[b], p - hp[b])
 
 
 @njit(**_JIT)
-def _point_acceleration(b, p, x, W, with_velocity):
+def _point_acceleration(b, p, x, w, hp, with_velocity):
     """[eps; a] of body b's material point at p from its accelerations x (n,6) at hp."""
     out = np.zeros(6)
     if b < 0:
         return out
-    r = p - W.hp[b]
+    r = p - hp[b]
     e = x[b, :3]
     a = x[b, 3:] + cross(e, r)
     if with_velocity:
-        a = a + cross(W.w[b], cross(W.w[b], r))
+        a = a + cross(w[b], cross(w[b], r))
     out[:3] = e
     out[3:] = a
     return out
 
 
 @njit(**_JIT)
-def cut_geometry(T, W):
+def cut_geometry(C, L, R, pb, w, vh, hp):
     """Constraint directions, points, velocity and position residuals and biases of all cuts.
 
-    Fills W.Ncol (m, 6), W.pcut (nc, 3), W.vres (m), W.phi (m), W.ccut (nc, 6).
+    C: the cut hinges (system.Cuts); fills L.Ncol (m, 6), L.pcut (nc, 3), L.vres (m), L.phi
+    (m), L.ccut (nc, 6) (L: system.LoopWork).
     """
     row = 0
-    for k in range(T.c_code.size):
-        code = T.c_code[k]
-        Rb, pB = _attach_frame(T.c_bi[k], T.c_Ri[k], T.c_pi[k], W)
-        Ra, pA = _attach_frame(T.c_bo[k], T.c_Ro[k], T.c_po[k], W)
-        W.pcut[k] = pB
-        wi, vi = _point_velocity(T.c_bi[k], pB, W)
-        wo, vo = _point_velocity(T.c_bo[k], pB, W)
+    for k in range(C.c_code.size):
+        code = C.c_code[k]
+        Rb, pB = _attach_frame(C.c_bi[k], C.c_Ri[k], C.c_pi[k], R, pb)
+        Ra, pA = _attach_frame(C.c_bo[k], C.c_Ro[k], C.c_po[k], R, pb)
+        L.pcut[k] = pB
+        wi, vi = _point_velocity(C.c_bi[k], pB, w, vh, hp)
+        wo, vo = _point_velocity(C.c_bo[k], pB, w, vh, hp)
         wrel = wi - wo
         vrel = vi - vo
         Rrel = Ra.T @ Rb
@@ -976,8 +1078,8 @@ def cut_geometry(T, W):
             bdot = wl[1] * ca + wl[2] * sa
             cw = cw + adot * bdot * (Ra @ np.array([0.0, -sa, ca]))
         for a in range(3):
-            W.ccut[k, a] = cw[a]
-            W.ccut[k, 3 + a] = cv[a]
+            L.ccut[k, a] = cw[a]
+            L.ccut[k, 3 + a] = cv[a]
         for b in range(4):
             if (rot >> b) & 1:
                 if b < 3:
@@ -988,34 +1090,32 @@ def cut_geometry(T, W):
                     e = np.array([0.0, -sa, ca])
                 n = Ra @ e
                 for a in range(3):
-                    W.Ncol[row, a] = n[a]
-                    W.Ncol[row, 3 + a] = 0.0
-                W.vres[row] = n[0] * wrel[0] + n[1] * wrel[1] + n[2] * wrel[2]
-                W.phi[row] = err[0] * e[0] + err[1] * e[1] + err[2] * e[2]
+                    L.Ncol[row, a] = n[a]
+                    L.Ncol[row, 3 + a] = 0.0
+                L.vres[row] = n[0] * wrel[0] + n[1] * wrel[1] + n[2] * wrel[2]
+                L.phi[row] = err[0] * e[0] + err[1] * e[1] + err[2] * e[2]
                 row += 1
         tr = CUT_TRANS[code]
         for b in range(3):
             if (tr >> b) & 1:
                 n = Ra[:, b].copy()
                 for a in range(3):
-                    W.Ncol[row, a] = 0.0
-                    W.Ncol[row, 3 + a] = n[a]
-                W.vres[row] = n[0] * vrel[0] + n[1] * vrel[1] + n[2] * vrel[2]
-                W.phi[row] = d[b]
+                    L.Ncol[row, a] = 0.0
+                    L.Ncol[row, 3 + a] = n[a]
+                L.vres[row] = n[0] * vrel[0] + n[1] * vrel[1] + n[2] * vrel[2]
+                L.phi[row] = d[b]
                 row += 1
 
 
 @njit(**_JIT)
-def load_sweep(T, W, load, dud, dx, dWh):
+def load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, pB, paB, rB, base, rr, xp,
+               load, dud, dx, dWh, wrenches):
     """Response of the tree to the wrenches ``load`` (n,6) at the hinge points, no other load.
 
     Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
-    velocity terms, hinge loads and prescribed accelerations are zero. Fills dud (nu), dx (n,6),
-    dWh (n,6).
+    velocity terms, hinge loads and prescribed accelerations are zero. Fills dud (nu), dx (n,6)
+    and, if ``wrenches``, dWh (n,6). Scratch: pB, paB (n,6), rB (n,6); base, rr, xp (6).
     """
-    parent, nu, uo = T.parent, T.nu, T.uo
-    hp, Sg, IA, U, Dinv, nfree, fidx = W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx
-    pB, paB, rB = W.pB, W.paB, W.rB
     n = parent.size
     for i in range(n):
         for a in range(6):
@@ -1024,7 +1124,7 @@ def load_sweep(T, W, load, dud, dx, dWh):
         dud[j] = 0.0
     for i in range(n - 1, -1, -1):
         nf = nfree[i]
-        ci = T.code[i]
+        ci = code[i]
         for jf in range(nf):
             j = fidx[i, jf]
             r = 3 * COLKIND[ci, j]
@@ -1049,7 +1149,6 @@ def load_sweep(T, W, load, dud, dx, dWh):
         pB[par, 3] += paB[i, 3]
         pB[par, 4] += paB[i, 4]
         pB[par, 5] += paB[i, 5]
-    base = W.t6a
     for i in range(n):
         par = parent[i]
         if par >= 0:
@@ -1064,11 +1163,9 @@ def load_sweep(T, W, load, dud, dx, dWh):
                 base[a] = 0.0
         nf = nfree[i]
         o = uo[i]
-        ci = T.code[i]
-        xp = W.t6c
+        ci = code[i]
         for a in range(6):
             xp[a] = base[a]
-        rr = W.t6b
         for jf in range(nf):
             s = rB[i, jf]
             for a in range(6):
@@ -1084,88 +1181,94 @@ def load_sweep(T, W, load, dud, dx, dWh):
             base[r] += Sg[i, r, j] * s
             base[r + 1] += Sg[i, r + 1, j] * s
             base[r + 2] += Sg[i, r + 2, j] * s
-        Ii = IA[i]
         for a in range(6):
             dx[i, a] = base[a]
+        if not wrenches:
+            continue
         if par >= 0:
             for a in range(6):
                 s = paB[i, a]
                 for b in range(6):
-                    s += Ii[a, b] * xp[b]
+                    s += IA[i, a, b] * xp[b]
                 dWh[i, a] = s
         else:
             for a in range(6):
                 s = pB[i, a]
                 for b in range(6):
-                    s += Ii[a, b] * base[b]
+                    s += IA[i, a, b] * base[b]
                 dWh[i, a] = s
 
 
 @njit(**_JIT)
-def close_loops(T, W):
+def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree,
+                fidx, x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
     """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
 
-    Fills W.lam (m), W.Wcut (nc, 6) (wrench on each cut hinge's input body at its input marker
-    origin), W.loop_rank[0] (rank of the constraint system) and corrects W.udot, W.x, W.Wh and
-    the drivers' loads in W.tau.
+    C: the cut hinges (system.Cuts), L: their work arrays (system.LoopWork); the other arrays
+    are the tree's and the sweep's (see :func:`riccati`). Fills L.lam (m), L.Wcut (nc, 6)
+    (wrench on each cut hinge's input body at its input marker origin), L.loop_rank[0] (rank of
+    the constraint system) and corrects udot, x and, if ``wrenches`` (as in :func:`riccati`),
+    Wh and the drivers' loads in tau.
     """
-    m = T.m_tot
+    m = C.c_of_row.size
     if m == 0:
         return
-    n = T.parent.size
-    cut_geometry(T, W)
-    load = W.loadm
-    A = W.Acon
-    rhs = W.bcon
+    n = parent.size
+    cut_geometry(C, L, R, pb, w, vh, hp)
+    load = L.loadm
+    A = L.Acon
+    rhs = L.bcon
+    Ncol, pcut, ccut = L.Ncol, L.pcut, L.ccut
     # base residual of the supplementary equations
     row = 0
-    for k in range(T.c_code.size):
-        p = W.pcut[k]
-        xi = _point_acceleration(T.c_bi[k], p, W.x, W, True)
-        xo = _point_acceleration(T.c_bo[k], p, W.x, W, True)
-        for jr in range(T.c_m[k]):
+    for k in range(C.c_code.size):
+        p = pcut[k]
+        xi = _point_acceleration(C.c_bi[k], p, x, w, hp, True)
+        xo = _point_acceleration(C.c_bo[k], p, x, w, hp, True)
+        for jr in range(C.c_m[k]):
             r = row + jr
             s = 0.0
             for a in range(6):
-                s += W.Ncol[r, a] * (xi[a] - xo[a] - W.ccut[k, a])
-            rhs[r] = -s - T.stab[0] * W.vres[r] - T.stab[1] * W.phi[r]
-        row += T.c_m[k]
+                s += Ncol[r, a] * (xi[a] - xo[a] - ccut[k, a])
+            rhs[r] = -s - C.stab[0] * L.vres[r] - C.stab[1] * L.phi[r]
+        row += C.c_m[k]
     # response to each unit constraint load
     for j in range(m):
-        k = T.c_of_row[j]
-        p = W.pcut[k]
+        k = C.c_of_row[j]
+        p = pcut[k]
         for i in range(n):
             for a in range(6):
                 load[i, a] = 0.0
         for side in range(2):
-            b = T.c_bi[k] if side == 0 else T.c_bo[k]
+            b = C.c_bi[k] if side == 0 else C.c_bo[k]
             if b < 0:
                 continue
             sg = 1.0 if side == 0 else -1.0
-            r = p - W.hp[b]
-            f = W.Ncol[j, 3:]
+            r = p - hp[b]
+            f = Ncol[j, 3:]
             t = cross(r, f)
             for a in range(3):
-                load[b, a] += sg * (W.Ncol[j, a] + t[a])
+                load[b, a] += sg * (Ncol[j, a] + t[a])
                 load[b, 3 + a] += sg * f[a]
-        load_sweep(T, W, load, W.dud[j], W.dx[j], W.dWh[j])
+        load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, L.pB, L.paB, L.rB,
+                   t6a, t6b, t6c, load, L.dud[j], L.dx[j], L.dWh[j], wrenches)
         row = 0
-        for k2 in range(T.c_code.size):
-            p2 = W.pcut[k2]
-            xi = _point_acceleration(T.c_bi[k2], p2, W.dx[j], W, False)
-            xo = _point_acceleration(T.c_bo[k2], p2, W.dx[j], W, False)
-            for jr in range(T.c_m[k2]):
+        for k2 in range(C.c_code.size):
+            p2 = pcut[k2]
+            xi = _point_acceleration(C.c_bi[k2], p2, L.dx[j], w, hp, False)
+            xo = _point_acceleration(C.c_bo[k2], p2, L.dx[j], w, hp, False)
+            for jr in range(C.c_m[k2]):
                 r = row + jr
                 s = 0.0
                 for a in range(6):
-                    s += W.Ncol[r, a] * (xi[a] - xo[a])
+                    s += Ncol[r, a] * (xi[a] - xo[a])
                 A[r, j] = s
-            row += T.c_m[k2]
+            row += C.c_m[k2]
     # minimum-norm solution (redundant constraints give a singular A)
     Uu, sv, Vt = np.linalg.svd(A)
     tol = sv[0] * 1e-10 if sv.size > 0 else 0.0
     rank = 0
-    lam = W.lam
+    lam = L.lam
     for j in range(m):
         lam[j] = 0.0
     for s_i in range(sv.size):
@@ -1177,29 +1280,36 @@ def close_loops(T, W):
             c /= sv[s_i]
             for j in range(m):
                 lam[j] += c * Vt[s_i, j]
-    W.loop_rank[0] = rank
+    L.loop_rank[0] = rank
+    dud, dx, dWh = L.dud, L.dx, L.dWh
     for j in range(m):
         lj = lam[j]
-        for a in range(W.udot.size):
-            if T.driven[a] == 0:
-                W.udot[a] += lj * W.dud[j, a]
+        for a in range(udot.size):
+            if driven[a] == 0:
+                udot[a] += lj * dud[j, a]
         for i in range(n):
             for a in range(6):
-                W.x[i, a] += lj * W.dx[j, i, a]
-                W.Wh[i, a] += lj * W.dWh[j, i, a]
-    for k in range(T.c_code.size):
+                x[i, a] += lj * dx[j, i, a]
+        if wrenches:
+            for i in range(n):
+                for a in range(6):
+                    Wh[i, a] += lj * dWh[j, i, a]
+    Wcut = L.Wcut
+    for k in range(C.c_code.size):
         for a in range(6):
-            W.Wcut[k, a] = 0.0
+            Wcut[k, a] = 0.0
     for j in range(m):
-        k = T.c_of_row[j]
+        k = C.c_of_row[j]
         for a in range(6):
-            W.Wcut[k, a] += W.Ncol[j, a] * lam[j]
+            Wcut[k, a] += Ncol[j, a] * lam[j]
+    if not wrenches:
+        return
     # drivers' loads with the constraint loads included
     for i in range(n):
-        o = T.uo[i]
-        for j in range(T.nu[i]):
-            if T.driven[o + j]:
+        o = uo[i]
+        for j in range(nu[i]):
+            if driven[o + j]:
                 s = 0.0
                 for a in range(6):
-                    s += W.Sg[i, a, j] * W.Wh[i, a]
-                W.tau[o + j] = s
+                    s += Sg[i, a, j] * Wh[i, a]
+                tau[o + j] = s

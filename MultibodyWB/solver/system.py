@@ -47,32 +47,41 @@ from .timefunction import parse
 from .topology import Topology, analyse
 
 Tree = namedtuple("Tree", "parent code sgn qo uo nq nu mo_R mo_p mi_R mi_p rc mass JCl "
-                          "hk hc href hRref driven drv_idx drv_q quat nq_tot "
-                          "c_code c_bi c_Ri c_pi c_bo c_Ro c_po c_m c_of_row m_tot stab")
+                          "hk hc href hRref driven drv_idx drv_q quat nq_tot m_tot loops")
+#: the cut hinges (closed loops): ``Tree.loops``
+Cuts = namedtuple("Cuts", "c_code c_bi c_Ri c_pi c_bo c_Ro c_po c_m c_of_row stab")
 Forces = namedtuple("Forces", "gravity pf_body pf_R pf_p pf_dir pf_frame pf_torque pf_mag "
                               "sd_bi sd_Ri sd_pi sd_bo sd_Ro sd_po sd_k sd_c sd_L0 sd_mag "
                               "rs_bi rs_Ri rs_bo rs_Ro rs_k rs_c")
 Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA "
-                          "U Dinv r0 ck nfree fidx FC TC Rrel dloc Sloc bias t33a t33b t33c "
-                          "t66a t66b t66c t6a t6b t6c paS eye3 zero3 qd7 k1 k2 k3 k4 ytmp ydot "
-                          "Ncol pcut vres phi ccut loadm Acon bcon lam dud dx dWh pB paB rB Wcut "
-                          "loop_rank")
+                          "U Dinv r0 ck nfree fidx FC TC paS kd kacc ytmp scratch loops")
+#: small scratch arrays of the kernels: ``Work.scratch``
+Scratch = namedtuple("Scratch", "M Rrel dloc Sloc bias t6a t6b t6c t66b t66c")
+#: work arrays of the loop closure: ``Work.loops``
+LoopWork = namedtuple("LoopWork", "Ncol pcut vres phi ccut loadm Acon bcon lam dud dx dWh pB paB "
+                                  "rB Wcut loop_rank")
 
 
 def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
-    """Work arrays of the kernels: n bodies, nq/nu coordinates, m loop constraints, nc cuts."""
+    """Work arrays of the kernels: n bodies, nq/nu coordinates, m loop constraints, nc cuts.
+
+    The kernels get only the arrays they use (see ``kernels.evaluate_into``); the loop closure's
+    arrays (``Work.loops``) and small scratch arrays (``Work.scratch``) have structs of their
+    own. ``kernels.rk4_run`` leaves Wh and the drivers' entries of tau as they were (the
+    integrator does not need them): :meth:`System.instant` evaluates again.
+    """
     z = np.zeros
     ny = nq + nu
+    loops = LoopWork(z((m, 6)), z((nc, 3)), z(m), z(m), z((nc, 6)), z((n, 6)), z((m, m)), z(m),
+                     z(m), z((m, nu)), z((m, n, 6)), z((m, n, 6)), z((n, 6)), z((n, 6)),
+                     z((n, 6)), z((nc, 6)), z(1, dtype=np.int64))
     return Work(z(nq), z(nu), z(nu), z((n, 3, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)),
                 z((n, 3)), z((n, 6, 6)), z((n, 6)), z((n, 3, 3)), z((n, 6)), z(nu), z(nu),
                 z((n, 6)), z((n, 6)), z((n, 6, 6)), z((n, 6)),
                 z((n, 6, 6)), z((n, 6, 6)), z((n, 6)), z((n, 6)), z(n, dtype=np.int64),
-                z((n, 6), dtype=np.int64), z((n, 3)), z((n, 3)), z((3, 3)), z(3), z((6, 6)),
-                z(6), z((3, 3)), z((3, 3)), z((3, 3)), z((6, 6)), z((6, 6)), z((6, 6)), z(6),
-                z(6), z(6), z((n, 6)), np.eye(3), z(3), z(7), z(ny), z(ny), z(ny), z(ny), z(ny), z(ny),
-                z((m, 6)), z((nc, 3)), z(m), z(m), z((nc, 6)), z((n, 6)), z((m, m)), z(m), z(m),
-                z((m, nu)), z((m, n, 6)), z((m, n, 6)), z((n, 6)), z((n, 6)), z((n, 6)),
-                z((nc, 6)), z(1, dtype=np.int64))
+                z((n, 6), dtype=np.int64), z((n, 3)), z((n, 3)), z((n, 6)), z(ny), z(ny), z(ny),
+                Scratch(z((4, 3, 3)), z((3, 3)), z(3), z((6, 6)), z(6), z(6), z(6), z(6),
+                        z((6, 6)), z((6, 6))), loops)
 
 _ROT_TYPES = ("spherical", "free", "bushing")
 #: Baumgarte stabilisation of closed loops: the constraint error decays at w = this / step (1/s),
@@ -249,10 +258,10 @@ class System:
                 drv_idx[o + j] = len(self.drivers)
                 drv_q[o + j] = qo[i] + j
                 self.drivers.append((h.name, d.coordinate, parse(d.expression)))
-        cut = self._cut_arrays()
+        cuts = self._cut_arrays()
         self.tree = Tree(parent, code, sgn, qo, uo, nq, nu, mo_R, mo_p, mi_R, mi_p, rc, mass, JCl,
                          hk, hc, href, hRref, driven, drv_idx, drv_q,
-                         np.array(quat, dtype=np.int64), self.nq_tot, *cut)
+                         np.array(quat, dtype=np.int64), self.nq_tot, int(cuts.c_m.sum()), cuts)
 
     def _cut_arrays(self):
         """Arrays of the cut hinges (closed loops) and the loop stabilisation."""
@@ -283,13 +292,13 @@ class System:
             raise ModelError(problems)
         # Baumgarte stabilisation of the loop constraints: critically damped at w = STAB / step
         w = LOOP_STABILISATION / self.model.simulation.step
-        return (c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, np.array(rows, dtype=np.int64),
-                int(c_m.sum()), np.array([2.0 * w, w * w]))
+        return Cuts(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, np.array(rows, dtype=np.int64),
+                    np.array([2.0 * w, w * w]))
 
     def set_stabilisation(self, step: float) -> None:
         """Tune the loops' Baumgarte stabilisation to an integrator step (s)."""
         w = LOOP_STABILISATION / step
-        self.tree.stab[:] = 2.0 * w, w * w
+        self.tree.loops.stab[:] = 2.0 * w, w * w
 
     def _build_forces(self):
         model = self.model
@@ -447,4 +456,4 @@ class System:
         return Instant(t, W.q.copy(), W.u.copy(), W.udot.copy(), W.R.copy(), W.pb.copy(),
                        W.pc.copy(), W.hp.copy(), W.w.copy(), W.vh.copy(), W.x.copy(),
                        W.Wh.copy(), W.tau.copy(), W.Wext.copy(), W.Sg.copy(), W.cg.copy(),
-                       W.Wcut.copy(), int(W.loop_rank[0]), W.phi.copy())
+                       W.loops.Wcut.copy(), int(W.loops.loop_rank[0]), W.loops.phi.copy())
