@@ -140,8 +140,9 @@ def run(out_dir: str = "out", stream=None, movie=True) -> dict:
     print("\nFiles written:", file=stream)
     for role, path in files.items():
         print(f"  {role:<24} {os.path.abspath(path)}", file=stream)
-    print(f"\nOpen it in FreeCAD: freecad {os.path.abspath(document)}  (then Multibody > "
-          "Play results)", file=stream)
+    print("\nWith a screen: bash scripts/open-demo.sh opens it in FreeCAD with the player "
+          f"ready\n  (or, with the add-on installed: freecad {os.path.abspath(document)}, then "
+          "Multibody > Play results)", file=stream)
     return files
 
 
