@@ -23,18 +23,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-FREECAD_LIBS = ("/usr/lib/freecad-python3/lib", "/usr/lib/freecad/lib")
-
-
 def import_freecad():
     """Import FreeCAD headless with a throw-away user directory."""
     os.environ.setdefault("FREECAD_USER_HOME", tempfile.mkdtemp(prefix="mbwb-bench-"))
-    for path in [os.environ.get("MBWB_FREECAD_LIB", "")] + list(FREECAD_LIBS):
-        if path and os.path.isfile(os.path.join(path, "FreeCAD.so")) and path not in sys.path:
-            sys.path.append(path)
-            break
-    import FreeCAD
-    return FreeCAD
+    from MultibodyWB.launch import import_freecad as imported
+    return imported()
 
 
 def build_chain(App, doc, n, length=20.0, width=4.0):

@@ -33,17 +33,13 @@ def ref(obj):
 
 
 def main_window():
-    import FreeCADGui
-    return FreeCADGui.getMainWindow()
+    from ..gui.qt import main_window as window
+    return window()
 
 
 def widgets():
-    """The Qt module holding the widget classes: FreeCAD's ``PySide.QtGui`` (0.20) or
-    ``PySide.QtWidgets``."""
-    from PySide import QtGui
-    if hasattr(QtGui, "QMessageBox"):
-        return QtGui
-    from PySide import QtWidgets
+    """The Qt module holding the widget classes (see :mod:`MultibodyWB.gui.qt`)."""
+    from ..gui.qt import QtWidgets
     return QtWidgets
 
 
