@@ -100,12 +100,20 @@ def _names(topo, names):
 
 
 def cmd_check(args, out) -> int:
+    from .model import ModelError
+    from .start import prepare
     model, problems = _load(args.model)
     if problems:
         _print_problems(args.model, problems, out)
         return EXIT_INVALID
+    try:
+        _, start = prepare(model, args.accept_corrections)
+    except ModelError as exc:          # the start moves parts, or a loop does not close
+        _print_problems(args.model, exc.problems, out)
+        return EXIT_INVALID
     print(f"{args.model}: valid", file=out)
     print(summary(model), file=out)
+    print(f"start: {start}", file=out)
     return EXIT_OK
 
 
@@ -149,6 +157,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     c = sub.add_parser("check", help="validate a model and print its summary")
     c.add_argument("model", help="neutral model file (*.mbs.xml)")
+    c.add_argument("--accept-corrections", action="store_true",
+                   help="accept a start that moves parts away from the drawing (listed)")
     c.set_defaults(func=cmd_check)
     t = sub.add_parser("topology", help="draw the MSTMM topology figure")
     t.add_argument("model", help="neutral model file (*.mbs.xml)")

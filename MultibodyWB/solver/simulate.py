@@ -122,7 +122,8 @@ def output_times(t_end: float, output_step: float) -> np.ndarray:
 
 
 def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
-             output_step=None, progress=None, cancel=None, **options) -> Results:
+             output_step=None, progress=None, cancel=None, accept_corrections=False,
+             **options) -> Results:
     """Simulate ``model`` and return its :class:`~.results.Results`.
 
     Parameters
@@ -139,6 +140,10 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     cancel : callable() -> bool, optional
         Looked at between chunks (rk4) or steps (adaptive): True stops the run, which raises
         :class:`Cancelled`.
+    accept_corrections : bool
+        The run starts from the drawing (:mod:`.start`): a start that would move a body away from
+        where it is drawn (markers that do not meet, a driver starting elsewhere, a loop that does
+        not close as drawn) raises :class:`~.start.StartCorrectionError` unless this is True.
     **options
         Options of the method: ``newton-euler`` takes ``joint_fraction``, ``joint_frequency``,
         ``joint_damping_ratio`` (see :class:`.newton_euler.NewtonEuler`).
@@ -148,6 +153,8 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     ModelError
         The model or the settings are not valid (every problem listed; settings as
         ``Simulation``, field ``Method``, ``OutputStep``...).
+    StartCorrectionError
+        (a ModelError) The start is not the drawing and ``accept_corrections`` is False.
     Cancelled
     SimulationError
         An adaptive integrator failed.
@@ -157,12 +164,16 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     model.check()
     method, integrator, t_end, step, output_step, rtol, atol = _settings(
         model, method, integrator, t_end, step, output_step)
+    from .start import prepare
+    model, start = prepare(model, accept_corrections)
+    start_meta = _start_meta(start)
     if method == "constrained":
-        return _simulate_constrained(model, integrator, t_end, step, output_step, rtol, atol,
-                                     progress, cancel, wall0)
+        return _with_start(_simulate_constrained(model, integrator, t_end, step, output_step,
+                                                 rtol, atol, progress, cancel, wall0),
+                           start_meta)
     if method == "newton-euler":
-        return _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wall0,
-                                      options)
+        return _with_start(_simulate_newton_euler(model, t_end, step, output_step, progress,
+                                                  cancel, wall0, options), start_meta)
     if options:
         raise TypeError(f"the method {method} takes no options ({', '.join(options)})")
     system = System(model)
@@ -193,7 +204,26 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
     if system.cuts:
         meta.update(_loop_report(system, report, times, states))
-    return Results(rec.names, data, meta, states)
+    return _with_start(Results(rec.names, data, meta, states), start_meta)
+
+
+def _start_meta(start) -> dict:
+    """What the results' ``meta`` records of the start (:mod:`.start`)."""
+    meta = dict(start=str(start), start_corrected=[
+        dict(body=m.name, distance=m.distance, angle=m.angle) for m in start.moves])
+    if start.notes:
+        meta["start_notes"] = list(start.notes)
+    return meta
+
+
+def _with_start(results, start_meta):
+    """``results`` with the start's record in its ``meta``; an accepted correction is a warning."""
+    results.meta.update(start_meta)
+    if start_meta["start_corrected"]:
+        warnings = results.meta.setdefault("warnings", [])
+        warnings.insert(0, "the start was corrected away from the drawing (accepted): "
+                           + start_meta["start"].split("\n", 1)[-1].strip())
+    return results
 
 
 def _loop_report(system, report, times, states) -> dict:
@@ -468,6 +498,10 @@ def add_run_command(subparsers):
     r.add_argument("--step", type=float, help="integrator step (rk4) or first step, s")
     r.add_argument("--output-step", type=float, help="spacing of the results, s")
     r.add_argument("--out", "-o", help="results file, .csv or .npz")
+    r.add_argument("--accept-corrections", action="store_true",
+                   help="run even when the start moves parts away from the drawing (markers that "
+                        "do not meet, drivers that start elsewhere, loops that do not close as "
+                        "drawn); without it such a run is refused, listing what would move")
     r.set_defaults(func=cmd_run)
     return r
 
@@ -484,7 +518,8 @@ def cmd_run(args, out) -> int:
     bar = ProgressBar(sys.stderr)
     try:
         res = simulate(model, method=args.method, integrator=args.integrator, t_end=args.t_end,
-                       step=args.step, output_step=args.output_step, progress=bar)
+                       step=args.step, output_step=args.output_step, progress=bar,
+                       accept_corrections=args.accept_corrections)
     except ModelError as exc:
         _print_problems(args.model, exc.problems, out)
         return EXIT_INVALID
