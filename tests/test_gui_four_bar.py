@@ -77,3 +77,12 @@ def test_a_driver_from_a_hidden_zero_is_refused_and_shown_until_accepted(four_ba
     assert four_bar["accepted_first_crank_angle_deg"] == pytest.approx(0.0, abs=1e-9)
     assert "accept_corrections=True" in four_bar["accepted_console"]
     assert four_bar["drawing_after_accepted_run"]
+
+
+def test_a_first_run_waits_for_the_compile_in_another_process_and_cancel_ends_it(four_bar):
+    assert four_bar["cold_compiling"]
+    assert four_bar["cold_status"].startswith("Compiling the solver"), four_bar["cold_status"]
+    assert "s elapsed" in four_bar["cold_status"]
+    assert four_bar["cold_cancel_seconds"] < 1.0
+    assert not four_bar["cold_running_after_cancel"]
+    assert "Cancelled" in four_bar["cold_status_after_cancel"]

@@ -89,7 +89,7 @@ def test_driver_from_start_equals_the_absolute_driver_written_out():
     m.hinge("CrankPivot").drivers = [Driver("rz", "3*t", from_start=True)]
     a = simulate(m)
     m2 = four_bar(60.0)
-    m2.hinge("CrankPivot").drivers = [Driver("rz", f"{q0!r} + (3*t)")]
+    m2.hinge("CrankPivot").drivers = [Driver("rz", f"{float(q0)!r} + (3*t)")]
     b = simulate(m2)
     assert_first_frame_is_drawing(a, m)
     np.testing.assert_array_equal(a.data, b.data)

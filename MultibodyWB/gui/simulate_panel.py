@@ -38,6 +38,7 @@ from ..objects.result import TYPE as RESULT
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
 from ..solver.model import INTEGRATORS, METHODS, ModelError
 from .qt import QtCore, QtGui, QtWidgets, compact
+from . import warmup
 from .watch import DocumentWatch, TaskPanel, later, object_alive
 
 #: How often the panel looks at a running job (ms).
@@ -151,6 +152,7 @@ class SimulatePanel(TaskPanel):
         self.load_settings()
         self.refresh_runs()
         self.finished_callbacks = []      # called with the job when a run ends (tests)
+        self.compiling = None             # (model, accept) waiting for the kernels' compile
         self.start_preview = None         # the corrected start shown in the 3D view
         self.pending_model = None         # the model waiting for the user's OK of that start
         self.accepted_corrections = False
@@ -450,10 +452,9 @@ class SimulatePanel(TaskPanel):
         return self._start(model)
 
     def _start(self, model, accept_corrections=False):
-        """Check the start (the drawing, unless accepted), then start the job on ``model``."""
-        from ..solver.job import Job
+        """Check the start (the drawing, unless accepted), then start the job on ``model``
+        (after the compile of the kernels when a first run needs it)."""
         from ..solver.start import StartCorrectionError, prepare
-        values = self.settings_used
         if not accept_corrections:
             try:
                 prepare(model)
@@ -467,16 +468,29 @@ class SimulatePanel(TaskPanel):
                 self.status.setText("Not run: the model has problems")
                 return False
         self.accepted_corrections = accept_corrections
+        self.progress.setValue(0)
+        self._busy(True)
+        if warmup.start():                   # the kernels are being compiled: wait for that
+            self.compiling = (model, accept_corrections)
+            self.say("Compiling the solver's kernels (once per installation) in a separate "
+                     "process; the run starts when they are ready")
+            self.status.setText("Compiling the solver (first run on this machine)...")
+            self.timer.start()
+            return True
+        self._launch(model, accept_corrections)
+        return True
+
+    def _launch(self, model, accept_corrections):
+        """Start the job (the kernels are ready, or it compiles them itself)."""
+        from ..solver.job import Job
+        values = self.settings_used
         self.job = Job(model, accept_corrections=accept_corrections)
         self.started = time.perf_counter()
-        self.progress.setValue(0)
-        self.status.setText("Starting (the first run compiles the solver: a minute)")
+        self.status.setText("Starting")
         self.say(f"Simulating '{self.mechanism.Label}' with {values['Method']} "
                  f"({values['Integrator']}) to {values['EndTime']:g} s")
-        self._busy(True)
         self.job.start()
         self.timer.start()
-        return True
 
     # -- the start ----------------------------------------------------------------------------
     def _show_start_correction(self, model, report):
@@ -537,13 +551,38 @@ class SimulatePanel(TaskPanel):
         self.status.setText("Not run: the drawing was kept; fix the model and run again")
 
     def cancel(self):
-        """Ask the running job to stop."""
+        """Ask the running job to stop (a compile of the kernels stops at once)."""
+        if self.compiling is not None:
+            warmup.stop()
+            self.compiling = None
+            self.timer.stop()
+            self._busy(False)
+            self.progress.setValue(0)
+            self.status.setText("Cancelled while compiling the solver; nothing was run")
+            self.say("Run cancelled; nothing was stored.")
+            return
         if self.running:
             self.job.cancel()
             self.status.setText("Cancelling...")
 
     def poll(self):
-        """Follow the job (timer slot): progress, and its end."""
+        """Follow the compile of the kernels, then the job (timer slot): progress, and its
+        end."""
+        if self.compiling is not None and not self.closed:
+            if warmup.running():
+                self.status.setText(f"Compiling the solver (first run on this machine): "
+                                    f"{warmup.elapsed():.0f} s elapsed; Cancel stops it")
+                return
+            model, accept = self.compiling
+            self.compiling = None
+            if warmup.finished_ok():
+                self.say(f"The solver's kernels were compiled in {warmup.elapsed():.1f} s "
+                         "(not counted in the run's wall time)")
+            else:
+                self.say("Compiling the solver ahead did not finish; the run compiles it "
+                         "(see multibodywb-warmup.log in FreeCAD's user folder)")
+            self._launch(model, accept)
+            return
         job = self.job
         if job is None or self.closed:
             self.timer.stop()

@@ -9,6 +9,7 @@ Commands:
                               block structure, order and numbers of the overall transfer matrix
   run MODEL.xml [--method M] [--t-end T] [--step H] [--integrator I] [--out F.csv|F.npz]
                               simulate; progress bar on the terminal, summary at the end
+  warmup [--force]            compile the solver's kernels now (the set-up command does it)
 
 Exit codes: 0 success, 2 invalid model or bad input (every problem listed), 1 internal error.
 Never a traceback: an unexpected error is reported on one line and with exit code 1.
@@ -142,6 +143,17 @@ def cmd_example(args, out) -> int:
     return EXIT_OK
 
 
+def cmd_warmup(args, out) -> int:
+    from .warmup import is_warm, stamp_path, warm_up
+    if is_warm() and not args.force:
+        print(f"solver kernels ready (stamp {stamp_path()})", file=out)
+        return EXIT_OK
+    print("compiling the solver's kernels (once per installation: about a minute)...", file=out,
+          flush=True)
+    warm_up(force=True, out=out)
+    return EXIT_OK
+
+
 def cmd_examples(args, out) -> int:
     from ..examples import EXAMPLES
     for name, (_, text) in EXAMPLES.items():
@@ -168,6 +180,9 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("name", help="example name (see 'examples')")
     e.add_argument("-o", "--output", required=True, help="model file to write")
     e.set_defaults(func=cmd_example)
+    w = sub.add_parser("warmup", help="compile the solver's kernels ahead of the first run")
+    w.add_argument("--force", action="store_true", help="compile even when the stamp is there")
+    w.set_defaults(func=cmd_warmup)
     ls = sub.add_parser("examples", help="list the built-in examples")
     ls.set_defaults(func=cmd_examples)
     from .mstmm import add_equation_command    # here: both import this module

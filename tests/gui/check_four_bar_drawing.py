@@ -263,6 +263,36 @@ def check():
     after = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
              for o in (crank, coupler, rocker)}
     result["drawing_after_accepted_run"] = after == rest
+
+    # -- a first run on a machine whose kernels are not compiled: the compile runs in another
+    #    process, the panel shows it, Cancel ends it at once ------------------------------------
+    import tempfile
+    from MultibodyWB.gui import warmup
+    os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="cold-numba-")
+    try:
+        panel.keep_drawing_button.click()         # (none shown now: harmless)
+        crank_hinge.DriverRz = ""
+        crank_hinge.MotorSpeedRz = "360 deg/s"
+        doc.recompute()
+        panel.run_button.click()
+        in_freecad.process_events()
+        result["cold_compiling"] = warmup.running()
+        wait_for(lambda: warmup.elapsed() > 2.0, timeout=30)
+        in_freecad.process_events()
+        time.sleep(0.1)
+        in_freecad.process_events()
+        result["cold_status"] = panel.status.text()
+        t0 = time.perf_counter()
+        panel.cancel_button.click()
+        in_freecad.process_events()
+        result["cold_cancel_seconds"] = time.perf_counter() - t0
+        result["cold_running_after_cancel"] = warmup.running() or panel.running
+        result["cold_status_after_cancel"] = panel.status.text()
+        log = os.path.join(FreeCAD.getUserAppDataDir(), "multibodywb-warmup.log")
+        result["cold_log"] = open(log).read()[-2000:] if os.path.isfile(log) else None
+        result["cold_python"] = warmup.python_executable()
+    finally:
+        del os.environ["NUMBA_CACHE_DIR"]
     return result
 
 
