@@ -210,3 +210,72 @@ def test_cli_refuses_a_moving_start_and_runs_when_accepted(tmp_path):
     assert "RigidBody 'Crank'" in out.getvalue()
     out = io.StringIO()
     assert cli.main(["run", str(path), "--accept-corrections"], out=out) == cli.EXIT_OK
+
+
+# --- initial rates: prescribed or estimates ---------------------------------------------------
+
+def _rates_of(m, qd):
+    from MultibodyWB.solver.kinematics import coordinate_labels
+    from MultibodyWB.solver.topology import analyse
+    labels = coordinate_labels(m, analyse(m))
+    return dict(zip(labels, qd))
+
+
+def test_consistent_prescribed_rates_of_every_hinge_are_kept_exactly():
+    from MultibodyWB.solver.assembly import assemble
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").initial_rates = np.array([6.0])
+    _, qd, _ = assemble(m)
+    rates = _rates_of(m, qd)
+    for h in m.hinges:
+        lab = f"{h.name}.rz"
+        if lab in rates:
+            h.initial_rates = np.array([rates[lab]])
+    res = simulate(m, t_end=0.01, output_step=0.01)
+    assert res.column("CrankPivot.rz_rate")[0] == 6.0
+    for lab, v in rates.items():
+        assert res.column(f"{lab}_rate")[0] == pytest.approx(v, rel=1e-12, abs=1e-12)
+
+
+def test_contradicting_prescribed_rates_are_refused_naming_the_hinges_and_the_values(tmp_path):
+    m = four_bar(60.0)
+    for h in m.hinges:
+        h.initial_rates = np.array([6.0 if h.name == "CrankPivot" else 0.0])
+    with pytest.raises(StartCorrectionError) as err:
+        simulate(m)
+    text = str(err.value)
+    assert "CrankPivot" in text and "prescribed as" in text and "deg/s" in text
+    assert err.value.report.rate_changes
+    path = tmp_path / "rates.mbs.xml"
+    xmlio.write(m, path)
+    out = io.StringIO()
+    assert cli.main(["run", str(path)], out=out) == cli.EXIT_INVALID
+    assert "Hinge 'CrankPivot'" in out.getvalue()
+
+
+def test_rates_marked_as_estimates_give_way_to_the_prescribed_one(tmp_path):
+    m = four_bar(60.0)
+    for h in m.hinges:
+        if h.name != "CrankPivot":
+            h.initial_rates = np.array([0.0])
+            h.initial_rates_estimate = True
+    m.hinge("CrankPivot").initial_rates = np.array([6.0])
+    path = tmp_path / "estimates.mbs.xml"
+    xmlio.write(m, path)
+    assert 'Estimate="true"' in path.read_text()
+    m2 = xmlio.read(path)
+    assert m2.hinge("RockerPin").initial_rates_estimate
+    assert not m2.hinge("CrankPivot").initial_rates_estimate
+    res = simulate(m2, t_end=0.01, output_step=0.01)
+    assert res.column("CrankPivot.rz_rate")[0] == 6.0
+
+
+def test_estimated_initial_coordinates_may_be_changed_by_the_assembly():
+    m = four_bar(60.0)
+    h = m.hinge("CrankPin")
+    h.initial_coordinates = hinge_coordinates(m, h) + 0.05      # off the closed loop
+    with pytest.raises(StartCorrectionError):
+        prepare(m)
+    h.initial_coordinates_estimate = True
+    _, report = prepare(m)
+    assert not report.moved

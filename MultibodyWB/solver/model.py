@@ -338,6 +338,11 @@ class Hinge:
     which the hinge's spring is relaxed (default 0: markers coincide); with
     ``spring_reference_start`` it is the coordinates' start value instead (no stored energy at
     t = 0). ``motors`` drive coordinates at constant speed from their start values.
+
+    Given ``initial_coordinates`` and ``initial_rates`` are prescribed: a run keeps them exactly
+    or refuses to start. With ``initial_coordinates_estimate`` / ``initial_rates_estimate`` they
+    are estimates (seed 003's "initial estimate for closed loop systems") that the assembly of
+    closed loops may change.
     """
 
     element = "Hinge"
@@ -357,6 +362,8 @@ class Hinge:
     drivers: list[Driver] = field(default_factory=list)
     motors: list[Motor] = field(default_factory=list)
     spring_reference_start: bool = False
+    initial_coordinates_estimate: bool = False
+    initial_rates_estimate: bool = False
 
     _VECTORS = ("initial_coordinates", "initial_rates", "stiffness", "damping",
                 "spring_reference", "lower_limits", "upper_limits")

@@ -25,9 +25,10 @@ Whatever then still moves a body at t = 0 away from where it is drawn (markers t
 the hinge wants, a driver whose value at t = 0 is not the start value, a loop that does not
 close as drawn) is a *correction* of the drawing. :func:`start_report` computes the start
 configuration the run will use (loops assembled by :func:`~.assembly.assemble`), compares every
-body with its intended pose (the drawing, moved by the initial coordinates the model gives on
-purpose) and lists the bodies that move more than :data:`LENGTH_TOLERANCE` or turn more than
-:data:`ANGLE_TOLERANCE`, and why, in mm and degrees. :func:`prepare` refuses such a start
+body with its intended pose (the drawing, moved by the initial coordinates the model prescribes;
+coordinates given as estimates are the assembly's to change) and lists the bodies that move more
+than :data:`LENGTH_TOLERANCE` or turn more than :data:`ANGLE_TOLERANCE`, and why, in mm and
+degrees; likewise prescribed or driven rates a loop cannot take, with the consistent values. :func:`prepare` refuses such a start
 (:class:`StartCorrectionError`) unless the caller accepts it (``simulate(...,
 accept_corrections=True)``, ``run --accept-corrections``): the user sees what moves before it moves.
 """
@@ -189,6 +190,9 @@ class StartReport:
         corrections; in mm and degrees.
     notes : list of str
         What :func:`resolve` did that moves nothing (axial offsets kept).
+    rate_changes : list of (label, given, assembled)
+        Prescribed (or driven) rates the loops cannot take (m/s, rad/s), with the consistent
+        values.
     """
 
     labels: tuple
@@ -200,11 +204,13 @@ class StartReport:
     moves: list = field(default_factory=list)
     causes: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    rate_changes: list = field(default_factory=list)
 
     @property
     def moved(self) -> bool:
-        """True when some body starts away from its intended pose beyond the tolerances."""
-        return bool(self.moves)
+        """True when some body starts away from its intended pose beyond the tolerances, or a
+        prescribed rate cannot be kept."""
+        return bool(self.moves or self.rate_changes)
 
     def problems(self) -> list[Problem]:
         """The moves and their causes as problems (element, field ``Start``)."""
@@ -214,8 +220,8 @@ class StartReport:
 
     def __str__(self) -> str:
         lines = []
-        if self.moves:
-            lines.append("the start differs from the drawing:")
+        if self.moved:
+            lines.append("the start differs from the drawing or from the initial values given:")
             lines += [f"  {m}" for m in self.moves]
             lines += [f"  because hinge '{h}': {text}" for h, text in self.causes]
         else:
@@ -290,9 +296,19 @@ def start_report(model: MultibodySystem, notes=(), topology=None) -> StartReport
             driven[f"{name}.{d.coordinate}"] = float(parse(d.expression)(0.0))
     for lab, v in driven.items():
         q_start[index[lab]] = v
+    rate_changes = []
     if topology.cut_hinges:
         from .assembly import assemble
-        q_start, _, _ = assemble(model, topology, q_start)
+        q_start, _, assembly = assemble(model, topology, q_start)
+        prescribed = set(assembly.given_rates) | set(assembly.driven)
+        for lab, (given, assembled) in assembly.rate_corrections.items():
+            if lab in prescribed:
+                rate_changes.append((lab, given, assembled))
+        # estimated initial coordinates are the assembly's to change: intended as assembled
+        for lab, i in index.items():
+            h = model.hinge(lab.rsplit(".", 1)[0])
+            if h.initial_coordinates is not None and h.initial_coordinates_estimate:
+                q_intended[i] = q_start[i]
 
     drawn = drawn_poses(model)
     fk_drawn = forward_kinematics(model, topology, q_drawn)
@@ -313,6 +329,15 @@ def start_report(model: MultibodySystem, notes=(), topology=None) -> StartReport
             moves.append(BodyMove(b.name, b.label, dist, angle))
     moves.sort(key=lambda m: (m.distance, m.angle), reverse=True)
 
+    for lab, given, assembled in rate_changes:
+        name, c = lab.rsplit(".", 1)
+        unit = "mm/s" if COORDINATE_KIND[c] == "translation" else "deg/s"
+        scale = 1e3 if unit == "mm/s" else math.degrees(1.0)
+        what = "driven" if lab in driven else "prescribed"
+        causes.append((name, f"the rate of coordinate {c} is {what} as {given * scale:.6g} "
+                             f"{unit}, but the loop's other prescribed and driven rates allow "
+                             f"{assembled * scale:.6g} {unit} (mark initial rates that are only "
+                             "estimates Estimate=\"true\")"))
     if moves:
         for h in model.hinges:
             r = hinge_residual(model, h, drawn)
@@ -347,7 +372,7 @@ def start_report(model: MultibodySystem, notes=(), topology=None) -> StartReport
                                      f"{_format_coordinate(c, q_intended[i])} to "
                                      f"{_format_coordinate(c, q_start[i])} to close the loop"))
     return StartReport(labels, q_drawn, q_intended, q_start, poses, intended, moves, causes,
-                       list(notes))
+                       list(notes), rate_changes)
 
 
 def prepare(model: MultibodySystem, accept_corrections: bool = False):

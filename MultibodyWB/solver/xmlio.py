@@ -140,7 +140,8 @@ def _write_hinge(root, h: Hinge):
     for attr, tag in HINGE_VECTORS:
         v = getattr(h, attr)
         if v is not None:
-            _sub(el, tag, format_vector(v))
+            estimate = getattr(h, f"{attr}_estimate", False)
+            _sub(el, tag, format_vector(v), Estimate="true" if estimate else None)
     for d in h.drivers:
         if d.from_start:
             _sub(el, "Driver", d.expression, Coordinate=d.coordinate, From="start")
@@ -291,6 +292,10 @@ def _read_hinge(el) -> Hinge:
               label=el.get("Label", ""))
     for attr, tag in HINGE_VECTORS:
         setattr(h, attr, _vector(el, tag, None))
+    for attr, tag in HINGE_VECTORS[:2]:
+        child = el.find(tag)
+        setattr(h, f"{attr}_estimate",
+                child is not None and child.get("Estimate") in ("true", "1"))
     h.drivers = [Driver(d.get("Coordinate", ""), d.text or "", d.get("From") == "start")
                  for d in el.findall("Driver")]
     h.motors = [Motor(m.get("Coordinate", ""), _float(m.get("Speed")), _float(m.get("RampTime"), 0.0))
