@@ -391,24 +391,29 @@ class Results:
         if "energy.total" not in self or len(self) == 0:
             return math.nan, math.nan
         e = self.column("energy.total")
+        d = (float(self.column("energy.residual")[-1]) if "energy.residual" in self
+             else float(e[-1] - e[0]))
+        return d, d / self._energy_scale()
+
+    def _energy_scale(self) -> float:
+        """The scale of the energies (J), see :meth:`energy_drift`."""
+        e = self.column("energy.total")
         scale = max(abs(e[0]), float(np.max(np.abs(self.column("energy.kinetic")))),
                     float(np.ptp(self.column("energy.potential"))), 1e-300)
-        if "energy.residual" in self:
-            for c in BALANCE_COLUMNS[:3]:
+        for c in BALANCE_COLUMNS[:3]:
+            if f"energy.{c}" in self:
                 scale = max(scale, float(np.max(np.abs(self.column(f"energy.{c}")))))
-            d = float(self.column("energy.residual")[-1])
-        else:
-            d = float(e[-1] - e[0])
-        return d, d / scale
+        return scale
 
     def energy_balance(self) -> dict:
         """The energy balance at the end of the run (J): ``start``, ``end`` (total energy),
         ``work_drivers``, ``work_forces``, ``dissipated``, ``residual`` and ``relative`` (the
-        residual relative to the energies' scale, :meth:`energy_drift`). Without the balance
-        columns (older files) the works are NaN and the residual is the change of the total."""
+        residual relative to the energies' scale ``scale``, :meth:`energy_drift`). Without the
+        balance columns (older files) the works are NaN and the residual is the change of the
+        total."""
         e = self.column("energy.total")
         d, rel = self.energy_drift()
-        out = dict(start=float(e[0]), end=float(e[-1]))
+        out = dict(start=float(e[0]), end=float(e[-1]), scale=self._energy_scale())
         for c in BALANCE_COLUMNS[:3]:
             out[c] = (float(self.column(f"energy.{c}")[-1]) if f"energy.{c}" in self
                       else math.nan)
@@ -446,9 +451,12 @@ class Results:
             b = self.energy_balance()
             text = f"  energy: total {b['start']:.9g} J at start, {b['end']:.9g} J at the end; "
             if "energy.residual" in self:
-                text += (f"work of drivers {b['work_drivers']:.6g} J, of forces "
-                         f"{b['work_forces']:.6g} J, dissipated {b['dissipated']:.6g} J; "
-                         f"residual (drift) {b['residual']:.3g} J ({b['relative']:.3g} relative)")
+                # works below round-off of the energies (a force that is ~0) read as 0
+                tiny = 1e-13 * b["scale"]
+                wd, wf, dis = (0.0 if abs(b[k]) < tiny else b[k] for k in BALANCE_COLUMNS[:3])
+                text += (f"work of drivers {wd:.6g} J, of forces {wf:.6g} J, dissipated "
+                         f"{dis:.6g} J; residual (drift) {b['residual']:.3g} J "
+                         f"({b['relative']:.3g} relative)")
             else:
                 text += (f"change {b['residual']:.3g} J ({b['relative']:.3g} relative; no "
                          "energy balance in these results)")

@@ -24,6 +24,15 @@ Integrators (``Simulation/Integrator``)
     ``AbsoluteTolerance`` and ``Step`` as the first step; the states at the output times come from
     the integrator's dense output, quaternions normalised there.
 
+Energy balance (the ``energy.work_drivers``, ``work_forces``, ``dissipated`` and ``residual``
+columns of :mod:`.results`): when the model has drivers, forces with a magnitude or dampers
+(:attr:`.system.System.does_work`), ``rk4`` integrates their power (:func:`.kernels.power_flows`)
+as three extra states of the same RK4 scheme inside the compiled run, and the adaptive
+integrators integrate it over the dense output of every step by Gauss-Legendre quadrature
+(:data:`WORK_NODES` nodes, cut at the output times; ``meta['power_evaluations']`` counts them).
+Either way the residual of the balance is the integration error. The states and the existing
+columns are the same as without it, bit for bit.
+
 Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
 grid). Only the output rows are kept, so a run of a million steps needs memory for its output
 only.
@@ -295,6 +304,7 @@ class WorkQuadrature:
         self.power = power
         self.x, self.w = np.polynomial.legendre.leggauss(WORK_NODES.get(integrator, 4))
         self.flows = np.zeros(3)
+        self.evaluations = 0
 
     def add(self, dense, t0, t1):
         """Add the integral over [t0, t1] of the power along ``dense`` (the step's dense
@@ -305,6 +315,7 @@ class WorkQuadrature:
             for x, w in zip(self.x, self.w):
                 t = mid + half * x
                 s += w * self.power(t, dense(t))
+            self.evaluations += self.x.size
             self.flows = self.flows + half * s
         return self.flows
 
@@ -456,6 +467,8 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     progress(1.0)
     t, states, data = rows.done(rec.names)
     info = dict(steps=steps, evaluations=int(solver.nfev))
+    if work is not None:
+        info["power_evaluations"] = work.evaluations
     return t, states, data, info
 
 
