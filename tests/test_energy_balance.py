@@ -157,6 +157,50 @@ def test_spring_damper_and_rotational_damper_dissipation():
     assert abs(r.energy_drift()[1]) < 1e-9
 
 
+def damped_springs():
+    """A spherical-hinge arm, a prismatic slider and a bushing-mounted puck, each with springs
+    (equal rotational stiffnesses) and dampers, plus a spring-damper and a rotational
+    spring-damper with damping, under gravity."""
+    m = MultibodySystem("DampedSprings", gravity=(0, 0, -G))
+    g = m.set_ground()
+    o = g.add_marker((0, 0, 0))
+    anchor = g.add_marker((0.3, 0.1, 0.2))
+    mp = massprops.box((0.1, 0.1, 0.4), 1000.0, corner=(-0.05, -0.05, -0.4))
+    arm = m.add_body("Arm", mp.mass, mp.ji, mass_center=mp.center)
+    base, tip = arm.add_marker((0, 0, 0)), arm.add_marker((0, 0, -0.4))
+    m.add_hinge("Ball", "spherical", base, o, initial_coordinates=[0.3, -0.2, 0.1],
+                initial_rates=[1, 2, 3], stiffness=[20, 20, 20], damping=[0.1, 0.2, 0.3],
+                spring_reference=[0.1, 0, 0.2])
+    mp2 = massprops.box((0.05, 0.05, 0.05), 1000.0, corner=(-0.025, -0.025, -0.025))
+    blk = m.add_body("Slider", mp2.mass, mp2.ji, mass_center=mp2.center, position=(0, 0, -0.4))
+    m.add_hinge("Slide", "prismatic", blk.add_marker((0, 0, 0)), tip, initial_coordinates=[0.05],
+                initial_rates=[0.3], stiffness=[50.0], damping=[0.4], spring_reference=[0.02])
+    m.add_force("Spring", "spring_damper", blk.add_marker((0.01, 0.02, 0)), anchor,
+                stiffness=30.0, damping=0.5, free_length=0.3)
+    m.add_force("Twist", "rotational_spring_damper", base, o, stiffness=5.0, damping=0.05)
+    puck = m.add_body("Puck", mp2.mass, mp2.ji, mass_center=mp2.center, position=(0.1, 0, -0.2))
+    m.add_hinge("Mount", "bushing", puck.add_marker((0, 0, 0)), arm.add_marker((0.1, 0, -0.2)),
+                initial_coordinates=[0.01, 0, 0, 0, 0.1, 0], initial_rates=[0, 0.2, 0, 1, 0, 0],
+                stiffness=[400, 400, 400, 2, 2, 2], damping=[0.5, 0.5, 0.5, 0.001, 0.001, 0.001])
+    return m
+
+
+@pytest.mark.parametrize("method,integrator", [("mstmm", "rk4"), ("mstmm", "DOP853"),
+                                               ("constrained", "rk4")])
+def test_every_damper_dissipates_what_the_system_loses(method, integrator):
+    """Hinge dampers on a spherical, a prismatic and a bushing hinge, a spring-damper and a
+    rotational spring-damper: the energy lost is the energy dissipated."""
+    t_end = 1.0 if method == "mstmm" else 0.1
+    r = simulate(damped_springs(), **settings(method, integrator, t_end, 2e-4, 1e-2))
+    e = r["energy.total"]
+    lost = e[0] - e
+    assert lost[-1] > 0.02 * np.max(r["energy.kinetic"])
+    assert np.all(np.diff(r["energy.dissipated"]) > 0.0)
+    np.testing.assert_allclose(r["energy.dissipated"], lost, rtol=0,
+                               atol=1e-6 * np.max(np.abs(lost)))
+    assert abs(r.energy_drift()[1]) < 1e-7
+
+
 # --------------------------------------------------------------------------------------------------
 # forces
 # --------------------------------------------------------------------------------------------------
