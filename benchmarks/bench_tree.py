@@ -7,9 +7,9 @@ n = 10, 100, 1000 (the whole run inside compiled code), the ratio t(1000)/t(100)
 one evaluation of the accelerations by the MSTMM Riccati form against the global constrained
 formulation (dense, absolute coordinates) for n = 10, 50, 100, 200. ``--sizes`` times other
 chain lengths, ``--no-global`` leaves out the comparison, ``--driven`` adds the chain with a
-driver and dampers (the energy balance's works integrated in the run). The load average is printed before and
-after: figures go to docs/benchmarks.md with the machine and the load they came from. Not a
-test: timings depend on the machine.
+driver and dampers (the energy balance's works integrated in the run). The load average is
+printed before and after: figures go to docs/benchmarks.md with the machine and the load they
+came from. Not a test: timings depend on the machine.
 """
 
 from __future__ import annotations

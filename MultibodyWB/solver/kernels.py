@@ -466,8 +466,8 @@ def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext,
     plus the hinge's own spring and damper): Wh for every hinge if ``wrenches``, otherwise only
     for the hinges with a driven coordinate (the integrator needs no wrench but the drivers'
     loads, for their work: :func:`power_flows`). IA and pA end up holding each body's
-    articulated inertia and bias as seen through its hinge; U, Dinv, r0, ck, nfree, fidx and paS the rest
-    of the sweep (reused by :func:`load_sweep`). ``scratch``: system.Scratch.
+    articulated inertia and bias as seen through its hinge; U, Dinv, r0, ck, nfree, fidx and
+    paS the rest of the sweep (reused by :func:`load_sweep`). ``scratch``: system.Scratch.
 
     On speed (this and the other kernels of an evaluation): every array argument costs a
     reference count increment and decrement (atomic operations) per call unless numba's
