@@ -279,3 +279,31 @@ def test_estimated_initial_coordinates_may_be_changed_by_the_assembly():
     h.initial_coordinates_estimate = True
     _, report = prepare(m)
     assert not report.moved
+
+
+def _bad_output_step(m):
+    m.simulation.step, m.simulation.output_step = 1e-3, 2.5e-3
+
+
+def _hidden_zero(m):
+    m.hinge("CrankPivot").drivers = [Driver("rz", "2*pi*t")]
+
+
+def _contradicting_rates(m):
+    for h in m.hinges:
+        h.initial_rates = np.array([6.0 if h.name == "CrankPivot" else 0.0])
+
+
+@pytest.mark.parametrize("spoil", [_bad_output_step, _hidden_zero, _contradicting_rates])
+def test_check_refuses_what_run_refuses_with_the_same_problems(tmp_path, spoil):
+    m = four_bar(60.0)
+    spoil(m)
+    path = tmp_path / "bad.mbs.xml"
+    xmlio.write(m, path)
+    outs = {}
+    for command in ("check", "run"):
+        out = io.StringIO()
+        assert cli.main([command, str(path)], out=out) == cli.EXIT_INVALID, command
+        outs[command] = sorted(line.strip() for line in out.getvalue().splitlines()
+                               if line.strip().startswith("- "))
+    assert outs["check"] and outs["check"] == outs["run"]

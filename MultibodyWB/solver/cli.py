@@ -107,9 +107,12 @@ def cmd_check(args, out) -> int:
     if problems:
         _print_problems(args.model, problems, out)
         return EXIT_INVALID
+    from .simulate import _settings
     try:
+        # what run refuses, check reports first: the settings, then the start
+        _settings(model, None, None, None, None, None)
         _, start = prepare(model, args.accept_corrections)
-    except ModelError as exc:          # the start moves parts, or a loop does not close
+    except ModelError as exc:          # settings, a start that moves parts, an open loop
         _print_problems(args.model, exc.problems, out)
         return EXIT_INVALID
     print(f"{args.model}: valid", file=out)
