@@ -1,0 +1,201 @@
+"""The Body task panel: solids, density or material, ground; the mass properties it gives.
+
+Opened by double-clicking a body and by the Body command after it made one. The solids are
+listed (add the solids selected in the 3D view or the tree, remove the selected rows); the
+density is typed in (``kg/m^3``, or any density with its unit) or taken from a material card
+(name and density); **Ground** makes the body its mechanism's ground. The mass, the centre of
+mass (base frame) and the inertia tensor about the base-frame origin are shown with their units
+and recomputed at every change. Live edits, one undo step on OK, Cancel puts everything back
+(:mod:`.task_base`).
+"""
+
+import FreeCAD
+import FreeCADGui
+
+from ..objects.body import INERTIA_NAMES, BodyProxy
+from ..objects.mechanism import mechanism_of
+from .qt import QtWidgets
+from .task_base import EditPanel, format_number, pretty_unit, property_field
+
+#: Mass properties shown: property -> (label, unit).
+SHOWN = {"Volume": ("Volume", "mm^3"), "Mass": ("Mass", "kg")}
+
+
+class BodyPanel(EditPanel):
+    """The task panel of a Body."""
+
+    TITLE = "Edit body"
+    ICON = "Body.svg"
+
+    def build(self):
+        obj = self.obj
+        main = QtWidgets.QWidget()
+        main.setObjectName("MultibodyBodyPanel")
+        layout = QtWidgets.QVBoxLayout(main)
+
+        solids = QtWidgets.QGroupBox("Solids")
+        box = QtWidgets.QVBoxLayout(solids)
+        self.solid_list = QtWidgets.QListWidget()
+        self.solid_list.setObjectName("solids")
+        self.solid_list.setToolTip(BodyProxy.prop("Solids").doc)
+        self.solid_list.setSelectionMode(QtWidgets.QAbstractItemView.ExtendedSelection)
+        self.solid_list.setMaximumHeight(110)
+        box.addWidget(self.solid_list)
+        row = QtWidgets.QHBoxLayout()
+        self.add_button = QtWidgets.QPushButton("Add selected")
+        self.add_button.setObjectName("add_solids")
+        self.add_button.setToolTip("Add the solids selected in the 3D view or the tree")
+        self.remove_button = QtWidgets.QPushButton("Remove")
+        self.remove_button.setObjectName("remove_solids")
+        self.remove_button.setToolTip("Remove the solids selected in the list")
+        row.addWidget(self.add_button)
+        row.addWidget(self.remove_button)
+        box.addLayout(row)
+        self.add_button.clicked.connect(self.add_selected)
+        self.remove_button.clicked.connect(self.remove_selected)
+        layout.addWidget(solids)
+
+        material = QtWidgets.QGroupBox("Material")
+        form = QtWidgets.QFormLayout(material)
+        self.fields = {}
+        for name in ("DensitySource", "Density"):
+            field = property_field(obj, BodyProxy.prop(name))
+            field.connect(self._field_changed)
+            self.fields[name] = field
+        form.addRow("Density from", self.fields["DensitySource"].widget)
+        form.addRow("Density", self.fields["Density"].widget)
+        card = dict(obj.Material)
+        self.material_name = QtWidgets.QLineEdit(card.get("Name", ""))
+        self.material_name.setObjectName("material_name")
+        self.material_name.setToolTip("Name of the material card")
+        self.material_density = QtWidgets.QLineEdit(card.get("Density", ""))
+        self.material_density.setObjectName("material_density")
+        self.material_density.setToolTip("Density entry of the material card, with its unit "
+                                         "(7850 kg/m^3, 2.7 g/cm^3)")
+        form.addRow("Material", self.material_name)
+        form.addRow("Material density", self.material_density)
+        for w in (self.material_name, self.material_density):
+            w.textEdited.connect(self._material_changed)
+        self.ground = QtWidgets.QCheckBox("Ground (the fixed frame)")
+        self.ground.setObjectName("ground")
+        self.ground.setToolTip("Make this body its mechanism's ground")
+        mechanism = mechanism_of(obj)
+        self.ground.setChecked(mechanism is not None and mechanism.Ground == obj)
+        self.ground.setEnabled(mechanism is not None)
+        self.ground.toggled.connect(self._ground_changed)
+        form.addRow(self.ground)
+        layout.addWidget(material)
+
+        props = QtWidgets.QGroupBox("Mass properties")
+        props.setToolTip("Computed from the solids and the density: centre of mass in the base "
+                         "frame (the first solid's placement), inertia about the base-frame "
+                         "origin in base-frame axes (products: Ixy = -integral of x*y dm)")
+        grid = QtWidgets.QFormLayout(props)
+        self.shown = {}
+        for name in list(SHOWN) + ["CenterOfMass"] + list(INERTIA_NAMES):
+            label = QtWidgets.QLabel()
+            label.setObjectName(name)
+            title = SHOWN[name][0] if name in SHOWN else \
+                ("Centre of mass" if name == "CenterOfMass" else name)
+            grid.addRow(title, label)
+            self.shown[name] = label
+        layout.addWidget(props)
+        self._show_solids()
+        self._show_mass()
+        return main
+
+    # -- showing --------------------------------------------------------------------------------
+    def _show_solids(self):
+        self.solid_list.clear()
+        for solid in self.obj.Solids:
+            self.solid_list.addItem(f"{solid.Label} ({solid.Name})")
+        self._enable_material()
+
+    def _enable_material(self):
+        material = self.obj.DensitySource == "Material"
+        self.fields["Density"].widget.setEnabled(not material)
+        self.material_name.setEnabled(material)
+        self.material_density.setEnabled(material)
+
+    def _show_mass(self):
+        obj = self.obj
+        for name, (_, unit) in SHOWN.items():
+            value = getattr(obj, name).Value / FreeCAD.Units.Quantity(f"1 {unit}").Value
+            self.shown[name].setText(f"{format_number(value)} {pretty_unit(unit)}")
+        c = obj.CenterOfMass
+        self.shown["CenterOfMass"].setText(
+            f"({format_number(c.x)}, {format_number(c.y)}, {format_number(c.z)}) mm")
+        for name in INERTIA_NAMES:
+            self.shown[name].setText(f"{format_number(getattr(obj, name).Value)} "
+                                     f"{pretty_unit('kg*mm^2')}")
+
+    def _recompute(self):
+        self.obj.recompute()
+        self._show_mass()
+
+    # -- changes --------------------------------------------------------------------------------
+    def _field_changed(self, field):
+        try:
+            value = field.value()
+        except ValueError as exc:
+            self.say(f"Body '{self.obj.Label}', field {field.prop.name}: {exc}")
+            return
+        self.say("")
+        self.set(self.obj, field.prop.name, value, field.prop.unit)
+        self._enable_material()
+        self._recompute()
+
+    def _material_changed(self, *_):
+        card = dict(self.obj.Material)
+        card["Name"] = self.material_name.text().strip()
+        card["Density"] = self.material_density.text().strip()
+        self.set(self.obj, "Material", {k: v for k, v in card.items() if v})
+        self._recompute()
+        from ..objects.body import density_of
+        problems = density_of(self.obj)[1] if self.obj.DensitySource == "Material" else []
+        self.say("; ".join(f"Body '{self.obj.Label}', {p}: {m}" for p, m in problems))
+
+    def _ground_changed(self, on):
+        mechanism = mechanism_of(self.obj)
+        if mechanism is None:
+            return
+        if on:
+            self.set(mechanism, "Ground", self.obj)
+        elif mechanism.Ground == self.obj:
+            self.set(mechanism, "Ground", None)
+        self.redraw(self.obj)
+        self.obj.ViewObject.signalChangeIcon()
+
+    def add_selected(self):
+        from ..commands.selection import has_solids
+        solids = list(self.obj.Solids)
+        for item in FreeCADGui.Selection.getSelectionEx(self.doc.Name):
+            if has_solids(item.Object) and item.Object not in solids:
+                solids.append(item.Object)
+        if solids != list(self.obj.Solids):
+            self.set(self.obj, "Solids", solids)
+            self._show_solids()
+            self._recompute()
+
+    def remove_selected(self):
+        rows = {self.solid_list.row(i) for i in self.solid_list.selectedItems()}
+        solids = [s for k, s in enumerate(self.obj.Solids) if k not in rows]
+        if len(solids) != len(self.obj.Solids):
+            self.set(self.obj, "Solids", solids)
+            self._show_solids()
+            self._recompute()
+
+    def validate(self):
+        from ..objects.body import density_of
+        problems = []
+        try:
+            self.fields["Density"].value()
+        except ValueError as exc:
+            problems.append(f"Body '{self.obj.Label}', field Density: {exc}")
+        mechanism = mechanism_of(self.obj)
+        ground = mechanism is not None and mechanism.Ground == self.obj
+        if not self.obj.Solids and not ground:
+            problems.append(f"Body '{self.obj.Label}': no solid; add the solid(s) it stands for")
+        if not ground:
+            problems += [f"Body '{self.obj.Label}', {p}: {m}" for p, m in density_of(self.obj)[1]]
+        return problems
