@@ -77,6 +77,18 @@ def test_hinge_cancel_puts_everything_back_exactly(panels):
     assert h["undo_after_cancel"] == 0
 
 
+def test_a_start_the_loop_cannot_reach_is_refused_in_words(panels):
+    h = panels["hinge"]
+    text = h["unreachable_message"]
+    assert "'Cylinder' cannot be set to z = 1000" in text and "loop" in text, text
+    assert h["message_visible"]
+    assert h["ok_refused"]                  # OK keeps the panel open while the start is refused
+    assert h["moved_unreachable"] == []
+    assert h["moved_after_unreachable_cancel"] == []
+    # limits are edited while UseLimits is on
+    assert not h["limits_enabled"] and h["limits_enabled_after_switch"]
+
+
 def test_hinge_ok_is_one_undo_step_and_keeps_the_moved_drawing(panels):
     h = panels["hinge"]
     assert h["ok_clicked"]

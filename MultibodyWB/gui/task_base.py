@@ -302,7 +302,7 @@ class EditPanel(TaskPanel):
         from .. import gui_utils
         self.form[0].setWindowIcon(QtGui.QIcon(gui_utils.icon_path(self.ICON)))
         self.form[0].setWindowTitle(f"{self.TITLE}: {obj.Label}")
-        self.form[-1].layout().addWidget(self.message)
+        self.form[0].layout().insertWidget(0, self.message)   # seen without scrolling
         for form in self.form:
             fit_narrow(form)
         current = self
@@ -650,7 +650,7 @@ class EndsBox:
         self.labels, self.buttons, self.rows = [], [], []
         self.picking = None
         for i, (title, tip) in enumerate(zip(titles, tips)):
-            caption = QtWidgets.QLabel(title)
+            caption = QtWidgets.QLabel(f"<b>{title}</b>")
             label = QtWidgets.QLabel()
             label.setObjectName(f"end{i}")
             label.setWordWrap(True)
@@ -661,10 +661,10 @@ class EndsBox:
             button.setToolTip(f"{tip}.\nPress, then click a marker, or a face, edge or vertex of "
                               "a body's solid (a marker is made on it), in the 3D view or the tree")
             button.toggled.connect(lambda on, i=i: self._toggled(i, on))
-            layout.addWidget(caption, i, 0)
-            layout.addWidget(label, i, 1)
-            layout.addWidget(button, i, 2)
-            layout.setColumnStretch(1, 1)
+            layout.addWidget(caption, 2 * i, 0, 1, 2)
+            layout.addWidget(label, 2 * i + 1, 0)
+            layout.addWidget(button, 2 * i + 1, 1)
+            layout.setColumnStretch(0, 1)
             self.labels.append(label)
             self.buttons.append(button)
             self.rows.append((caption, label, button))

@@ -15,10 +15,18 @@ import FreeCADGui
 from ..objects.body import INERTIA_NAMES, BodyProxy
 from ..objects.mechanism import mechanism_of
 from .qt import QtWidgets
-from .task_base import EditPanel, format_number, pretty_unit, property_field
+from .task_base import EditPanel, pretty_unit, property_field
 
 #: Mass properties shown: property -> (label, unit).
 SHOWN = {"Volume": ("Volume", "mm^3"), "Mass": ("Mass", "kg")}
+
+
+def short(value, size=None):
+    """A computed value with 6 significant digits; 0 when it is round-off against ``size`` (the
+    largest entry of its vector or tensor)."""
+    if size is not None and abs(value) < 1e-9 * size:
+        value = 0.0
+    return f"{value:.6g}"
 
 
 class BodyPanel(EditPanel):
@@ -121,13 +129,15 @@ class BodyPanel(EditPanel):
         obj = self.obj
         for name, (_, unit) in SHOWN.items():
             value = getattr(obj, name).Value / FreeCAD.Units.Quantity(f"1 {unit}").Value
-            self.shown[name].setText(f"{format_number(value)} {pretty_unit(unit)}")
+            self.shown[name].setText(f"{short(value)} {pretty_unit(unit)}")
         c = obj.CenterOfMass
+        size = max(1.0, abs(c.x), abs(c.y), abs(c.z))
         self.shown["CenterOfMass"].setText(
-            f"({format_number(c.x)}, {format_number(c.y)}, {format_number(c.z)}) mm")
-        for name in INERTIA_NAMES:
-            self.shown[name].setText(f"{format_number(getattr(obj, name).Value)} "
-                                     f"{pretty_unit('kg*mm^2')}")
+            "(" + ", ".join(short(x, size) for x in (c.x, c.y, c.z)) + ") mm")
+        inertia = [getattr(obj, name).Value for name in INERTIA_NAMES]
+        size = max(abs(x) for x in inertia[:3]) if any(inertia[:3]) else 1.0
+        for name, value in zip(INERTIA_NAMES, inertia):
+            self.shown[name].setText(f"{short(value, size)} {pretty_unit('kg*mm^2')}")
 
     def _recompute(self):
         self.obj.recompute()

@@ -24,7 +24,8 @@ import FreeCAD
 
 from ..objects.base import COMMON_PROPERTIES
 from ..objects.body import TYPE as BODY
-from ..objects.hinge import COORDINATES, HingeProxy, property_name
+from ..objects.hinge import (COORDINATES, OPTION_PROPERTIES, OPTION_SWITCHES, HingeProxy,
+                             property_name)
 from ..objects.mechanism import mechanism_of, members
 from ..solver.model import HINGE_TYPES
 from .qt import QtWidgets
@@ -56,6 +57,7 @@ class HingePanel(EditPanel):
         obj = self.obj
         self.preview = None
         self.preview_problem = ""
+        self.unreachable = {}            # coordinate -> why its typed start cannot be reached
         self.solid_placements = {}
         self._frame_base = {}            # marker Name -> its AttachmentOffset before the frame edit
         main = QtWidgets.QWidget()
@@ -138,7 +140,7 @@ class HingePanel(EditPanel):
         self.preview_label = QtWidgets.QLabel()
         self.preview_label.setObjectName("preview")
         self.preview_label.setWordWrap(True)
-        layout.addWidget(self.preview_label)
+        layout.insertWidget(1, self.preview_label)       # under the type: seen without scrolling
         self._refresh()
         self._show_drawn()
         return main
@@ -159,6 +161,18 @@ class HingePanel(EditPanel):
                 visible_groups.add(field.prop.group)
         for group, (box, _) in self.groups.items():
             box.setVisible(group in visible_groups)
+        # an option with a switch (limits: UseLimits) is edited while it is switched on
+        for option, switch in OPTION_SWITCHES:
+            if option == "initial" or switch.name not in obj.PropertiesList:
+                continue
+            on = bool(getattr(obj, switch.name))
+            for o in OPTION_PROPERTIES:
+                if o.option != option:
+                    continue
+                for c in COORDINATES:
+                    field = self.fields.get(property_name(o.prefix, c))
+                    if field is not None:
+                        field.widget.setEnabled(on)
 
     def _show_drawn(self):
         """With InitialAsDrawn, the initial fields show the drawn coordinates (from the
@@ -204,6 +218,7 @@ class HingePanel(EditPanel):
     def _drop_preview(self):
         """The model changed (type, ends, frame): the parts go back and the preview is made
         again when next needed."""
+        self.unreachable = {}
         if self.preview is not None:
             self.preview.restore()
             self.preview = None
@@ -262,7 +277,9 @@ class HingePanel(EditPanel):
             self.preview_label.setText(f"'{self.obj.Label}' closes a loop: its {coordinate} "
                                        "follows from the other hinges (set one of theirs)")
             return
+        self.unreachable.pop(coordinate, None)
         if problem:
+            self.unreachable[coordinate] = problem
             self.say(problem)
         else:
             self.preview_label.setText(
@@ -317,6 +334,7 @@ class HingePanel(EditPanel):
                     field.value()
                 except ValueError as exc:
                     problems.append(f"Hinge '{obj.Label}', field {label_of(field.prop)}: {exc}")
+        problems += list(self.unreachable.values())
         if obj.InputMarker is None or obj.OutputMarker is None:
             problems.append(f"Hinge '{obj.Label}': pick both ends")
         elif obj.InputMarker.Body == obj.OutputMarker.Body:

@@ -21,7 +21,10 @@ What every view provider does:
   changes (and the symbol turns red while the object has a problem); symbols are scaled and
   switched by the mechanism's view settings (:class:`Display`, see :mod:`.mechanism`);
 - no state of its own in the file (``dumps`` returns None): the symbol is rebuilt from the
-  object's properties.
+  object's properties;
+- its task panel on double-click, for the concepts :data:`MultibodyWB.gui.task_base.PANELS`
+  lists (``doubleClicked`` -> FreeCAD's edit mode -> ``setEdit`` opens it, ``unsetEdit`` closes
+  it).
 """
 
 import importlib

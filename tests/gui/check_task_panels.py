@@ -179,6 +179,22 @@ def check_hinge(doc, mechanism, result):
     r["angle_after_redo"] = turned(r0, crank_rotation(doc))
     doc.undo()
     doc.recompute()
+    # a start the loop cannot reach: said in words, nothing moves
+    drawn = placements(doc)
+    double_click(doc.getObject("Cylinder"))
+    type_into("InitialZ", "1000 mm")
+    in_freecad.wait(0.2)
+    r["unreachable_message"] = widget("message").text()
+    r["moved_unreachable"] = moved(drawn, placements(doc))
+    r["message_visible"] = widget("message").isVisible()
+    r["screenshot_unreachable"] = shot("panel_hinge_unreachable.png")
+    r["limits_enabled"] = widget("LowerLimitZ").isEnabled()
+    widget("UseLimits").click()
+    r["limits_enabled_after_switch"] = widget("LowerLimitZ").isEnabled()
+    r["ok_refused"] = click("Ok") and panel() is not None and FreeCADGui.Control.activeDialog()
+    r["undo_after_refused_ok"] = doc.UndoCount
+    click("Cancel")
+    r["moved_after_unreachable_cancel"] = moved(drawn, placements(doc), tol=0.0)
     result["hinge"] = r
 
 
