@@ -122,6 +122,10 @@ def test_body_panel_shows_mass_properties_with_units_recomputed_live(panels):
     assert b["com_text"].endswith(" mm")
     assert b["mass_ratio_live"] == pytest.approx(2700 / 7850)    # steel -> aluminium, live
     assert b["mass_text_live"] != b["mass_text"]
+    assert b["ground_live"] == "Rod" and b["ground_after_cancel"]
+    assert b["solids_live"] == ["RodWeb", "RodBigEndBush"]
+    assert b["mass_ratio_removed"] < 2700 / 7850              # a bush less
+    assert b["solids_after_cancel"] == ["RodWeb", "RodBigEndBush", "RodSmallEndBush"]
     assert b["mass_ratio_after_cancel"] == pytest.approx(1.0, rel=1e-12)
     assert b["undo_after_cancel"] == 0
     assert b["undo_after_ok"] == 1
@@ -134,6 +138,9 @@ def test_force_panel_turns_the_arrow_live_and_cancel_restores(panels):
     _opened(f["opened"], "ForcePanel", "GasForce")
     assert f["visible_groups"] == ["Force"]                      # a point force: no spring
     assert f["direction_live"] == [1.0, 0.0, 0.0] and f["arrow_moved"]
+    assert f["spring_groups"] == ["Force", "Spring-damper"] and f["spring_second_end_shown"]
+    assert f["magnitude_label"] == "Magnitude (N)"
+    assert f["type_after_cancel"] == "point_force"
     assert f["direction_restored"] and f["arrow_after_cancel"]
     assert f["magnitude_after_ok"] == "1000*t" and f["undo_after_ok"] == 1
     assert f["magnitude_after_undo"].startswith("19000*exp(")

@@ -98,15 +98,18 @@ class BodyPanel(EditPanel):
         props.setToolTip("Computed from the solids and the density: centre of mass in the base "
                          "frame (the first solid's placement), inertia about the base-frame "
                          "origin in base-frame axes (products: Ixy = -integral of x*y dm)")
-        grid = QtWidgets.QFormLayout(props)
+        grid = QtWidgets.QGridLayout(props)      # read-only rows: never wrapped
         self.shown = {}
-        for name in list(SHOWN) + ["CenterOfMass"] + list(INERTIA_NAMES):
+        for row, name in enumerate(list(SHOWN) + ["CenterOfMass"] + list(INERTIA_NAMES)):
             label = QtWidgets.QLabel()
             label.setObjectName(name)
+            label.setWordWrap(True)
             title = SHOWN[name][0] if name in SHOWN else \
                 ("Centre of mass" if name == "CenterOfMass" else name)
-            grid.addRow(title, label)
+            grid.addWidget(QtWidgets.QLabel(title), row, 0)
+            grid.addWidget(label, row, 1)
             self.shown[name] = label
+        grid.setColumnStretch(1, 1)
         layout.addWidget(props)
         self._show_solids()
         self._show_mass()
@@ -116,7 +119,8 @@ class BodyPanel(EditPanel):
     def _show_solids(self):
         self.solid_list.clear()
         for solid in self.obj.Solids:
-            self.solid_list.addItem(f"{solid.Label} ({solid.Name})")
+            self.solid_list.addItem(solid.Label if solid.Label == solid.Name
+                                    else f"{solid.Label} ({solid.Name})")
         self._enable_material()
 
     def _enable_material(self):

@@ -11,7 +11,7 @@ from ..objects.base import COMMON_PROPERTIES
 from ..objects.force import ForceProxy
 from ..solver.model import FORCE_TYPES
 from .qt import QtWidgets
-from .task_base import EditPanel, EndsBox, label_of, property_field
+from .task_base import EditPanel, EndsBox, label_of, pretty_unit, property_field
 
 #: Properties with their own place in the panel.
 OWN_FIELDS = ("ForceType", "InputMarker", "OutputMarker")
@@ -71,6 +71,10 @@ class ForcePanel(EditPanel):
         obj = self.obj
         kind = FORCE_TYPES.get(obj.ForceType)
         self.type_text.setText(kind.description if kind else "")
+        unit = kind.units.get("magnitude") if kind else None
+        if "Magnitude" in self.fields:
+            self.fields["Magnitude"].label.setText(
+                f"Magnitude ({pretty_unit(unit.replace(' ', '*'))})" if unit else "Magnitude")
         self.ends.show([obj.InputMarker, obj.OutputMarker])
         self.ends.show_rows(kind.markers if kind else 2)
         visible = set()

@@ -212,7 +212,20 @@ def check_body(doc, result):
     r["mass_text_live"] = widget("Mass").text()
     r["mass_ratio_live"] = body.Mass.Value / mass0
     r["screenshot"] = shot("panel_body.png")
+    mechanism = doc.getObject("CrankSlider")
+    ground0 = mechanism.Ground.Name
+    widget("ground").click()
+    in_freecad.process_events()
+    r["ground_live"] = mechanism.Ground.Name
+    solids = widget("solids")
+    solids.item(2).setSelected(True)
+    widget("remove_solids").click()
+    in_freecad.process_events()
+    r["solids_live"] = [o.Name for o in body.Solids]
+    r["mass_ratio_removed"] = body.Mass.Value / mass0
     click("Cancel")
+    r["ground_after_cancel"] = mechanism.Ground.Name == ground0
+    r["solids_after_cancel"] = [o.Name for o in body.Solids]
     r["mass_ratio_after_cancel"] = body.Mass.Value / mass0
     r["undo_after_cancel"] = doc.UndoCount - undo0
     double_click(body)
@@ -244,7 +257,15 @@ def check_force(doc, result):
     box1 = in_freecad.symbol_box(force)
     r["arrow_moved"] = box0 != box1
     r["screenshot"] = shot("panel_force.png")
+    combo = widget("ForceType", W.QComboBox)
+    combo.setCurrentIndex(combo.findText("spring_damper"))
+    in_freecad.process_events()
+    r["spring_groups"] = sorted(name for name, (box, _) in panel().groups.items()
+                                if box.isVisible())
+    r["spring_second_end_shown"] = widget("pick1").isVisible()
+    r["magnitude_label"] = panel().fields["Magnitude"].label.text()
     click("Cancel")
+    r["type_after_cancel"] = force.ForceType
     r["direction_after_cancel"] = list(force.Direction)
     r["direction_restored"] = force.Direction == direction0
     r["arrow_after_cancel"] = in_freecad.symbol_box(force) == box0
