@@ -122,9 +122,13 @@ def test_body_panel_shows_mass_properties_with_units_recomputed_live(panels):
     assert b["com_text"].endswith(" mm")
     assert b["mass_ratio_live"] == pytest.approx(2700 / 7850)    # steel -> aluminium, live
     assert b["mass_text_live"] != b["mass_text"]
+    assert b["card_source"] == "Material"
+    assert b["card_material"] == {"Name": "Steel-Generic", "Density": "7900 kg/m^3"}
+    assert b["mass_ratio_card"] == pytest.approx(7900 / 7850)
+    assert b["source_after_cancel"] == "Density" and b["material_after_cancel"] == {}
     assert b["ground_live"] == "Rod" and b["ground_after_cancel"]
     assert b["solids_live"] == ["RodWeb", "RodBigEndBush"]
-    assert b["mass_ratio_removed"] < 2700 / 7850              # a bush less
+    assert b["mass_ratio_removed"] < 7900 / 7850              # a bush less
     assert b["solids_after_cancel"] == ["RodWeb", "RodBigEndBush", "RodSmallEndBush"]
     assert b["mass_ratio_after_cancel"] == pytest.approx(1.0, rel=1e-12)
     assert b["undo_after_cancel"] == 0

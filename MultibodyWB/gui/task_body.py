@@ -9,6 +9,11 @@ and recomputed at every change. Live edits, one undo step on OK, Cancel puts eve
 (:mod:`.task_base`).
 """
 
+import functools
+import glob
+import os
+import re
+
 import FreeCAD
 import FreeCADGui
 
@@ -16,6 +21,31 @@ from ..objects.body import INERTIA_NAMES, BodyProxy
 from ..objects.mechanism import mechanism_of
 from .qt import QtWidgets
 from .task_base import EditPanel, pretty_unit, property_field
+
+_NAME = re.compile(r'^\s*Name\s*[=:]\s*"?([^"\n]+?)"?\s*$', re.M)
+_DENSITY = re.compile(r'^\s*Density\s*[=:]\s*"?([-+0-9.eE]+\s*[^"\n]+?)"?\s*$', re.M)
+
+
+@functools.lru_cache(maxsize=1)
+def material_cards():
+    """FreeCAD's standard material cards that give a density: ``{name: density text}``, read
+    from the ``.FCMat`` files of FreeCAD's Material module (the INI-like cards of FreeCAD 0.20's
+    ``StandardMaterial`` folder and the YAML cards of 1.0's ``Materials/Standard``)."""
+    root = os.path.join(FreeCAD.getResourceDir(), "Mod", "Material")
+    cards = {}
+    for path in sorted(glob.glob(os.path.join(root, "**", "*.FCMat"), recursive=True)):
+        if "Standard" not in os.path.relpath(path, root):
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        name, density = _NAME.search(text), _DENSITY.search(text)
+        if name and density:
+            cards[name.group(1).strip()] = density.group(1).strip()
+    return cards
+
 
 #: Mass properties shown: property -> (label, unit).
 SHOWN = {"Volume": ("Volume", "mm^3"), "Mass": ("Mass", "kg")}
@@ -80,6 +110,14 @@ class BodyPanel(EditPanel):
         self.material_density.setObjectName("material_density")
         self.material_density.setToolTip("Density entry of the material card, with its unit "
                                          "(7850 kg/m^3, 2.7 g/cm^3)")
+        self.card = QtWidgets.QComboBox()
+        self.card.setObjectName("material_card")
+        self.card.setToolTip("A standard material card of FreeCAD: its name and density are "
+                             "taken, and the density comes from the material")
+        self.card.addItem("(choose a card)")
+        self.card.addItems(sorted(material_cards()))
+        self.card.activated.connect(self._card_chosen)
+        form.addRow("Card", self.card)
         form.addRow("Material", self.material_name)
         form.addRow("Material density", self.material_density)
         for w in (self.material_name, self.material_density):
@@ -168,6 +206,19 @@ class BodyPanel(EditPanel):
         from ..objects.body import density_of
         problems = density_of(self.obj)[1] if self.obj.DensitySource == "Material" else []
         self.say("; ".join(f"Body '{self.obj.Label}', {p}: {m}" for p, m in problems))
+
+    def _card_chosen(self, index):
+        name = self.card.itemText(index)
+        density = material_cards().get(name)
+        if density is None:
+            return
+        self.material_name.setText(name)
+        self.material_density.setText(density)
+        if self.obj.DensitySource != "Material":
+            self.set(self.obj, "DensitySource", "Material")
+            self.fields["DensitySource"].show("Material")
+            self._enable_material()
+        self._material_changed()
 
     def _ground_changed(self, on):
         mechanism = mechanism_of(self.obj)

@@ -212,6 +212,14 @@ def check_body(doc, result):
     r["mass_text_live"] = widget("Mass").text()
     r["mass_ratio_live"] = body.Mass.Value / mass0
     r["screenshot"] = shot("panel_body.png")
+    card = widget("material_card", W.QComboBox)
+    index = card.findText("Steel-Generic")
+    card.setCurrentIndex(index)
+    card.activated.emit(index)            # what a user's choice emits
+    in_freecad.process_events()
+    r["card_source"] = body.DensitySource
+    r["card_material"] = dict(body.Material)
+    r["mass_ratio_card"] = body.Mass.Value / mass0
     mechanism = doc.getObject("CrankSlider")
     ground0 = mechanism.Ground.Name
     widget("ground").click()
@@ -227,6 +235,8 @@ def check_body(doc, result):
     r["ground_after_cancel"] = mechanism.Ground.Name == ground0
     r["solids_after_cancel"] = [o.Name for o in body.Solids]
     r["mass_ratio_after_cancel"] = body.Mass.Value / mass0
+    r["source_after_cancel"] = body.DensitySource
+    r["material_after_cancel"] = dict(body.Material)
     r["undo_after_cancel"] = doc.UndoCount - undo0
     double_click(body)
     type_into("Density", "2.7 g/cm^3")
