@@ -109,6 +109,7 @@ class QuantityEdit(QtWidgets.QLineEdit):
         unit = pretty_unit(self.unit)
         number = format_number(value / units.factor(self.unit))
         self.setText(f"{number}{unit}" if unit == "\u00b0" else f"{number} {unit}")
+        self.setCursorPosition(0)             # the number shows first in a narrow field
 
     def internal(self):
         """The value in FreeCAD's internal units; ValueError when the text is no such quantity."""
@@ -191,8 +192,22 @@ def property_field(obj, prop):
                       lambda f: w.toggled.connect(f))
     elif prop.type == "App::PropertyString":
         w = QtWidgets.QLineEdit()
-        field = Field(prop, w, w.text, lambda v: w.setText(str(v)),
-                      lambda f: w.textChanged.connect(f))
+
+        def write(v, w=w):
+            w.setText(str(v))
+            w.setCursorPosition(0)             # an expression shows from its start
+        field = Field(prop, w, w.text, write, lambda f: w.textEdited.connect(f))
+    elif prop.type in ("App::PropertyFloat", "App::PropertyInteger"):
+        w = QtWidgets.QLineEdit()
+        kind = float if prop.type == "App::PropertyFloat" else int
+
+        def read(w=w, kind=kind, name=prop.name):
+            try:
+                return kind(w.text().strip().replace(",", ".") if kind is float else w.text())
+            except ValueError:
+                raise ValueError(f"'{w.text()}' is not a number") from None
+        field = Field(prop, w, read, lambda v, w=w: w.setText(format_number(v)),
+                      lambda f, w=w: w.textEdited.connect(f))
     elif prop.type == units.QUANTITY:
         w = QuantityEdit(prop.unit)
         tip = f"{prop.doc}\nA number in {pretty_unit(prop.unit)}, or a quantity with its unit"

@@ -280,9 +280,7 @@ def check_force(doc, result):
     r["direction_restored"] = force.Direction == direction0
     r["arrow_after_cancel"] = in_freecad.symbol_box(force) == box0
     double_click(force)
-    magnitude = widget("Magnitude")
-    magnitude.setText("1000*t")
-    in_freecad.process_events()
+    type_into("Magnitude", "1000*t")
     click("Ok")
     r["magnitude_after_ok"] = force.Magnitude
     r["undo_after_ok"] = doc.UndoCount - undo0
