@@ -32,6 +32,10 @@ from .qt import QtWidgets
 from .task_base import (EditPanel, EndsBox, _spin_box, internal_or_zero, label_of, literal,
                         property_field)
 
+#: Switches of :data:`~MultibodyWB.objects.hinge.OPTION_SWITCHES` whose option's fields are
+#: edited only while they are on.
+ENABLING_SWITCHES = ("UseLimits",)
+
 #: Properties with their own place in the panel (not in the generic groups).
 OWN_FIELDS = ("HingeType", "InputMarker", "OutputMarker")
 
@@ -161,9 +165,10 @@ class HingePanel(EditPanel):
                 visible_groups.add(field.prop.group)
         for group, (box, _) in self.groups.items():
             box.setVisible(group in visible_groups)
-        # an option with a switch (limits: UseLimits) is edited while it is switched on
+        # the limits are edited while UseLimits is on (the other switches change what a value
+        # means, not whether it counts)
         for option, switch in OPTION_SWITCHES:
-            if option == "initial" or switch.name not in obj.PropertiesList:
+            if switch.name not in ENABLING_SWITCHES or switch.name not in obj.PropertiesList:
                 continue
             on = bool(getattr(obj, switch.name))
             for o in OPTION_PROPERTIES:
