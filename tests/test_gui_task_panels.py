@@ -54,6 +54,8 @@ def test_hinge_panel_opens_on_double_click_with_the_type_s_fields(panels):
     _opened(h["opened"], "HingePanel", "MainBearing")
     assert h["visible_groups"] == ["Coordinate rz", "Hinge"]     # a revolute: rz only
     assert h["initial_shown"] in ("0\u00b0", "-0\u00b0")          # as drawn
+    assert h["driver_label"] == "Driver rz (rad)"
+    assert h["rate_from_rpm"] == pytest.approx(360.0)            # 60 rpm typed: 360 deg/s
 
 
 def test_initial_angle_moves_the_parts_with_the_loop_closed(panels):

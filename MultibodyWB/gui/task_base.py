@@ -26,6 +26,8 @@ The panels are opened by double-click (:meth:`MultibodyWB.viewproviders.base.Vie
 and by the commands that make the objects (:func:`edit`).
 """
 
+import re
+
 import FreeCAD
 import FreeCADGui
 
@@ -98,7 +100,8 @@ def format_number(value):
 
 class QuantityEdit(QtWidgets.QLineEdit):
     """A text field for a quantity in a fixed unit: shows ``2 N·m/rad``, takes ``2``, ``2 N*m/rad``
-    or any quantity FreeCAD converts to that unit (``2000 N*mm/rad``)."""
+    or any quantity FreeCAD converts to that unit (``2000 N*mm/rad``); an angular speed also in
+    ``rpm``."""
 
     def __init__(self, unit, parent=None):
         super().__init__(parent)
@@ -116,6 +119,9 @@ class QuantityEdit(QtWidgets.QLineEdit):
         text = self.text().strip().replace("\u00b7", "*").replace("\u00b2", "^2") \
             .replace("\u00b3", "^3")
         text = text.replace("\u00b0", " deg")
+        rpm = re.match(r"^([-+0-9.eE]+)\s*(rpm|1/min)$", text)
+        if rpm and units.unit(self.unit) == units.unit("deg/s"):
+            return float(rpm.group(1)) * 360.0 / 60.0 * units.factor("deg/s")
         try:
             return float(text.replace(",", ".")) * units.factor(self.unit)
         except ValueError:

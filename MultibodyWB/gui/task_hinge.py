@@ -27,7 +27,7 @@ from ..objects.body import TYPE as BODY
 from ..objects.hinge import (COORDINATES, OPTION_PROPERTIES, OPTION_SWITCHES, HingeProxy,
                              property_name)
 from ..objects.mechanism import mechanism_of, members
-from ..solver.model import HINGE_TYPES
+from ..solver.model import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES
 from .qt import QtWidgets
 from .task_base import (EditPanel, EndsBox, _spin_box, internal_or_zero, label_of, literal,
                         property_field)
@@ -38,6 +38,17 @@ ENABLING_SWITCHES = ("UseLimits",)
 
 #: Properties with their own place in the panel (not in the generic groups).
 OWN_FIELDS = ("HingeType", "InputMarker", "OutputMarker")
+
+
+def expression_unit(prop):
+    """`` (rad)`` for a driver expression of a rotation (``m`` of a translation): the unit its
+    value is in, which the field does not show otherwise."""
+    if prop.type != "App::PropertyString":
+        return ""
+    for c in COORDINATES:
+        if prop.name.endswith(c.capitalize()) and prop.name[:-len(c)] == "Driver":
+            return f" ({COORDINATE_UNIT[COORDINATE_KIND[c]]})"
+    return ""
 
 
 def frame_change(flip, offset, angle):
@@ -134,7 +145,7 @@ class HingePanel(EditPanel):
                 box.setObjectName(prop.group)
                 self.groups[prop.group] = (box, QtWidgets.QFormLayout(box))
                 options_layout.addWidget(box)
-            label = QtWidgets.QLabel(label_of(prop))
+            label = QtWidgets.QLabel(label_of(prop) + expression_unit(prop))
             label.setToolTip(prop.doc)
             self.groups[prop.group][1].addRow(label, field.widget)
             field.label = label

@@ -137,6 +137,9 @@ def check_hinge(doc, mechanism, result):
     r["initial_shown"] = widget("InitialRz").text()
     r["visible_groups"] = sorted(name for name, (box, _) in panel().groups.items()
                                  if box.isVisible())
+    r["driver_label"] = panel().fields["DriverRz"].label.text()
+    type_into("InitialRateRz", "60 rpm")
+    r["rate_from_rpm"] = hinge.InitialRateRz.Value           # deg/s
     # the initial angle typed in: the parts move, the loop stays closed
     type_into("InitialRz", "30 \u00b0")
     in_freecad.wait(0.3)
