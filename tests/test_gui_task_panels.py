@@ -5,7 +5,8 @@ from solids, whose main bearing's initial angle typed in its panel moves the par
 closed.
 
 Screenshots (``panel_hinge.png``, ``panel_body.png``, ``panel_force.png``, ``panel_marker.png``,
-``panel_hinge_new.png``: the whole main window) are copied to ``$MBWB_ARTIFACTS_DIR`` when set.
+``panel_hinge_new.png``, ``panel_hinge_unreachable.png``: the whole main window) are copied to
+``$MBWB_ARTIFACTS_DIR`` when set.
 """
 
 import os
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.gui
 
 GUI_DIR = Path(__file__).resolve().parent / "gui"
 SHOTS = ("panel_hinge.png", "panel_body.png", "panel_force.png", "panel_marker.png",
-         "panel_hinge_new.png")
+         "panel_hinge_new.png", "panel_hinge_unreachable.png")
 #: The marker's own check after FreeCAD's Undo of a re-attachment (FreeCAD restores the
 #: attachment's properties one by one and marks the marker invalid until the next recompute).
 EXPECTED = re.compile(r"^(Err: )?(\d\d:\d\d:\d\d  )?MultibodyWB: Marker '[^']*', property "
