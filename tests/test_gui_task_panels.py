@@ -173,6 +173,7 @@ def test_hinge_command_opens_the_new_hinge_s_panel(panels):
     assert c["visible_groups_spherical"] == ["Coordinate rx", "Coordinate ry", "Coordinate rz",
                                              "Hinge"]
     assert c["input_live"] == "RodBigEnd" and c["end_text"].startswith("RodBigEnd on 'Rod'")
+    assert c["symbol_redrawn"]                                   # the glyph on the new end
     assert len(c["made_live"]) == 1                              # a marker on the picked face
     # Cancel: the hinge as the command made it, the marker made in the panel gone
     assert c["type_after_cancel"] == "revolute" and c["input_after_cancel"]

@@ -164,7 +164,7 @@ class Field:
         self._signal(slot)
 
 
-def _spin_box(unit, tip=""):
+def quantity_field(unit, tip=""):
     """A field for a value in ``unit`` with its own signal ``textEdited`` (see
     :class:`QuantityEdit`), starting at 0."""
     w = QuantityEdit(unit)

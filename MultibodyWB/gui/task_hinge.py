@@ -29,8 +29,8 @@ from ..objects.hinge import (COORDINATES, OPTION_PROPERTIES, OPTION_SWITCHES, Hi
 from ..objects.mechanism import mechanism_of, members
 from ..solver.model import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES
 from .qt import QtWidgets
-from .task_base import (EditPanel, EndsBox, _spin_box, internal_or_zero, label_of, literal,
-                        property_field)
+from .task_base import (EditPanel, EndsBox, internal_or_zero, label_of, literal, property_field,
+                        quantity_field)
 
 #: Switches of :data:`~MultibodyWB.objects.hinge.OPTION_SWITCHES` whose option's fields are
 #: edited only while they are on.
@@ -110,11 +110,11 @@ class HingePanel(EditPanel):
         self.flip.setObjectName("flip")
         self.flip.setToolTip("Reverse the hinge axis: both markers' z axes turned over (half a "
                              "turn about their x axes)")
-        self.offset = _spin_box("mm")
+        self.offset = quantity_field("mm")
         self.offset.setObjectName("axial_offset")
         self.offset.setToolTip("Move both markers along the hinge axis (their attachment "
                                "offsets); other hinges on these markers move too")
-        self.turn = _spin_box("deg")
+        self.turn = quantity_field("deg")
         self.turn.setObjectName("axial_turn")
         self.turn.setToolTip("Turn both markers about the hinge axis: where the coordinates' "
                              "zero and the x axes lie")

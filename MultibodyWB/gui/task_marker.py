@@ -13,7 +13,7 @@ import FreeCAD
 
 from ..objects.marker import attach, support_property
 from .qt import QtWidgets
-from .task_base import EditPanel, PickObserver, _spin_box, internal_or_zero, ref
+from .task_base import EditPanel, PickObserver, quantity_field, internal_or_zero, ref
 
 #: Marker properties an attachment changes (kept to be put back on Cancel).
 ATTACHMENT_PROPERTIES = ("MapMode", "MapReversed", "MapPathParameter", "AttachmentOffset",
@@ -57,7 +57,7 @@ class MarkerPanel(EditPanel):
                                 ("y", "mm", "Move the origin along the marker's y axis"),
                                 ("z", "mm", "Move the origin along the marker's z axis"),
                                 ("angle", "deg", "Turn the axes about the marker's z axis")):
-            w = _spin_box(unit)
+            w = quantity_field(unit)
             w.setObjectName(f"offset_{name}")
             w.setToolTip(tip)
             w.textEdited.connect(self._offset_changed)

@@ -58,7 +58,7 @@ def widget(name, cls=None):
 
 
 def type_into(name, text):
-    """Type ``text`` into the field ``name`` (a quantity spin box or a line edit) as a user."""
+    """Type ``text`` into the field ``name`` (a text field) as a user."""
     w = widget(name)
     edit = w if isinstance(w, W.QLineEdit) else w.findChild(W.QLineEdit)
     edit.selectAll()
@@ -363,10 +363,12 @@ def check_create(doc, result):
                                            if box.isVisible())
     # pick the input end again: the crank's main marker
     old_input = hinge.InputMarker.Name
+    symbol_before = in_freecad.symbol_box(hinge)
     widget("pick0").click()
     FreeCADGui.Selection.addSelection(doc.Name, "RodBigEnd", "")
     in_freecad.wait(0.3)
     r["input_live"] = hinge.InputMarker.Name
+    r["symbol_redrawn"] = in_freecad.symbol_box(hinge) != symbol_before
     r["end_text"] = widget("end0").text()
     r["screenshot"] = shot("panel_hinge_new.png")
     # pick a face on the rod: a marker is made live
