@@ -19,8 +19,9 @@ Fields are made from the objects' property tables (:class:`~MultibodyWB.objects.
 :func:`property_field` gives the widget of a property by its type (quantities as a text field
 showing the property's unit, ``2 N·m/rad``, ``30°``, and taking a number in it or any quantity of
 the same kind with its unit, ``2000 N*mm/rad``; FreeCAD's ``Gui::QuantitySpinBox`` would show a
-stiffness as ``mm^2*kg/(s^2*deg)``), and the panels show the fields of the properties the object shows in the property editor
-(its ``update_visibility`` hides the others), so a property added to a table appears in the panel.
+stiffness as ``mm^2*kg/(s^2*deg)``), and the panels show the fields of the properties the object
+shows in the property editor (its ``update_visibility`` hides the others), so a property added to
+a table appears in the panel.
 
 The panels are opened by double-click (:meth:`MultibodyWB.viewproviders.base.ViewProvider.setEdit`)
 and by the commands that make the objects (:func:`edit`).

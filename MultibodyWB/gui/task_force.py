@@ -48,7 +48,8 @@ class ForcePanel(EditPanel):
         self.groups = {}
         common = {p.name for p in COMMON_PROPERTIES}
         for prop in ForceProxy.properties():
-            if prop.name in common or prop.name in OWN_FIELDS or prop.name not in obj.PropertiesList:
+            if prop.name in common or prop.name in OWN_FIELDS or \
+                    prop.name not in obj.PropertiesList:
                 continue
             field = property_field(obj, prop)
             if field is None:

@@ -135,7 +135,8 @@ class HingePanel(EditPanel):
         options_layout.setContentsMargins(0, 0, 0, 0)
         common = {p.name for p in COMMON_PROPERTIES}
         for prop in HingeProxy.properties():
-            if prop.name in common or prop.name in OWN_FIELDS or prop.name not in obj.PropertiesList:
+            if prop.name in common or prop.name in OWN_FIELDS or \
+                    prop.name not in obj.PropertiesList:
                 continue
             field = property_field(obj, prop)
             if field is None:
