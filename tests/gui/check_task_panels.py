@@ -1,4 +1,5 @@
-"""GUI check run inside FreeCAD: the Hinge, Body, Force and Marker task panels as a user drives them.
+"""GUI check run inside FreeCAD: the Hinge, Body, Force and Marker task panels, driven as a user
+drives them.
 
 On the crank-slider engine built from solids (``MultibodyWB/examples_fc/crank_slider.py``), each
 panel is opened by a double-click (the view provider's ``doubleClicked``, FreeCAD's path to
