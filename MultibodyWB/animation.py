@@ -376,6 +376,20 @@ class Animator:
         self._set(self._quat[i], self._pos[i])
         self._last = key
 
+    def apply_poses(self, rotations, positions):
+        """Put the moving bodies' base frames at the given poses (not from the results).
+
+        ``rotations`` (n_bodies, 3, 3) and ``positions`` (n_bodies, 3, m, global), in the order
+        of :attr:`bodies`: e.g. a kinematic preview (:mod:`MultibodyWB.preview`) moves the
+        solids and markers this way, and :meth:`restore` puts them back as for a run.
+        """
+        R = np.asarray(rotations, dtype=float).reshape(-1, 3, 3)
+        p = np.asarray(positions, dtype=float).reshape(-1, 3) * MM
+        if R.shape[0] != len(self.bodies) or p.shape[0] != len(self.bodies):
+            raise ValueError(f"expected poses of {len(self.bodies)} bodies")
+        self._set(matrix_quaternions(R) if len(self.bodies) else np.zeros((0, 4)), p)
+        self._last = None
+
     def object_poses(self, t):
         """``(quaternions (n, 4) x y z w, positions (n, 3) mm)``: the ``Placement`` each of
         :attr:`objects` has at time ``t``, without setting anything (the player moves the 3D

@@ -3,9 +3,12 @@
 A point force or torque acts at one selected marker (or a marker made on the picked face, edge or
 vertex); a spring-damper joins two, on two bodies. New loads point along the marker's z axis
 (:data:`DEFAULTS`: a force pushes into the picked face, whose marker's z is the outward normal);
-their magnitude (an expression in t) is set in the properties.
+their magnitude (an expression in t) and the rest are set in the force's task panel, which opens
+once the force is made (:mod:`MultibodyWB.gui.task_force`).
 """
 
+from ..gui.task_base import with_panel
+from ..objects.force import TYPE as FORCE
 from ..objects.mechanism import mechanism_of
 from ..solver.model import FORCE_TYPES
 from ..viewproviders.force import icon_file
@@ -45,7 +48,7 @@ def _force(selection, force_type):
     return statements
 
 
-ACTIONS["force"] = scripted(_force)
+ACTIONS["force"] = with_panel(scripted(_force), FORCE)
 
 
 def _command(kind):

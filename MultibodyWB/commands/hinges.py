@@ -3,9 +3,12 @@
 Each makes a hinge of its type between two selected markers, or between two faces, edges or
 vertices picked on two bodies (a marker is made on each first), all in one undo step. The first
 selection is the input (tip-side, moving) body, the second the output (root-side) one; a ground
-end is always made the output.
+end is always made the output. The hinge's task panel then opens (:mod:`MultibodyWB.gui.
+task_hinge`): its settings are a second undo step, or Cancel leaves the hinge as made.
 """
 
+from ..gui.task_base import with_panel
+from ..objects.hinge import TYPE as HINGE
 from ..objects.mechanism import mechanism_of
 from ..solver.model import HINGE_TYPES
 from ..viewproviders.hinge import icon_file
@@ -38,7 +41,7 @@ def _hinge(selection, hinge_type):
     return statements
 
 
-ACTIONS["hinge"] = scripted(_hinge)
+ACTIONS["hinge"] = with_panel(scripted(_hinge), HINGE)
 
 
 def _command(kind):

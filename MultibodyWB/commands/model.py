@@ -6,7 +6,9 @@ and :func:`end_script` are shared with the hinge and force commands.
 """
 
 from ..objects.base import type_of
+from ..gui.task_base import with_panel
 from ..objects.body import TYPE as BODY
+from ..objects.marker import TYPE as MARKER
 from ..objects.mechanism import mechanism_of
 from .base import ACTIONS, DOC, Command, ref, scripted
 from .selection import Pick, mechanism_for
@@ -66,8 +68,10 @@ def _marker(selection):
     return statements
 
 
-ACTIONS.update({"mechanism": scripted(_mechanism), "body": scripted(_body),
-                "ground": scripted(_ground), "marker": scripted(_marker)})
+ACTIONS.update({"mechanism": scripted(_mechanism),
+                "body": with_panel(scripted(_body), BODY),
+                "ground": scripted(_ground),
+                "marker": with_panel(scripted(_marker), MARKER)})
 
 
 class CreateMechanism(Command):

@@ -109,10 +109,10 @@ class DocumentWatch:
 
 
 def close_task_dialog():
-    """Close FreeCAD's active task dialog; a Simulate panel or player cleans up first (its run is
-    cancelled, its solids put back), which ``Control.closeDialog()`` alone would not do."""
-    from . import player, simulate_panel
-    for module in (simulate_panel, player):
+    """Close FreeCAD's active task dialog; a Simulate panel, player or edit panel cleans up first
+    (its run is cancelled, its solids or edited properties put back), which ``Control.closeDialog()`` alone would not do."""
+    from . import player, simulate_panel, task_base
+    for module in (simulate_panel, player, task_base):
         panel = module.current
         if panel is not None:
             panel.cleanup()

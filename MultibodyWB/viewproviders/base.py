@@ -21,7 +21,10 @@ What every view provider does:
   changes (and the symbol turns red while the object has a problem); symbols are scaled and
   switched by the mechanism's view settings (:class:`Display`, see :mod:`.mechanism`);
 - no state of its own in the file (``dumps`` returns None): the symbol is rebuilt from the
-  object's properties.
+  object's properties;
+- its task panel on double-click, for the concepts :data:`MultibodyWB.gui.task_base.PANELS`
+  lists (``doubleClicked`` -> FreeCAD's edit mode -> ``setEdit`` opens it, ``unsetEdit`` closes
+  it).
 """
 
 import importlib
@@ -193,8 +196,31 @@ class ViewProvider:
         return self.children() if hasattr(self, "Object") else []
 
     def doubleClicked(self, vobj):
-        """Nothing to edit yet (task panels come later): let the tree expand or collapse."""
-        return False
+        """Open the object's task panel (FreeCAD's edit mode, :meth:`setEdit`); an object without
+        one lets the tree expand or collapse."""
+        from ..gui.task_base import panel_class
+        if panel_class(vobj.Object) is None:
+            return False
+        import FreeCADGui
+        FreeCADGui.getDocument(vobj.Object.Document.Name).setEdit(vobj.Object.Name, 0)
+        return True
+
+    def setEdit(self, vobj, mode=0):
+        """Edit mode 0 (double-click, Edit in the context menu) opens the object's task panel
+        (:mod:`MultibodyWB.gui.task_base`); other modes (Transform...) are FreeCAD's. The
+        signature with ``mode`` serves FreeCAD 0.20 and 1.0."""
+        from ..gui import task_base
+        if mode != 0 or task_base.panel_class(vobj.Object) is None:
+            return None
+        return task_base.open_panel(vobj.Object) is not None
+
+    def unsetEdit(self, vobj, mode=0):
+        """Leaving edit mode closes the task panel (putting back what it changed if still open)."""
+        from ..gui import task_base
+        if mode != 0 or task_base.panel_class(vobj.Object) is None:
+            return None
+        task_base.edit_ended(vobj.Object)
+        return True
 
     # FreeCAD 0.20 saves a proxy with __getstate__ when it has one (Python 3.11 gives every object
     # one, returning __dict__, which holds the view object), 1.0 with dumps: both keep nothing.

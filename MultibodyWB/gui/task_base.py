@@ -1,0 +1,768 @@
+"""What the Hinge, Body, Force and Marker task panels share: live edits, one undo step on OK.
+
+A panel (:class:`EditPanel`) edits its object **live**: every change of a field is applied to the
+document at once, outside any undo transaction, so that the 3D view shows it (the hinge symbol on
+the picked ends, the force arrow along the typed direction, the body's mass properties, the parts
+moved by a hinge's initial coordinate). The panel keeps, for each property it changed, the value
+the property had when the panel opened, and the Python statement that makes the change:
+
+- **OK** puts everything back as it was, then runs the statements with ``FreeCADGui.doCommand``
+  inside one undo transaction: the edit is one undo step, and it is recorded in the Python console
+  and in a macro being recorded (``hinge.StiffnessRz = '2.0 N*m/rad'``);
+- **Cancel** (or closing the panel any other way: another object's panel opened, the document
+  closed) puts everything back.
+
+Objects a panel makes while it is open (a marker on a face picked as a hinge end) are removed on
+Cancel and made again by their statement on OK.
+
+Fields are made from the objects' property tables (:class:`~MultibodyWB.objects.base.Prop`):
+:func:`property_field` gives the widget of a property by its type (quantities as a text field
+showing the property's unit, ``2 N·m/rad``, ``30°``, and taking a number in it or any quantity of
+the same kind with its unit, ``2000 N*mm/rad``; FreeCAD's ``Gui::QuantitySpinBox`` would show a
+stiffness as ``mm^2*kg/(s^2*deg)``), and the panels show the fields of the properties the object
+shows in the property editor (its ``update_visibility`` hides the others), so a property added to
+a table appears in the panel.
+
+The panels are opened by double-click (:meth:`MultibodyWB.viewproviders.base.ViewProvider.setEdit`)
+and by the commands that make the objects (:func:`edit`).
+"""
+
+import re
+
+import FreeCAD
+import FreeCADGui
+
+from ..objects import units
+from ..objects.base import type_of
+from .qt import QtCore, QtGui, QtWidgets
+from .watch import DocumentWatch, TaskPanel, later, object_alive
+
+#: The edit panel being shown (one at a time), for tests and :func:`~.watch.close_task_dialog`.
+current = None
+
+#: Object ``Type`` -> (module of this package, panel class).
+PANELS = {
+    "Multibody::Hinge": ("task_hinge", "HingePanel"),
+    "Multibody::Body": ("task_body", "BodyPanel"),
+    "Multibody::Force": ("task_force", "ForcePanel"),
+    "Multibody::Marker": ("task_marker", "MarkerPanel"),
+}
+
+
+def ref(obj):
+    """How a recorded statement names a document object."""
+    return f"FreeCAD.getDocument({obj.Document.Name!r}).getObject({obj.Name!r})"
+
+
+def _is_object(value):
+    return hasattr(value, "TypeId") and hasattr(value, "Document") and hasattr(value, "Name")
+
+
+def literal_doc(doc):
+    """How a recorded statement names a document."""
+    return f"FreeCAD.getDocument({doc.Name!r})"
+
+
+def literal(value, unit=None):
+    """Python source of a property value for a recorded statement.
+
+    Quantities are written in ``unit`` (the property's unit) as a text FreeCAD parses:
+    ``'2.0 N*m/rad'``.
+    """
+    if isinstance(value, FreeCAD.Units.Quantity):
+        number = value.Value / units.factor(unit) if unit else value.Value
+        return repr(f"{number!r} {unit}") if unit else repr(value.UserString)
+    if isinstance(value, FreeCAD.Vector):
+        return f"FreeCAD.Vector({value.x!r}, {value.y!r}, {value.z!r})"
+    if isinstance(value, FreeCAD.Rotation):
+        return "FreeCAD.Rotation({!r}, {!r}, {!r}, {!r})".format(*value.Q)
+    if isinstance(value, FreeCAD.Placement):
+        return f"FreeCAD.Placement({literal(value.Base)}, {literal(value.Rotation)})"
+    if _is_object(value):
+        return ref(value)
+    if isinstance(value, (list, tuple)):
+        items = ", ".join(literal(v) for v in value)
+        return f"[{items}]"
+    return repr(value)
+
+
+def pretty_unit(unit):
+    """A unit as a designer reads it: ``N*m/rad`` -> ``N·m/rad``, ``kg/m^3`` -> ``kg/m³``."""
+    if unit == "deg":
+        return "\u00b0"
+    return unit.replace("*", "\u00b7").replace("^2", "\u00b2").replace("^3", "\u00b3") \
+        .replace("deg", "\u00b0")
+
+
+def format_number(value):
+    """A number with enough digits and no noise: ``7850``, ``0.001``, ``2.5e-07``."""
+    return f"{value:.10g}"
+
+
+class QuantityEdit(QtWidgets.QLineEdit):
+    """A text field for a quantity in a fixed unit: shows ``2 N·m/rad``, takes ``2``, ``2 N*m/rad``
+    or any quantity FreeCAD converts to that unit (``2000 N*mm/rad``); an angular speed also in
+    ``rpm``."""
+
+    def __init__(self, unit, parent=None):
+        super().__init__(parent)
+        self.unit = unit
+
+    def set_internal(self, value):
+        """Show a value given in FreeCAD's internal units."""
+        unit = pretty_unit(self.unit)
+        number = format_number(value / units.factor(self.unit))
+        self.setText(f"{number}{unit}" if unit == "\u00b0" else f"{number} {unit}")
+        self.setCursorPosition(0)             # the number shows first in a narrow field
+
+    def internal(self):
+        """The value in FreeCAD's internal units; ValueError when the text is no such quantity."""
+        text = self.text().strip().replace("\u00b7", "*").replace("\u00b2", "^2") \
+            .replace("\u00b3", "^3")
+        text = text.replace("\u00b0", " deg")
+        rpm = re.match(r"^([-+0-9.eE]+)\s*(rpm|1/min)$", text)
+        if rpm and units.unit(self.unit) == units.unit("deg/s"):
+            return float(rpm.group(1)) * 360.0 / 60.0 * units.factor("deg/s")
+        try:
+            return float(text.replace(",", ".")) * units.factor(self.unit)
+        except ValueError:
+            pass
+        try:
+            q = FreeCAD.Units.Quantity(text)
+        except Exception:  # FreeCAD's parser raises its own errors
+            raise ValueError(f"'{self.text()}' is not a number or a quantity") from None
+        if q.Unit != units.unit(self.unit):
+            raise ValueError(f"'{self.text()}' is not in {self.unit} (or a unit of the same kind)")
+        return q.Value
+
+
+class Field:
+    """One property's widget: ``widget``, ``value()`` (what to set), ``show(value)``, and
+    ``changed`` connected to a callback."""
+
+    def __init__(self, prop, widget, read, write, signal):
+        self.prop = prop
+        self.widget = widget
+        self._read = read
+        self._write = write
+        self._signal = signal
+        self.quiet = False
+
+    def value(self):
+        return self._read()
+
+    def show(self, value):
+        self.quiet = True
+        try:
+            self._write(value)
+        finally:
+            self.quiet = False
+
+    def connect(self, callback):
+        def slot(*_):
+            if not self.quiet:
+                callback(self)
+        self._signal(slot)
+
+
+def quantity_field(unit, tip=""):
+    """A field for a value in ``unit`` with its own signal ``textEdited`` (see
+    :class:`QuantityEdit`), starting at 0."""
+    w = QuantityEdit(unit)
+    w.set_internal(0.0)
+    if tip:
+        w.setToolTip(f"{tip}\nA number in {pretty_unit(unit)}, or a quantity with its unit")
+    return w
+
+
+def internal_or_zero(w):
+    """The value of a :class:`QuantityEdit` in internal units, 0 while it is no quantity."""
+    try:
+        return w.internal()
+    except ValueError:
+        return 0.0
+
+
+def property_field(obj, prop):
+    """The :class:`Field` editing ``prop`` (a :class:`~MultibodyWB.objects.base.Prop`) of
+    ``obj``, showing its current value; None for a property type without a field."""
+    tip = prop.doc
+    if prop.type == "App::PropertyEnumeration":
+        w = QtWidgets.QComboBox()
+        w.addItems(list(obj.getEnumerationsOfProperty(prop.name)))
+        field = Field(prop, w, w.currentText,
+                      lambda v: w.setCurrentIndex(max(0, w.findText(str(v)))),
+                      lambda f: w.currentIndexChanged.connect(f))
+    elif prop.type == "App::PropertyBool":
+        w = QtWidgets.QCheckBox()
+        field = Field(prop, w, w.isChecked, lambda v: w.setChecked(bool(v)),
+                      lambda f: w.toggled.connect(f))
+    elif prop.type == "App::PropertyString":
+        w = QtWidgets.QLineEdit()
+
+        def write(v, w=w):
+            w.setText(str(v))
+            w.setCursorPosition(0)             # an expression shows from its start
+        field = Field(prop, w, w.text, write, lambda f: w.textEdited.connect(f))
+    elif prop.type in ("App::PropertyFloat", "App::PropertyInteger"):
+        w = QtWidgets.QLineEdit()
+        kind = float if prop.type == "App::PropertyFloat" else int
+
+        def read(w=w, kind=kind, name=prop.name):
+            try:
+                return kind(w.text().strip().replace(",", ".") if kind is float else w.text())
+            except ValueError:
+                raise ValueError(f"'{w.text()}' is not a number") from None
+        field = Field(prop, w, read, lambda v, w=w: w.setText(format_number(v)),
+                      lambda f, w=w: w.textEdited.connect(f))
+    elif prop.type == units.QUANTITY:
+        w = QuantityEdit(prop.unit)
+        tip = f"{prop.doc}\nA number in {pretty_unit(prop.unit)}, or a quantity with its unit"
+        field = Field(prop, w, lambda w=w, unit=prop.unit: units.quantity(w.internal()
+                                                                           / units.factor(unit),
+                                                                           unit),
+                      lambda v, w=w: w.set_internal(float(getattr(v, "Value", v))),
+                      lambda f, w=w: w.textEdited.connect(f))
+    elif prop.type in ("App::PropertyVector", "App::PropertyVectorDistance"):
+        w = QtWidgets.QWidget()
+        row = QtWidgets.QHBoxLayout(w)
+        row.setContentsMargins(0, 0, 0, 0)
+        boxes = []
+        for axis in "xyz":
+            box = QtWidgets.QDoubleSpinBox()
+            box.setRange(-1e9, 1e9)
+            box.setDecimals(3)
+            box.setObjectName(f"{prop.name}_{axis}")
+            box.setToolTip(f"{axis} component")
+            row.addWidget(box)
+            boxes.append(box)
+
+        def write(v, boxes=boxes):
+            for box, x in zip(boxes, v):
+                box.setValue(float(x))
+
+        def signal(f, boxes=boxes):
+            for box in boxes:
+                box.valueChanged.connect(f)
+        field = Field(prop, w, lambda boxes=boxes: FreeCAD.Vector(*(b.value() for b in boxes)),
+                      write, signal)
+    else:
+        return None
+    w.setObjectName(prop.name)
+    w.setToolTip(tip)
+    field.show(getattr(obj, prop.name))
+    return field
+
+
+def fit_narrow(widget):
+    """Let a panel fit FreeCAD's narrow task view (about 250 px in the default layout): long form
+    rows put the field under its label, fields and buttons shrink to a small minimum."""
+    from .qt import compact
+    for form in widget.findChildren(QtWidgets.QFormLayout):
+        form.setRowWrapPolicy(QtWidgets.QFormLayout.WrapLongRows)
+        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.AllNonFixedFieldsGrow)
+    for w in widget.findChildren(QtWidgets.QLineEdit):
+        w.setMinimumWidth(50)
+    for w in widget.findChildren(QtWidgets.QDoubleSpinBox):
+        w.setMinimumWidth(40)
+        w.setButtonSymbols(QtWidgets.QAbstractSpinBox.NoButtons)
+    for w in widget.findChildren(QtWidgets.QListWidget):
+        w.setMinimumWidth(60)
+    combos = widget.findChildren(QtWidgets.QComboBox)
+    buttons = widget.findChildren(QtWidgets.QPushButton)
+    if combos or buttons:
+        compact(*combos, *buttons)
+
+
+def label_of(prop):
+    """A field's label: ``"StiffnessRz"`` -> ``"Stiffness rz"`` (the coordinate is the group)."""
+    name = prop.name
+    words = []
+    word = ""
+    for ch in name:
+        if ch.isupper() and word:
+            words.append(word)
+            word = ch
+        else:
+            word += ch
+    words.append(word)
+    text = " ".join([words[0]] + [w.lower() for w in words[1:]])
+    return text
+
+
+class EditPanel(TaskPanel):
+    """A task panel editing one Multibody object live (see the module doc).
+
+    Subclasses build ``self.form`` in :meth:`build` and change the document only through
+    :meth:`set` (a property), :meth:`run` (a statement with its live effect) and :meth:`make` (an
+    object made while the panel is open).
+    """
+
+    #: Title of the undo step (``"Edit hinge"``) and of the panel.
+    TITLE = "Edit"
+    ICON = "MultibodyWB.svg"
+
+    def __init__(self, obj):
+        global current
+        self.obj = obj
+        self.doc = obj.Document
+        self.closed = False
+        self._originals = []          # (object, property, value before the panel changed it)
+        self._changed = set()
+        self._statements = {}         # key -> statement, in the order they are to be run
+        self._made = []               # objects made while the panel is open
+        self._undo = []               # functions putting back what a statement's effect did
+        self.variables = {obj.Name: self.variable_name()}
+        self.watch = DocumentWatch(self.doc, self)
+        self.message = QtWidgets.QLabel()
+        self.message.setObjectName("message")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b00000")
+        self.message.hide()
+        forms = self.build()
+        self.form = forms if isinstance(forms, list) else [forms]
+        from .. import gui_utils
+        self.form[0].setWindowIcon(QtGui.QIcon(gui_utils.icon_path(self.ICON)))
+        self.form[0].setWindowTitle(f"{self.TITLE}: {obj.Label}")
+        self.form[0].layout().insertWidget(0, self.message)   # seen without scrolling
+        for form in self.form:
+            fit_narrow(form)
+        current = self
+
+    # -- to be given by the subclasses -----------------------------------------------------------
+    def build(self):
+        """The panel's widget(s)."""
+        raise NotImplementedError
+
+    def variable_name(self):
+        """Name of the object in the recorded statements (``hinge``)."""
+        return self.obj.Proxy.KIND.lower()
+
+    def validate(self):
+        """Problems that keep OK from applying (a list of texts naming the field)."""
+        return []
+
+    def restore_extra(self):
+        """Subclasses: put back what they changed beyond properties (parts moved by a preview)."""
+
+    def extra_statements(self):
+        """Subclasses: statements run on OK after the recorded ones (computed before restoring)."""
+        return []
+
+    # -- live changes -----------------------------------------------------------------------------
+    def name_of(self, obj):
+        """How the statements name ``obj``: a variable for the panel's object and made objects."""
+        return self.variables.get(obj.Name) or ref(obj)
+
+    def _remember(self, obj, prop):
+        key = (obj.Name, prop)
+        if key not in self._changed:
+            self._changed.add(key)
+            self._originals.append((obj, prop, getattr(obj, prop)))
+
+    def set(self, obj, prop, value, unit=None):
+        """Set ``obj.<prop>`` now and record the statement that sets it on OK."""
+        self._remember(obj, prop)
+        setattr(obj, prop, value)
+        key = ("set", obj.Name, prop)
+        self._statements.pop(key, None)
+        text = self.name_of(value) if _is_object(value) else literal(value, unit)
+        self._statements[key] = f"{self.name_of(obj)}.{prop} = {text}"
+
+    def remember(self, obj, *props):
+        """Keep the current values of ``props`` to put back on Cancel (changed by a function)."""
+        for prop in props:
+            if prop in obj.PropertiesList:
+                self._remember(obj, prop)
+
+    def record(self, key, statement):
+        """Record ``statement`` for OK under ``key`` (a later one with the same key replaces it and
+        runs in its place in the order)."""
+        self._statements.pop(key, None)
+        self._statements[key] = statement
+
+    def forget(self, key):
+        self._statements.pop(key, None)
+
+    def make(self, obj, variable):
+        """An object made while the panel is open: removed on Cancel; its statement (recorded with
+        :meth:`record` as ``variable = ...``) makes it on OK."""
+        self._made.append(obj)
+        self.variables[obj.Name] = variable
+
+    def make_marker(self, body, solid, sub, variable):
+        """A marker made now on ``sub`` of ``solid`` (a body's), as the create commands make one;
+        removed on Cancel, made again by its recorded factory call on OK."""
+        from .. import factory
+        marker = factory.make_marker(self.doc, body, (solid, sub or None))
+        self.doc.recompute()
+        self.make(marker, variable)
+        self.record(("make", marker.Name),
+                    f"{variable} = MultibodyWB.factory.make_marker({literal_doc(self.doc)}, "
+                    f"{ref(body)}, ({ref(solid)}, {sub!r}))")
+        return marker
+
+    def redraw(self, *objects):
+        from ..viewproviders.base import redraw
+        for obj in objects:
+            if obj is not None:
+                redraw(obj)
+
+    def say(self, text):
+        """Show ``text`` (a problem) in the panel, or hide the message for an empty text."""
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
+
+    # -- putting back -----------------------------------------------------------------------------
+    def restore(self):
+        """Put every property the panel changed back, remove what it made (nothing is recorded)."""
+        self.restore_extra()
+        # an attachment is put back whole: off while its references and mode change
+        attached = {obj.Name: obj for obj, prop, _ in self._originals if prop == "MapMode"}
+        for obj in attached.values():
+            if object_alive(obj):
+                obj.MapMode = "Deactivated"
+        ordered = [o for o in self._originals if o[1] != "MapMode"] + \
+            [o for o in self._originals if o[1] == "MapMode"]
+        for obj, prop, value in ordered:
+            if object_alive(obj):
+                try:
+                    setattr(obj, prop, value)
+                except Exception as exc:  # a property FreeCAD refuses back: say which
+                    FreeCAD.Console.PrintWarning(
+                        f"MultibodyWB: {obj.Label}.{prop} could not be put back: {exc}\n")
+        for obj in reversed(self._made):
+            if object_alive(obj):
+                self.doc.removeObject(obj.Name)
+        self._originals, self._changed, self._made = [], set(), []
+        if object_alive(self.obj):
+            self.doc.recompute()
+
+    def statements(self):
+        """The statements OK runs: the object named once, then the recorded changes."""
+        body = list(self._statements.values()) + self.extra_statements()
+        if not body:
+            return []
+        return [f"{self.variable_name()} = {ref(self.obj)}"] + body
+
+    # -- FreeCAD's task dialog --------------------------------------------------------------------
+    def getStandardButtons(self):
+        return int(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Cancel)
+
+    def accept(self):
+        """OK: put everything back, then make the changes again as one recorded undo step."""
+        problems = self.validate()
+        if problems:
+            self.say("\n".join(problems))
+            return False
+        statements = self.statements()
+        self.restore()
+        ok = True
+        if statements:
+            ok = run_statements(self.doc, self.TITLE, statements)
+        self.finish()
+        return ok
+
+    def reject(self):
+        """Cancel: put everything back."""
+        self.cleanup()
+        self.finish()
+        return True
+
+    def is_open(self):
+        return not self.closed
+
+    def cleanup(self):
+        """Put back what the panel changed (unless OK applied it) and stop watching; safe to call
+        more than once and after the document was closed. FreeCAD's edit mode is left from the
+        event loop (another panel may be taking the task dialog)."""
+        global current
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.stop()
+            if object_alive(self.obj):
+                self.restore()
+        finally:
+            self.watch.detach()
+            if current is self:
+                current = None
+            later(self._leave_edit)
+
+    def stop(self):
+        """Subclasses: stop picking (selection observers)."""
+
+    def _editing(self):
+        """FreeCAD's Gui document when it is editing this panel's object, else None."""
+        if not object_alive(self.obj):
+            return None
+        gui_doc = FreeCADGui.getDocument(self.doc.Name)
+        vp = gui_doc.getInEdit() if gui_doc is not None else None
+        try:
+            return gui_doc if vp is not None and vp.Object.Name == self.obj.Name else None
+        except (AttributeError, ReferenceError, RuntimeError):
+            return None
+
+    def _leave_edit(self):
+        gui_doc = self._editing()
+        if gui_doc is not None:
+            gui_doc.resetEdit()
+
+    def finish(self):
+        """Leave FreeCAD's edit mode (which closes the dialog) after OK or Cancel."""
+        global current
+        self.closed = True
+        self.stop()
+        self.watch.detach()
+        gui_doc = self._editing()
+        if gui_doc is not None:
+            gui_doc.resetEdit()
+        if current is self:
+            current = None
+
+    # -- the document (DocumentWatch) -------------------------------------------------------------
+    def document_closing(self):
+        self._gone()
+
+    def object_deleted(self, obj):
+        try:
+            gone = obj.Name == self.obj.Name
+        except (ReferenceError, RuntimeError, AttributeError):
+            gone = True
+        if gone:
+            self._gone()
+
+    def _gone(self):
+        """The object or its document is going (Delete, Undo of its creation, closing): nothing to
+        put back; the dialog is closed from the event loop unless another panel took it."""
+        if self.closed:
+            return
+        self.closed = True
+        self.stop()
+        self.watch.detach()
+        later(self._close_gone)
+
+    def _close_gone(self):
+        global current
+        if current is not self:
+            return                      # another panel has the task dialog now
+        current = None
+        if FreeCADGui.Control.activeDialog():
+            FreeCADGui.Control.closeDialog()
+
+
+def run_statements(doc, title, statements):
+    """Run ``statements`` with ``FreeCADGui.doCommand`` in one undo transaction ``title``, then
+    recompute; on an error abort the transaction and say why. True when all ran."""
+    doc.openTransaction(title)
+    try:
+        FreeCADGui.addModule("MultibodyWB.factory")
+        FreeCADGui.addModule("MultibodyWB.objects.marker")
+        for statement in statements:
+            FreeCADGui.doCommand(statement)
+        FreeCADGui.doCommand(f"FreeCAD.getDocument({doc.Name!r}).recompute()")
+    except Exception as exc:  # any error of the statements: undo it all and say why
+        doc.abortTransaction()
+        FreeCAD.Console.PrintError(f"MultibodyWB: {title}: {type(exc).__name__}: {exc}\n")
+        return False
+    doc.commitTransaction()
+    return True
+
+
+def panel_class(obj):
+    """The edit panel class of ``obj``'s type, or None."""
+    entry = PANELS.get(type_of(obj))
+    if entry is None:
+        return None
+    import importlib
+    module = importlib.import_module(f"{__package__}.{entry[0]}")
+    return getattr(module, entry[1])
+
+
+def open_panel(obj):
+    """Show the edit panel of ``obj`` (called by its view provider's ``setEdit``); another task
+    dialog is closed first (a Multibody panel putting back what it changed). Returns the panel,
+    or None when ``obj`` has none."""
+    from .watch import close_task_dialog
+    cls = panel_class(obj)
+    if cls is None:
+        return None
+    if current is not None and not current.closed:
+        current.cleanup()
+    if FreeCADGui.Control.activeDialog():
+        close_task_dialog()
+    panel = cls(obj)
+    FreeCADGui.Control.showDialog(panel)
+    return panel
+
+
+def edit_ended(obj):
+    """FreeCAD left the edit mode of ``obj`` (``unsetEdit``): its panel, if it is the one shown,
+    is cancelled (when still open) and its dialog closed."""
+    global current
+    panel = current
+    if panel is None or not object_alive(panel.obj) or panel.obj.Name != obj.Name:
+        return
+    if not panel.closed:
+        panel.cleanup()
+    current = None
+    if FreeCADGui.Control.activeDialog():
+        FreeCADGui.Control.closeDialog()
+
+
+def edit(obj):
+    """Open ``obj``'s panel as a double-click does (FreeCAD's edit mode): for the commands."""
+    if obj is None or panel_class(obj) is None:
+        return None
+    gui_doc = FreeCADGui.getDocument(obj.Document.Name)
+    if gui_doc.getInEdit() is not None:
+        gui_doc.resetEdit()
+    gui_doc.setEdit(obj.Name, 0)
+    return current
+
+
+def describe_marker(marker):
+    """``Marker003 on 'Crank' (CrankWeb.Face7)``: how a panel names an end."""
+    if marker is None:
+        return "(not set)"
+    body = getattr(marker, "Body", None)
+    where = f" on '{body.Label}'" if body is not None else ""
+    picked = getattr(marker, "PickedElement", "")
+    return f"{marker.Label}{where}" + (f" ({picked})" if picked else "")
+
+
+class PickObserver:
+    """A selection observer handing each new selection (object, sub-element) to ``callback``
+    from the event loop (objects are made there, not inside FreeCAD's selection signal)."""
+
+    def __init__(self, doc, callback):
+        self.doc_name = doc.Name
+        self.callback = callback
+        self.attached = False
+
+    def start(self):
+        if not self.attached:
+            FreeCADGui.Selection.addObserver(self)
+            self.attached = True
+
+    def stop(self):
+        if self.attached:
+            FreeCADGui.Selection.removeObserver(self)
+            self.attached = False
+
+    def addSelection(self, doc, obj, sub, pnt):
+        if doc == self.doc_name:
+            later(lambda: self.callback(obj, sub))
+
+
+class EndsBox:
+    """The ends of a hinge or force: one row per end (what it is, a **Pick** button).
+
+    Pressing Pick, then clicking a marker (3D view or tree) or a face, edge or vertex of a body's
+    solid, makes that the end: a marker is made on a picked element (as the create commands
+    make it). ``panel.set_end(index, marker)`` is called with the marker.
+    """
+
+    def __init__(self, panel, titles, tips):
+        self.panel = panel
+        self.widget = QtWidgets.QGroupBox("Ends")
+        self.widget.setObjectName("ends")
+        layout = QtWidgets.QGridLayout(self.widget)
+        self.labels, self.buttons, self.rows = [], [], []
+        self.picking = None
+        for i, (title, tip) in enumerate(zip(titles, tips)):
+            caption = QtWidgets.QLabel(f"<b>{title}</b>")
+            label = QtWidgets.QLabel()
+            label.setObjectName(f"end{i}")
+            label.setWordWrap(True)
+            label.setToolTip(tip)
+            button = QtWidgets.QPushButton("Pick")
+            button.setObjectName(f"pick{i}")
+            button.setCheckable(True)
+            button.setToolTip(f"{tip}.\nPress, then click a marker, or a face, edge or vertex of "
+                              "a body's solid (a marker is made on it), in the 3D view or the tree")
+            button.toggled.connect(lambda on, i=i: self._toggled(i, on))
+            layout.addWidget(caption, 2 * i, 0, 1, 2)
+            layout.addWidget(label, 2 * i + 1, 0)
+            layout.addWidget(button, 2 * i + 1, 1)
+            layout.setColumnStretch(0, 1)
+            self.labels.append(label)
+            self.buttons.append(button)
+            self.rows.append((caption, label, button))
+        self.observer = PickObserver(panel.doc, self._picked)
+
+    def show(self, markers):
+        for label, marker in zip(self.labels, markers):
+            label.setText(describe_marker(marker))
+
+    def show_rows(self, count):
+        """Show the first ``count`` ends (a point force has one)."""
+        for i, row in enumerate(self.rows):
+            for w in row:
+                w.setVisible(i < count)
+
+    def _toggled(self, i, on):
+        if on:
+            for j, b in enumerate(self.buttons):
+                if j != i and b.isChecked():
+                    b.blockSignals(True)
+                    b.setChecked(False)
+                    b.blockSignals(False)
+            self.picking = i
+            FreeCADGui.Selection.clearSelection()
+            self.observer.start()
+        elif self.picking == i:
+            self.picking = None
+            self.observer.stop()
+
+    def stop(self):
+        self.observer.stop()
+        self.picking = None
+        for b in self.buttons:
+            try:
+                b.blockSignals(True)
+                b.setChecked(False)
+                b.blockSignals(False)
+            except RuntimeError:        # the dialog's widgets are gone already
+                return
+
+    def _picked(self, name, sub):
+        from ..commands.selection import body_of, has_solids
+        from ..objects.marker import TYPE as MARKER
+        i = self.picking
+        panel = self.panel
+        if i is None or panel.closed:
+            return
+        obj = panel.doc.getObject(name)
+        if obj is None:
+            return
+        if type_of(obj) == MARKER:
+            marker = obj
+        elif has_solids(obj) and body_of(obj) is not None:
+            marker = panel.make_marker(body_of(obj), obj, sub, f"end{i}_marker")
+        else:
+            panel.say(f"'{obj.Label}' is neither a marker nor a solid of a body: pick a marker, "
+                      "or a face, edge or vertex of a body's solid")
+            return
+        panel.say("")
+        self.stop()
+        FreeCADGui.Selection.clearSelection()
+        panel.set_end(i, marker)
+
+
+def with_panel(action, type_name):
+    """A command action (see :func:`MultibodyWB.commands.base.scripted`) that, once it made its
+    objects in their own undo step, opens the panel of the one object of ``Type`` ``type_name``
+    it made (none when it made several), so that nothing is made blind."""
+    def run(command, selection):
+        doc = FreeCAD.ActiveDocument
+        before = {o.Name for o in doc.Objects} if doc is not None else set()
+        done = action(command, selection)
+        if done and doc is not None:
+            made = [o for o in doc.Objects if o.Name not in before and type_of(o) == type_name]
+            if len(made) == 1:
+                edit(made[0])
+        return done
+    run.builder = getattr(action, "builder", None)
+    return run
