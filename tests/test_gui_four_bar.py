@@ -36,6 +36,10 @@ def four_bar(tmp_path_factory):
 
 def test_the_four_bar_is_built_through_the_commands_on_the_bores(four_bar):
     assert all(four_bar["hinges_made"].values()), four_bar["hinges_made"]
+    assert all(four_bar["hinge_panel_ok"].values()), four_bar["hinge_panel_ok"]
+    # the motor typed in rpm into the new crank hinge's panel, the spring into its panel
+    assert four_bar["motor_typed"] and four_bar["spring_typed"] and four_bar["spring_panel_ok"]
+    assert four_bar["motor_speed_deg_s"] == pytest.approx(360.0)
     # markers picked mid-bore on stacked links: 10 mm apart along each pin, as drawn
     for name, gap in four_bar["marker_axial_gaps_mm"].items():
         assert gap == pytest.approx(10.0, abs=1e-6), name

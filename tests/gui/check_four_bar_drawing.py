@@ -105,6 +105,42 @@ def select(doc, *items):
     in_freecad.process_events()
 
 
+W = in_freecad._widgets_module()
+
+
+def dialog_button(which):
+    """The task dialog's standard button ``which`` ("Ok", "Cancel") the user would click."""
+    for box in FreeCADGui.getMainWindow().findChildren(W.QDialogButtonBox):
+        button = box.button(getattr(W.QDialogButtonBox, which))
+        if button is not None and button.isVisible():
+            return button
+    return None
+
+
+def click_ok():
+    button = dialog_button("Ok")
+    if button is None:
+        return False
+    button.click()
+    in_freecad.process_events()
+    return True
+
+
+def type_into(name, text):
+    """Type ``text`` into the open task panel's field ``name`` as a user does."""
+    from MultibodyWB.gui import task_base
+    for form in task_base.current.form:
+        w = form.findChild(W.QWidget, name)
+        if w is not None:
+            edit = w if isinstance(w, W.QLineEdit) else w.findChild(W.QLineEdit)
+            edit.selectAll()
+            edit.setText(text)
+            edit.textEdited.emit(text)
+            in_freecad.process_events()
+            return True
+    return False
+
+
 def report_errors():
     return [line for line in in_freecad.report_view_text().splitlines()
             if "MultibodyWB" in line and line.startswith("Err")]
@@ -192,6 +228,9 @@ def check():
         in_freecad.process_events()
         made = [o for o in multibody(doc, "Multibody::Hinge") if o.Name not in before]
         hinges[name] = made[0] if made else None
+        if name == "CrankPivot":      # the new hinge's panel is open: a 60 rpm motor on it
+            result["motor_typed"] = type_into("MotorSpeedRz", "60 rpm")
+        result.setdefault("hinge_panel_ok", {})[name] = click_ok()
         errors[f"hinge {name}"] = report_errors()
     result["hinges_made"] = {k: v is not None for k, v in hinges.items()}
     result["report_errors_while_building"] = errors
@@ -202,9 +241,13 @@ def check():
             result["marker_axial_gaps_mm"][name] = abs(a.z - b.z)
     result["mechanism_status"] = getattr(mechanism, "Status", None)
 
-    # -- the crank gets a 60 rpm motor, the rocker pivot a spring relaxed as drawn -----------------
-    hinges["CrankPivot"].MotorSpeedRz = "360 deg/s"
-    hinges["CrankPin"].StiffnessRz = "2 N*m/rad"        # a tree hinge (RockerPivot closes the loop)
+    result["motor_speed_deg_s"] = float(hinges["CrankPivot"].MotorSpeedRz.getValueAs("deg/s"))
+    # -- a spring relaxed as drawn on the crank pin (a tree hinge: RockerPivot closes the loop),
+    #    typed into its panel opened by a double-click ------------------------------------------
+    hinges["CrankPin"].ViewObject.doubleClicked()
+    in_freecad.process_events()
+    result["spring_typed"] = type_into("StiffnessRz", "2 N*m/rad")
+    result["spring_panel_ok"] = click_ok()
     doc.recompute()
     rest = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
             for o in (crank, coupler, rocker)}
