@@ -118,7 +118,8 @@ def test_tree_lists_bodies_hinges_energy_with_units_and_descriptions(plots_run):
     assert lower["x"] == "mm" and lower["vx"] == "mm/s" and lower["R11"] == "-"
     assert len(lower) == 27
     assert [q for q, _u, _t in tree["Energy"]] == ["kinetic", "gravity", "elastic", "potential",
-                                                   "total"]
+                                                   "total", "work_drivers", "work_forces",
+                                                   "dissipated", "residual"]
 
 
 @pytest.mark.gui
