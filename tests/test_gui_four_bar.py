@@ -90,3 +90,12 @@ def test_a_first_run_waits_for_the_compile_in_another_process_and_cancel_ends_it
     assert four_bar["cold_cancel_seconds"] < 1.0
     assert not four_bar["cold_running_after_cancel"]
     assert "Cancelled" in four_bar["cold_status_after_cancel"]
+
+
+def test_the_summary_of_the_motor_run_reports_the_motors_work_and_a_small_residual(four_bar):
+    import re
+    text = four_bar["motor_run_messages"]
+    work = re.search(r"work of drivers ([-0-9.e+]+) J", text)
+    assert work and float(work.group(1)) > 1.0, text[-800:]        # the motor winds the spring
+    residual = re.search(r"residual \(drift\) [-0-9.e+]+ J \(([-0-9.e+]+) relative\)", text)
+    assert residual and abs(float(residual.group(1))) < 1e-6, text[-800:]
