@@ -24,6 +24,11 @@ Integrators (``Simulation/Integrator``)
     ``AbsoluteTolerance`` and ``Step`` as the first step; the states at the output times come from
     the integrator's dense output, quaternions normalised there.
 
+Closed loops (``mstmm``) are held closed by Baumgarte stabilisation, critically damped at
+``w = LOOP_STABILISATION / h`` (:mod:`.system`): ``h`` is the fixed step for rk4; for the adaptive
+integrators it is the step the integrator took last (the first step only until then), so the
+stabilisation never limits the step and the run does not depend on ``Step``.
+
 Energy balance (the ``energy.work_drivers``, ``work_forces``, ``dissipated`` and ``residual``
 columns of :mod:`.results`): when the model has drivers, forces with a magnitude or dampers
 (:attr:`.system.System.does_work`), ``rk4`` integrates their power (:func:`.kernels.power_flows`)
@@ -186,7 +191,8 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     if options:
         raise TypeError(f"the method {method} takes no options ({', '.join(options)})")
     system = System(model)
-    system.set_stabilisation(step)         # closed loops: tuned to the step actually used
+    system.set_stabilisation(step)         # closed loops: tuned to the step (adaptive: the
+    #                                        first; then the current one, see _run_adaptive)
     if system.cuts:
         from .assembly import assembled_state
         from .constrained_run import ConstrainedRecorder, MstmmLoopView
@@ -475,6 +481,9 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
         if solver.status == "failed":
             raise SimulationError(f"{integrator} failed at t = {solver.t:g} s: {msg}")
         steps += 1
+        if system.cuts and solver.t > solver.t_old:
+            # the loops' stabilisation follows the step the integrator takes, not the first step
+            system.set_stabilisation(solver.t - solver.t_old)
         if work is not None or (nxt < times.size and times[nxt] <= solver.t):
             dense = solver.dense_output()
             a = solver.t_old
