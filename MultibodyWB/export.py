@@ -202,6 +202,9 @@ class _Builder:
                 if speed != 0.0:
                     ramp = units.to_si(getattr(obj, property_name("MotorRampTime", c)).Value, "s")
                     motors.append(Motor(c, speed, ramp))
+        if getattr(obj, "InitialIsEstimate", False):
+            options["initial_coordinates_estimate"] = "initial_coordinates" in options
+            options["initial_rates_estimate"] = "initial_rates" in options
         if "stiffness" in options and obj.SpringReferenceAsDrawn:
             options.pop("spring_reference", None)
             options["spring_reference_start"] = True

@@ -32,6 +32,7 @@ HINGE_OPTIONS = {
 }
 #: Keyword of :func:`make_hinge` -> a per-hinge switch.
 HINGE_SWITCHES = {"driver_from_drawing": "DriverFromDrawing",
+                  "initial_is_estimate": "InitialIsEstimate",
                   "spring_reference_as_drawn": "SpringReferenceAsDrawn"}
 assert set(HINGE_OPTIONS.values()) == {o.prefix for o in OPTION_PROPERTIES}
 

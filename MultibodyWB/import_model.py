@@ -232,6 +232,8 @@ def _hinge(doc, mechanism, h, markers):
                                   for m in h.motors}
         options["motor_ramp_time"] = {m.coordinate: _quantity(m.ramp_time, "s") for m in h.motors}
     options["spring_reference_as_drawn"] = bool(h.spring_reference_start)
+    options["initial_is_estimate"] = bool(h.initial_coordinates_estimate
+                                          or h.initial_rates_estimate)
     obj = factory.make_hinge(doc, mechanism, h.type, _marker(markers, h.input),
                              _marker(markers, h.output), name=h.name, label=h.label, **options)
     return obj

@@ -141,6 +141,24 @@ def test_a_motor_exports_in_si_and_round_trips_through_the_neutral_file(freecad,
     assert export.to_model(mech2).hinge(hinge2.Label).motors == [Motor("rz", motor.speed, 0.2)]
 
 
+def test_initial_values_marked_as_estimates_export_as_estimates(freecad, doc):
+    from MultibodyWB import export, import_model
+    p = _pendulum(freecad, doc)
+    hinge = p["hinge"]
+    hinge.InitialAsDrawn = False
+    hinge.InitialRz = "30 deg"
+    hinge.InitialRateRz = "90 deg/s"
+    h = export.to_model(p["mech"]).hinge("Joint")
+    assert not h.initial_coordinates_estimate and not h.initial_rates_estimate   # prescribed
+    hinge.InitialIsEstimate = True
+    model = export.to_model(p["mech"])
+    h = model.hinge("Joint")
+    assert h.initial_coordinates_estimate and h.initial_rates_estimate
+    mech2 = import_model.from_model(doc, model, name="Again")
+    hinge2 = [o for o in mech2.Group if o.Proxy.Type == "Multibody::Hinge"][0]
+    assert hinge2.InitialIsEstimate
+
+
 def test_migrations_run_when_an_old_document_is_opened(freecad, doc, tmp_path, monkeypatch):
     """A version-1 hinge stored its stiffness in 'OldStiffness'; version 2 moves it."""
     from MultibodyWB.objects.hinge import HingeProxy

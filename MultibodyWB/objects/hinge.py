@@ -83,6 +83,10 @@ OPTION_SWITCHES = (
     ("initial", Prop("InitialAsDrawn", "App::PropertyBool", "Hinge",
                      "Start from the coordinates the markers' poses have in the drawn "
                      "configuration (else from the Initial values)", default=True)),
+    ("initial", Prop("InitialIsEstimate", "App::PropertyBool", "Hinge",
+                     "The Initial values (coordinates and rates) are only an estimate: the "
+                     "assembly of a closed loop may change them (it keeps prescribed values, "
+                     "the default, or refuses to run)", default=False)),
     ("driver", Prop("DriverFromDrawing", "App::PropertyBool", "Hinge",
                     "Driver expressions give the change of the coordinate from its start (the "
                     "drawing, or the Initial value): the parts start where they are drawn. "
