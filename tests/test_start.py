@@ -307,3 +307,43 @@ def test_check_refuses_what_run_refuses_with_the_same_problems(tmp_path, spoil):
         outs[command] = sorted(line.strip() for line in out.getvalue().splitlines()
                                if line.strip().startswith("- "))
     assert outs["check"] and outs["check"] == outs["run"]
+
+
+# --- initial angular velocity of spherical and free hinges ---------------------------------------
+
+@pytest.mark.parametrize("method", ["mstmm", "constrained"])
+def test_a_spherical_hinge_starts_with_the_angular_velocity_given(method):
+    """Given at non-zero angles in output-marker axes, the results' wx, wy, wz at t = 0 are
+    that angular velocity (Bryant rates are what InitialRates means, not this)."""
+    m = build("seed_box")
+    h = m.hinge("Pivot")
+    h.initial_coordinates = np.array([0.4, -0.7, 1.1])
+    w = np.array([3.0, -2.0, 5.0])
+    h.initial_angular_velocity = w
+    res = simulate(m, method=method, t_end=1e-3, step=1e-4, output_step=1e-3)
+    got = np.array([res.column(f"Pivot.w{a}")[0] for a in "xyz"])
+    np.testing.assert_allclose(got, w, rtol=0, atol=1e-12)
+    # the same numbers as InitialRates are Bryant rates: another motion
+    m2 = build("seed_box")
+    m2.hinge("Pivot").initial_coordinates = h.initial_coordinates
+    m2.hinge("Pivot").initial_rates = w
+    res2 = simulate(m2, method=method, t_end=1e-3, step=1e-4, output_step=1e-3)
+    got2 = np.array([res2.column(f"Pivot.w{a}")[0] for a in "xyz"])
+    assert np.max(np.abs(got2 - w)) > 0.1
+
+
+def test_an_angular_velocity_round_trips_and_is_checked():
+    m = build("seed_box")
+    h = m.hinge("Pivot")
+    h.initial_angular_velocity = np.array([1.0, 2.0, 3.0])
+    m2 = xmlio.read(xmlio.to_bytes(m))
+    np.testing.assert_array_equal(m2.hinge("Pivot").initial_angular_velocity, [1.0, 2.0, 3.0])
+    h.initial_rates = np.array([0.0, 0.0, 1.0])
+    assert any(p.field == "InitialAngularVelocity" for p in m.validate())
+    h.initial_rates = None
+    h.initial_angular_velocity = np.array([1.0, 2.0])
+    assert any(p.field == "InitialAngularVelocity" for p in m.validate())
+    fb = four_bar()
+    fb.hinge("CrankPivot").initial_angular_velocity = np.array([0.0, 0.0, 1.0])
+    assert any(p.field == "InitialAngularVelocity" and "revolute" in p.message
+               for p in fb.validate())

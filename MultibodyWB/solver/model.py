@@ -343,6 +343,10 @@ class Hinge:
     or refuses to start. With ``initial_coordinates_estimate`` / ``initial_rates_estimate`` they
     are estimates (seed 003's "initial estimate for closed loop systems") that the assembly of
     closed loops may change.
+
+    ``initial_angular_velocity`` (spherical, free and bushing hinges): the input marker's angular
+    velocity relative to the output marker at t = 0, in output-marker axes (rad/s), the results'
+    ``wx, wy, wz``; it replaces the rotation entries of ``initial_rates`` (Bryant-angle rates).
     """
 
     element = "Hinge"
@@ -364,9 +368,10 @@ class Hinge:
     spring_reference_start: bool = False
     initial_coordinates_estimate: bool = False
     initial_rates_estimate: bool = False
+    initial_angular_velocity: Optional[np.ndarray] = None
 
     _VECTORS = ("initial_coordinates", "initial_rates", "stiffness", "damping",
-                "spring_reference", "lower_limits", "upper_limits")
+                "spring_reference", "lower_limits", "upper_limits", "initial_angular_velocity")
 
     def __post_init__(self):
         for name in self._VECTORS:

@@ -112,13 +112,30 @@ def _keep_axial_offset(model, h, poses) -> str | None:
             "marker's plane)")
 
 
+def _angular_velocity_as_rates(model, h, poses):
+    """Write a hinge's initial angular velocity (output-marker axes) as the Bryant-angle rates
+    of its rotation at the start angles (exact where the Bryant angles are regular)."""
+    from .kinematics import local_motion_subspace
+    start = _start_values(model, h, poses)
+    E = local_motion_subspace("spherical", start[-3:])[:3]      # Bryant rates -> w
+    if abs(np.linalg.det(E)) < 1e-9:
+        raise ModelError([Problem(f"Hinge '{h.name}'", "InitialAngularVelocity",
+                                  "the hinge starts at a singular orientation of its Bryant "
+                                  "angles (middle angle at +-90 deg), where an angular velocity "
+                                  "has no angle rates; start it a little away from there")])
+    rates = h.vector("initial_rates").copy()
+    rates[-3:] = np.linalg.solve(E, h.initial_angular_velocity)
+    h.initial_rates = rates
+    h.initial_angular_velocity = None
+
+
 def resolve(model: MultibodySystem) -> tuple[MultibodySystem, list[str]]:
     """The model as every formulation reads it, and notes on what was done.
 
     A copy of ``model`` (a valid one: :meth:`~.model.MultibodySystem.check` it first) with
     motors and start-relative drivers written as plain drivers, start-relative spring
-    references as values, and coaxial revolute markers on their common plane (see the module
-    docstring). A model with none of these is returned as an equal copy.
+    references as values, initial angular velocities as Bryant-angle rates, and coaxial revolute
+    markers on their common plane (see the module docstring). A model with none of these is returned as an equal copy.
     """
     model = copy.deepcopy(model)
     notes = []
@@ -127,6 +144,9 @@ def resolve(model: MultibodySystem) -> tuple[MultibodySystem, list[str]]:
         note = _keep_axial_offset(model, h, poses)
         if note:
             notes.append(note)
+    for h in model.hinges:
+        if h.initial_angular_velocity is not None:
+            _angular_velocity_as_rates(model, h, poses)
     for h in model.hinges:
         if not (h.motors or h.spring_reference_start or any(d.from_start for d in h.drivers)):
             continue

@@ -245,6 +245,19 @@ def _check_hinge(model, h: Hinge, c):
         if not np.isfinite(mo.ramp_time) or mo.ramp_time < 0.0:
             c.add(h, "Motor", f"the ramp time of coordinate '{mo.coordinate}' must be zero or "
                               "positive (s)")
+    w = h.initial_angular_velocity
+    if w is not None:
+        if kind.name not in ("spherical", "free", "bushing"):
+            c.add(h, "InitialAngularVelocity", f"a {kind.name} hinge takes no angular velocity; "
+                                               "give its InitialRates")
+        elif w.size != 3 or not _finite(w):
+            c.add(h, "InitialAngularVelocity", "needs three finite numbers (wx, wy, wz in rad/s, "
+                                               "output-marker axes)")
+        elif h.initial_rates is not None and h.initial_rates.size == kind.dof and \
+                np.any(h.initial_rates[-3:] != 0.0):
+            c.add(h, "InitialAngularVelocity", "give the rotation's initial motion once: either "
+                                               "InitialAngularVelocity or the rotation entries "
+                                               "of InitialRates")
     if h.spring_reference_start and h.spring_reference is not None:
         c.add(h, "SpringReference", "give either SpringReference values or "
                                     "SpringReferenceFrom=\"start\", not both")

@@ -38,6 +38,7 @@ _XS = "{http://www.w3.org/2001/XMLSchema}"
 
 #: XML element of each optional per-coordinate Hinge vector, in file order.
 HINGE_VECTORS = (("initial_coordinates", "InitialCoordinates"), ("initial_rates", "InitialRates"),
+                 ("initial_angular_velocity", "InitialAngularVelocity"),
                  ("stiffness", "Stiffness"), ("damping", "Damping"),
                  ("spring_reference", "SpringReference"), ("lower_limits", "LowerLimits"),
                  ("upper_limits", "UpperLimits"))
