@@ -62,10 +62,18 @@ class Export:
 
     ``object_problems`` lists ``(object, property, message)``; ``problems`` the same as
     :class:`ObjectProblem` (objects it could not be attributed to under the Mechanism).
+    ``object_warnings`` and ``warnings``: likewise for what looks wrong but does not block a run
+    (the proxies' ``warnings``: an implausible density).
     """
 
     model: MultibodySystem
     object_problems: list = field(default_factory=list)
+    object_warnings: list = field(default_factory=list)
+
+    @property
+    def warnings(self):
+        return [ObjectProblem(obj.Proxy.element(obj), prop, message)
+                for obj, prop, message in self.object_warnings]
 
     @property
     def problems(self):
@@ -103,6 +111,8 @@ class _Builder:
             if isinstance(proxy, BaseProxy):
                 for prop, message in proxy.check(obj):
                     self.add(obj, prop, message)
+                for prop, message in proxy.warnings(obj):
+                    self.result.object_warnings.append((obj, prop, message))
         self.model.description = mech.Description
         self.model.gravity = to_si_vector(mech.Gravity, mech.Proxy.prop("Gravity").si)
         self._parts()

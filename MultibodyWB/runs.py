@@ -29,6 +29,8 @@ import os
 import shutil
 import tempfile
 
+import FreeCAD
+
 from . import export, factory
 from .objects.mechanism import members
 from .objects.result import TYPE as RESULT
@@ -48,7 +50,12 @@ def model_of(mechanism):
     ModelError
         Listing every problem, each naming the FreeCAD object and property.
     """
-    return export.to_model(mechanism)
+    result = export.collect(mechanism)
+    for warning in result.warnings:        # plausibility: shown, never blocking
+        FreeCAD.Console.PrintWarning(f"MultibodyWB: {warning}\n")
+    if result.object_problems:
+        raise export.ModelError(result.problems)
+    return result.model
 
 
 def make_job(mechanism, **overrides):

@@ -206,6 +206,14 @@ class BaseProxy:
         """
         return []
 
+    def warnings(self, obj):
+        """What looks like a mistake but does not block a run: a list of (property, message).
+
+        Plausibility checks (a density of 7850 kg/mm^3); the mechanism's check collects them
+        apart from the problems (:attr:`MultibodyWB.export.Export.object_warnings`).
+        """
+        return []
+
     def report(self, obj, problems):
         """Mark the object with ``problems`` (list of (property, message)) and print the new ones.
 

@@ -30,6 +30,9 @@ from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, type_of
 
 TYPE = "Multibody::Body"
 DENSITY_SOURCES = ("Density", "Material")
+#: Densities outside this range (kg/m^3) are warned about: foams to tungsten alloys fit in it,
+#: 7850 kg/mm^3 or 7.85 kg/m^3 (steel in a wrong unit) do not.
+PLAUSIBLE_DENSITY = (10.0, 25000.0)
 INERTIA_NAMES = ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz")
 
 
@@ -110,6 +113,24 @@ class BodyProxy(BaseProxy):
         if not is_ground:
             problems.extend(density_of(obj)[1])
         return problems
+
+    def warnings(self, obj):
+        """A density outside :data:`PLAUSIBLE_DENSITY` (a unit mistake, most likely)."""
+        from .mechanism import mechanism_of
+        mechanism = mechanism_of(obj)
+        if mechanism is not None and mechanism.Ground == obj:
+            return []
+        density, _ = density_of(obj)
+        if density is None:
+            return []
+        si = units.to_si(density, "kg/m^3")
+        low, high = PLAUSIBLE_DENSITY
+        if low <= si <= high:
+            return []
+        prop = "Material" if obj.DensitySource == "Material" else "Density"
+        return [(prop, f"density {si:.6g} kg/m^3 of body '{obj.Label}' is implausible (solids "
+                       f"lie between {low:g} and {high:,.0f} kg/m^3; steel is 7850 kg/m^3): "
+                       "check its unit")]
 
 
 def body_mass_properties(body):

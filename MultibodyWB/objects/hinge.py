@@ -20,7 +20,7 @@ dampings N s/m and N m s/rad (:data:`~MultibodyWB.objects.units.COORDINATE_UNITS
 from dataclasses import dataclass
 
 from ..solver.model import COORDINATE_KIND, HINGE_TYPES
-from . import units
+from . import labels, units
 from .base import EDITABLE, HIDDEN, BaseProxy, Prop, type_of
 
 TYPE = "Multibody::Hinge"
@@ -111,6 +111,8 @@ class HingeProxy(BaseProxy):
     def onChanged(self, obj, prop):
         if prop == "HingeType" and "OutputMarker" in obj.PropertiesList:
             self.update_visibility(obj)
+            if "Restore" not in obj.State:
+                labels.relabel_hinge(obj)
 
     def update_visibility(self, obj):
         """Show the coordinates and options the type has (:data:`HINGE_TYPES`), hide the rest."""
