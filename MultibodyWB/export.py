@@ -26,7 +26,7 @@ import FreeCAD
 import numpy as np
 
 from .objects import units
-from .objects.base import BaseProxy, type_of
+from .objects.base import BaseProxy, quantity_value, type_of
 from .objects.body import TYPE as BODY
 from .objects.body import body_mass_properties, rotation_matrix, solid_placement
 from .objects.force import TYPE as FORCE
@@ -104,12 +104,21 @@ class _Builder:
     def add(self, obj, prop, message):
         self.result.object_problems.append((obj, prop, message))
 
+    @staticmethod
+    def si(obj, name, si):
+        """Quantity property ``name`` of ``obj`` in the SI unit ``si`` (NaN if its text is no
+        such quantity: the objects' ``unit_problems`` name it)."""
+        try:
+            return units.to_si(quantity_value(obj, name), si)
+        except ValueError:
+            return float("nan")
+
     def build(self):
         mech = self.mechanism
         for obj in [mech] + list(mech.Group):
             proxy = getattr(obj, "Proxy", None)
             if isinstance(proxy, BaseProxy):
-                for prop, message in proxy.check(obj):
+                for prop, message in proxy.check(obj) + proxy.unit_problems(obj):
                     self.add(obj, prop, message)
                 for prop, message in proxy.warnings(obj):
                     self.result.object_warnings.append((obj, prop, message))
@@ -188,8 +197,8 @@ class _Builder:
                         drivers.append(Driver(c, expression))
                 continue
             values = np.array([
-                units.to_si(getattr(obj, property_name(option.prefix, c)).Value,
-                            units.COORDINATE_UNITS[COORDINATE_KIND[c]][option.quantity][1])
+                self.si(obj, property_name(option.prefix, c),
+                        units.COORDINATE_UNITS[COORDINATE_KIND[c]][option.quantity][1])
                 for c in kind.coordinates])
             if option.attribute == "initial_coordinates":
                 use = not obj.InitialAsDrawn
@@ -215,7 +224,7 @@ class _Builder:
             if not names:
                 return None
             prop = obj.Proxy.prop(names[0])
-            return units.to_si(getattr(obj, prop.name).Value, prop.si)
+            return self.si(obj, prop.name, prop.si)
 
         if kind is not None and "direction" in kind.fields:
             values["direction"] = np.array(tuple(obj.Direction))
@@ -244,8 +253,8 @@ class _Builder:
         for name, (attribute, _) in MODEL_ATTRIBUTES.items():
             prop = obj.Proxy.prop(name)
             value = getattr(obj, name)
-            if prop.si:
-                value = units.to_si(value.Value, prop.si)
+            if prop.si is not None:
+                value = self.si(obj, name, prop.si)
             setattr(self.model.simulation, attribute, value)
         self.element_object["Simulation"] = obj
 

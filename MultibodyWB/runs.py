@@ -183,7 +183,7 @@ def store_results(mechanism, results, name="Result", label="", keep=None):
 
 def describe(obj, results, label=""):
     """Fill the descriptive properties of the Result ``obj`` from ``results``."""
-    from .objects import units
+    from .objects.base import set_value
     meta = results.meta
     obj.Model = str(meta.get("model", ""))
     obj.Method = str(meta.get("method", ""))
@@ -192,7 +192,7 @@ def describe(obj, results, label=""):
     for prop, value in (("EndTime", end), ("Step", meta.get("step", 0.0)),
                         ("OutputStep", meta.get("output_step", 0.0)),
                         ("WallTime", meta.get("wall_time", 0.0))):
-        setattr(obj, prop, units.quantity(float(value), "s"))
+        set_value(obj, obj.Proxy.prop(prop), float(value))
     obj.Frames = len(results)
     obj.Created = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     obj.Warnings = [str(w) for w in meta.get("warnings", [])]

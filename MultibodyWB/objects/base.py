@@ -64,9 +64,39 @@ class Prop:
     enum: tuple = ()
 
 
-def quantity_prop(name, group, doc, unit, si=None, default=0.0, mode=EDITABLE):
-    """A :class:`Prop` for an ``App::PropertyQuantity`` with a unit (``si`` default: ``unit``)."""
-    return Prop(name, units.QUANTITY, group, f"{doc} [{unit}]", default, unit, si or unit, mode)
+def quantity_prop(name, group, doc, unit, si=None, default=0.0, mode=EDITABLE, output=False):
+    """A :class:`Prop` for a quantity in ``unit`` (``si`` default: ``unit``).
+
+    An ``App::PropertyQuantity``, or a text with its unit (``App::PropertyString``) for the
+    units FreeCAD cannot show readably (:data:`~MultibodyWB.objects.units.TEXT_UNITS`).
+    """
+    if unit in units.TEXT_UNITS:
+        shown = f"a number in {unit}, or a quantity with its unit" if unit else "a number"
+        return Prop(name, units.TEXT, group, f"{doc} [{shown}]", default, unit,
+                    si if si is not None else unit, mode, output)
+    return Prop(name, units.QUANTITY, group, f"{doc} [{unit}]", default, unit, si or unit, mode,
+                output)
+
+
+def is_text_quantity(prop):
+    """Whether ``prop`` is a quantity kept as a text with its unit."""
+    return prop.type == units.TEXT and prop.unit is not None
+
+
+def quantity_value(obj, name):
+    """The value of quantity property ``name`` of ``obj`` in FreeCAD's internal units (a float),
+    whether it is an ``App::PropertyQuantity`` or a text with its unit.
+
+    Raises ValueError naming the object and the property if the text is no such quantity.
+    """
+    value = getattr(obj, name)
+    if isinstance(value, str):
+        prop = obj.Proxy.prop(name)
+        try:
+            return units.parse(value, prop.unit)
+        except ValueError as exc:
+            raise ValueError(f"{obj.Proxy.element(obj)}, property {name}: {exc}") from None
+    return float(getattr(value, "Value", value))
 
 
 COMMON_PROPERTIES = (
@@ -87,6 +117,13 @@ def set_value(obj, prop, value):
     """Set ``obj.<prop.name>``; quantities read numbers in ``prop.unit``, vectors take 3 numbers."""
     if prop.type == units.QUANTITY:
         value = units.quantity(value, prop.unit)
+    elif is_text_quantity(prop):
+        try:
+            value = (units.normalize(value, prop.unit) or units.parse(value, prop.unit)
+                     if isinstance(value, str) else
+                     units.text(units.parse(value, prop.unit), prop.unit))
+        except ValueError as exc:
+            raise ValueError(f"{obj.Proxy.element(obj)}, property {prop.name}: {exc}") from None
     elif prop.type in ("App::PropertyVector", "App::PropertyVectorDistance") and \
             not isinstance(value, FreeCAD.Vector):
         value = FreeCAD.Vector(*(float(x) for x in value))
@@ -129,6 +166,11 @@ class BaseProxy:
         """Add the missing properties and bring the others up to date (safe to repeat)."""
         present = set(obj.PropertiesList)
         for p in self.properties():
+            old_text = None
+            if p.name in present and is_text_quantity(p) and \
+                    obj.getTypeIdOfProperty(p.name) != p.type:
+                old_text = self._remove_old_quantity(obj, p)
+                present.discard(p.name)
             if p.name not in present:
                 obj.addProperty(p.type, p.name, p.group, p.doc)
                 obj.setPropertyStatus(p.name, "LockDynamic")
@@ -138,6 +180,8 @@ class BaseProxy:
                     setattr(obj, p.name, units.unit(p.unit))
                 if p.default is not None:
                     set_value(obj, p, p.default)
+                if old_text is not None:
+                    setattr(obj, p.name, old_text)
                 if p.output:
                     obj.setPropertyStatus(p.name, "Output")
             else:
@@ -151,6 +195,16 @@ class BaseProxy:
                         setattr(obj, p.name, value)
             obj.setEditorMode(p.name, p.mode)
         self.update_visibility(obj)
+
+    @staticmethod
+    def _remove_old_quantity(obj, prop):
+        """Remove a quantity or float an older version saved where a text quantity is now; its
+        value as that text (FreeCAD saved the value in its internal units)."""
+        old = getattr(obj, prop.name)
+        text = units.text(float(getattr(old, "Value", old)), prop.unit)
+        obj.setPropertyStatus(prop.name, "-LockDynamic")
+        obj.removeProperty(prop.name)
+        return text
 
     def update_visibility(self, obj):
         """Show the properties that apply (subclasses: from the solver's tables)."""
@@ -172,7 +226,33 @@ class BaseProxy:
             obj.purgeTouched()
 
     def onChanged(self, obj, prop):
-        """Subclasses: react to a property change."""
+        """Complete a bare number typed into a text quantity with its unit (``"2"`` ->
+        ``"2 N*m/rad"``); subclasses call this, then react to the change."""
+        if "Restore" in obj.State:
+            return
+        try:
+            p = self.prop(prop)
+        except KeyError:
+            return
+        if is_text_quantity(p) and prop in obj.PropertiesList:
+            value = getattr(obj, prop)
+            text = units.normalize(value, p.unit)
+            if text is not None and text != value:
+                setattr(obj, prop, text)
+
+    def unit_problems(self, obj):
+        """The text quantities that are no quantity of their unit: a list of (property,
+        message)."""
+        problems = []
+        present = set(obj.PropertiesList)
+        for p in self.properties():
+            if is_text_quantity(p) and p.name in present and \
+                    obj.getEditorMode(p.name) != ["Hidden"]:
+                try:
+                    units.parse(getattr(obj, p.name), p.unit)
+                except ValueError as exc:
+                    problems.append((p.name, str(exc)))
+        return problems
 
     def execute(self, obj):
         """Subclasses: recompute."""

@@ -19,14 +19,15 @@ Density: ``DensitySource`` says where it comes from:
   own; ``Part::Feature.ShapeMaterial`` belongs to the newer material system of FreeCAD 1.x and is
   not read yet.)
 
-Units: lengths mm, mass kg, inertia kg mm^2, as FreeCAD shows them; SI at export only.
+Units: lengths mm, mass kg, inertia kg mm^2 (texts such as ``"17.2134 kg*mm^2"``: FreeCAD would
+show ``mm^2*kg`` with two decimals), as FreeCAD shows them; SI at export only.
 """
 
 import FreeCAD
 import numpy as np
 
 from . import units
-from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, type_of
+from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, set_value, type_of
 
 TYPE = "Multibody::Body"
 DENSITY_SOURCES = ("Density", "Material")
@@ -89,8 +90,11 @@ class BodyProxy(BaseProxy):
         obj.Volume = units.quantity(props["volume"], "mm^3")
         obj.Mass = units.quantity(props["mass"], "kg")
         obj.CenterOfMass = FreeCAD.Vector(*props["center"])
-        for name, value in zip(INERTIA_NAMES, props["ji"]):
-            setattr(obj, name, units.quantity(value, "kg*mm^2"))
+        ji = np.asarray(props["ji"], dtype=float)
+        noise = 1e-12 * float(np.max(np.abs(ji[:3]))) if ji.size else 0.0
+        for name, value in zip(INERTIA_NAMES, ji):
+            # products of inertia zero by symmetry come out of OCC as 1e-15-ish
+            set_value(obj, self.prop(name), 0.0 if abs(value) <= noise else float(value))
 
     def check(self, obj):
         from .mechanism import mechanism_of

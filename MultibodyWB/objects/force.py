@@ -76,6 +76,7 @@ class ForceProxy(BaseProxy):
               "Name": "Label"}
 
     def onChanged(self, obj, prop):
+        super().onChanged(obj, prop)
         if prop == "ForceType" and "RotationalDamping" in obj.PropertiesList:
             self.update_visibility(obj)
             if "Restore" not in obj.State:

@@ -14,14 +14,15 @@ coordinate, named option + coordinate and grouped by coordinate (``StiffnessRz``
   SI units (m for translations, rad for rotations), as the solver reads it: ``314.159*t``.
 
 Units shown: translations mm, rotations deg, rates mm/s and deg/s, stiffnesses N/m and N m/rad,
-dampings N s/m and N m s/rad (:data:`~MultibodyWB.objects.units.COORDINATE_UNITS`).
+dampings N s/m and N m s/rad (:data:`~MultibodyWB.objects.units.COORDINATE_UNITS`); N m/rad and
+the dampings are texts with their unit (``"2 N*m/rad"``: :mod:`~MultibodyWB.objects.units`).
 """
 
 from dataclasses import dataclass
 
 from ..solver.model import COORDINATE_KIND, HINGE_TYPES
 from . import labels, units
-from .base import EDITABLE, HIDDEN, BaseProxy, Prop, type_of
+from .base import EDITABLE, HIDDEN, BaseProxy, Prop, quantity_prop, type_of
 
 TYPE = "Multibody::Hinge"
 COORDINATES = tuple(COORDINATE_KIND)
@@ -86,7 +87,7 @@ def _coordinate_prop(option, c):
     if option.quantity is None:
         return Prop(name, "App::PropertyString", group, doc, default="")
     shown, si = units.COORDINATE_UNITS[kind][option.quantity]
-    return Prop(name, units.QUANTITY, group, f"{doc} [{shown}]", 0.0, shown, si)
+    return quantity_prop(name, group, doc, shown, si)
 
 
 class HingeProxy(BaseProxy):
@@ -109,6 +110,7 @@ class HingeProxy(BaseProxy):
               "Name": "Label"}
 
     def onChanged(self, obj, prop):
+        super().onChanged(obj, prop)
         if prop == "HingeType" and "OutputMarker" in obj.PropertiesList:
             self.update_visibility(obj)
             if "Restore" not in obj.State:
