@@ -105,6 +105,16 @@ class _Builder:
         self.result.object_problems.append((obj, prop, message))
 
     @staticmethod
+    def si_vector(obj, name):
+        """Vector property ``name`` of ``obj`` (an ``App::PropertyVector`` or a text with its
+        unit) in its SI unit (NaNs if its text is no such vector: ``unit_problems`` name it)."""
+        try:
+            internal = quantity_value(obj, name)
+        except ValueError:
+            internal = (float("nan"),) * 3
+        return to_si_vector(internal, obj.Proxy.prop(name).si)
+
+    @staticmethod
     def si(obj, name, si):
         """Quantity property ``name`` of ``obj`` in the SI unit ``si`` (NaN if its text is no
         such quantity: the objects' ``unit_problems`` name it)."""
@@ -123,7 +133,7 @@ class _Builder:
                 for prop, message in proxy.warnings(obj):
                     self.result.object_warnings.append((obj, prop, message))
         self.model.description = mech.Description
-        self.model.gravity = to_si_vector(mech.Gravity, mech.Proxy.prop("Gravity").si)
+        self.model.gravity = self.si_vector(mech, "Gravity")
         self._parts()
         for marker in members(mech, MARKER):
             self._marker(marker)
@@ -150,9 +160,8 @@ class _Builder:
                 continue
             base, density, props = body_mass_properties(body)
             position, orientation = frame_to_si(base)
-            velocity = to_si_vector(body.InitialVelocity, body.Proxy.prop("InitialVelocity").si)
-            omega = to_si_vector(body.InitialAngularVelocity,
-                                 body.Proxy.prop("InitialAngularVelocity").si)
+            velocity = self.si_vector(body, "InitialVelocity")
+            omega = self.si_vector(body, "InitialAngularVelocity")
             b = self.model.add_body(
                 body.Label, units.to_si(props["mass"], "kg"),
                 [units.to_si(x, "kg*m^2") for x in props["ji"]],

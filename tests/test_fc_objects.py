@@ -195,8 +195,9 @@ def test_properties_show_freecad_units_and_export_in_si(freecad, doc):
     # quantity
     assert hinge.StiffnessRz == "12 N*m/rad"
     assert hinge.InitialRz.Unit == freecad.Units.Unit("deg")
-    p["body"].InitialVelocity = freecad.Vector(0, 0, 250)            # mm/s
-    p["body"].InitialAngularVelocity = freecad.Vector(0, 90, 0)      # deg/s
+    p["body"].InitialVelocity = "0 0 250"                            # mm/s
+    p["body"].InitialAngularVelocity = "0, 90, 0 deg/s"
+    assert p["body"].InitialVelocity == "0, 0, 250 mm/s"            # completed with its unit
     spring = factory.make_force(doc, mech, "spring_damper", p["m_link"], p["m_frame"],
                                 stiffness="3 N/mm", damping=40, free_length=25,
                                 name="Spring")

@@ -205,3 +205,39 @@ def test_messages_show_si_values_in_the_documents_units(freecad):
     assert units.parse("2 min", "s") == pytest.approx(120.0)
     with pytest.raises(ValueError, match="'10 ms' is not a quantity in N.m/rad"):
         units.parse("10 ms", "N*m/rad")
+
+
+def test_vectors_show_their_unit_and_export_in_si(freecad, doc, model):
+    from MultibodyWB import export
+    body = model["body"]
+    assert body.InitialVelocity == "0, 0, 0 mm/s"
+    assert body.InitialAngularVelocity == "0, 0, 0 deg/s"
+    body.InitialVelocity = "(0, 0, 0.25) m/s"
+    body.InitialAngularVelocity = "0 90 0"
+    assert body.InitialAngularVelocity == "0, 90, 0 deg/s"
+    m = export.to_model(model["mech"])
+    assert m.bodies[0].initial_velocity == pytest.approx([0, 0, 0.25])
+    assert m.bodies[0].initial_angular_velocity == pytest.approx([0, math.pi / 2, 0])
+    assert m.gravity == pytest.approx([0, 0, -9.81])
+    body.InitialVelocity = "0, 0, 1 kg"
+    with pytest.raises(Exception, match="property InitialVelocity: '0, 0, 1 kg' is not a "
+                                        "vector in mm/s"):
+        export.to_model(model["mech"])
+
+
+def test_vectors_saved_by_the_previous_version_keep_their_values(freecad, doc, model, tmp_path):
+    body = model["body"]
+    _as_saved_by_version_1(body, "InitialVelocity", "App::PropertyVector",
+                           freecad.Vector(0, 0, 250))
+    doc.recompute()
+    name = body.Name
+    path = str(tmp_path / "vectors.FCStd")
+    doc.saveAs(path)
+    freecad.closeDocument(doc.Name)
+    reopened = freecad.openDocument(path)
+    try:
+        body = reopened.getObject(name)
+        assert body.InitialVelocity == "0, 0, 250 mm/s"
+        assert body.getGroupOfProperty("InitialVelocity") == "Initial conditions"
+    finally:
+        freecad.closeDocument(reopened.Name)

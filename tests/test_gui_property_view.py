@@ -93,6 +93,8 @@ def test_body_mass_properties_show_no_zero_for_a_value(shown):
     for name in ("Ixx", "Iyy", "Izz", "Mass", "Density"):
         value = _value(texts, name)
         assert not ZERO.match(value), (name, value)
+    assert _value(texts, "InitialVelocity") == "0, 0, 0 mm/s"
+    assert _value(texts, "InitialAngularVelocity") == "0, 0, 0 deg/s"
 
 
 def test_the_players_plot_button_opens_the_plot_dock(shown):

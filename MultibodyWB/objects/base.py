@@ -5,8 +5,14 @@ FreeCAD ``*Python`` feature whose ``Proxy`` is a subclass of :class:`BaseProxy`:
 
 - ``Type``: a string naming the concept (``"Multibody::Body"``); :func:`type_of` reads it;
 - ``PROPERTIES``: the object's properties as data (:class:`Prop`), added by :meth:`add_properties`,
-  which is safe to repeat: it adds what is missing, sets the units FreeCAD does not save again
-  and refreshes enumerations from the solver's tables;
+  which is safe to repeat: it adds what is missing, sets the units FreeCAD does not save again,
+  refreshes enumerations from the solver's tables and turns a quantity or float saved by an older
+  version into the text quantity it now is (same value; see :mod:`.units`);
+- quantities are ``App::PropertyQuantity`` or texts with their unit (:func:`quantity_prop`);
+  :func:`quantity_value` reads either in FreeCAD's internal units, :func:`set_value` writes
+  either from a number, a text or a ``Quantity``;
+- ``check`` (problems that block a run) and ``warnings`` (what looks like a mistake: an
+  implausible density), both lists of (property, message);
 - ``VERSION`` and ``MIGRATIONS``: the object's ``Version`` property records the version it was made
   with; :meth:`onDocumentRestored` runs ``MIGRATIONS[v]`` for each older version ``v``, in order,
   then :meth:`add_properties`;
@@ -50,6 +56,8 @@ class Prop:
         Status ``Output``: setting the property does not touch the object.
     enum : tuple of str
         Items of an ``App::PropertyEnumeration``.
+    vector : bool
+        A text quantity holding a vector (``"0, 0, 250 mm/s"``).
     """
 
     name: str
@@ -62,6 +70,7 @@ class Prop:
     mode: int = EDITABLE
     output: bool = False
     enum: tuple = ()
+    vector: bool = False
 
 
 def quantity_prop(name, group, doc, unit, si=None, default=0.0, mode=EDITABLE, output=False):
@@ -76,6 +85,23 @@ def quantity_prop(name, group, doc, unit, si=None, default=0.0, mode=EDITABLE, o
                     si if si is not None else unit, mode, output)
     return Prop(name, units.QUANTITY, group, f"{doc} [{unit}]", default, unit, si or unit, mode,
                 output)
+
+
+def vector_prop(name, group, doc, unit, si, default=(0.0, 0.0, 0.0), mode=EDITABLE):
+    """A :class:`Prop` for a vector in ``unit``, a text with its unit (``"0, 0, 250 mm/s"``):
+    FreeCAD's vector properties have no unit but mm."""
+    return Prop(name, units.TEXT, group, f"{doc} [3 numbers in {unit}, or with their unit]",
+                default, unit, si, mode, vector=True)
+
+
+def _parse(prop, value):
+    """A text quantity's value in internal units (a float, or 3 for a vector); ValueError."""
+    return (units.parse_vector if prop.vector else units.parse)(value, prop.unit)
+
+
+def _normalize(prop, value):
+    """The text to keep for ``value`` typed into a text quantity (None: not such a quantity)."""
+    return (units.normalize_vector if prop.vector else units.normalize)(value, prop.unit)
 
 
 def is_text_quantity(prop):
@@ -93,9 +119,11 @@ def quantity_value(obj, name):
     if isinstance(value, str):
         prop = obj.Proxy.prop(name)
         try:
-            return units.parse(value, prop.unit)
+            return _parse(prop, value)
         except ValueError as exc:
             raise ValueError(f"{obj.Proxy.element(obj)}, property {name}: {exc}") from None
+    if isinstance(value, FreeCAD.Vector):
+        return tuple(value)
     return float(getattr(value, "Value", value))
 
 
@@ -119,11 +147,13 @@ def set_value(obj, prop, value):
         value = units.quantity(value, prop.unit)
     elif is_text_quantity(prop):
         try:
-            value = (units.normalize(value, prop.unit) or units.parse(value, prop.unit)
-                     if isinstance(value, str) else
-                     units.text(units.parse(value, prop.unit), prop.unit))
+            internal = _parse(prop, value)       # ValueError if it is no such quantity
         except ValueError as exc:
             raise ValueError(f"{obj.Proxy.element(obj)}, property {prop.name}: {exc}") from None
+        # a text keeps the unit it was written in; numbers and quantities are written in prop.unit
+        value = (_normalize(prop, value) if isinstance(value, str) else
+                 units.vector_text(internal, prop.unit) if prop.vector else
+                 units.text(internal, prop.unit))
     elif prop.type in ("App::PropertyVector", "App::PropertyVectorDistance") and \
             not isinstance(value, FreeCAD.Vector):
         value = FreeCAD.Vector(*(float(x) for x in value))
@@ -201,7 +231,10 @@ class BaseProxy:
         """Remove a quantity or float an older version saved where a text quantity is now; its
         value as that text (FreeCAD saved the value in its internal units)."""
         old = getattr(obj, prop.name)
-        text = units.text(float(getattr(old, "Value", old)), prop.unit)
+        if prop.vector:       # an App::PropertyVector: its numbers were in the unit shown
+            text = units.vector_text(units.parse_vector(tuple(old), prop.unit), prop.unit)
+        else:
+            text = units.text(float(getattr(old, "Value", old)), prop.unit)
         obj.setPropertyStatus(prop.name, "-LockDynamic")
         obj.removeProperty(prop.name)
         return text
@@ -236,7 +269,7 @@ class BaseProxy:
             return
         if is_text_quantity(p) and prop in obj.PropertiesList:
             value = getattr(obj, prop)
-            text = units.normalize(value, p.unit)
+            text = _normalize(p, value)
             if text is not None and text != value:
                 setattr(obj, prop, text)
 
@@ -249,7 +282,7 @@ class BaseProxy:
             if is_text_quantity(p) and p.name in present and \
                     obj.getEditorMode(p.name) != ["Hidden"]:
                 try:
-                    units.parse(getattr(obj, p.name), p.unit)
+                    _parse(p, getattr(obj, p.name))
                 except ValueError as exc:
                     problems.append((p.name, str(exc)))
         return problems

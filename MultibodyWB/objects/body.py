@@ -27,7 +27,7 @@ import FreeCAD
 import numpy as np
 
 from . import units
-from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, set_value, type_of
+from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, set_value, type_of, vector_prop
 
 TYPE = "Multibody::Body"
 DENSITY_SOURCES = ("Density", "Material")
@@ -69,14 +69,12 @@ class BodyProxy(BaseProxy):
                       "kg*mm^2", si="kg*m^2", mode=READ_ONLY)
         for name in INERTIA_NAMES
     ) + (
-        Prop("InitialVelocity", "App::PropertyVector", "Initial conditions",
-             "Velocity of the base-frame origin at t = 0 in global axes [mm/s] (bodies on a free "
-             "or bushing hinge)", default=(0.0, 0.0, 0.0),
-             unit=units.VECTOR_UNITS["velocity"][0], si=units.VECTOR_UNITS["velocity"][1]),
-        Prop("InitialAngularVelocity", "App::PropertyVector", "Initial conditions",
-             "Angular velocity at t = 0 in global axes [deg/s] (bodies on a free or bushing hinge)",
-             default=(0.0, 0.0, 0.0), unit=units.VECTOR_UNITS["angular_velocity"][0],
-             si=units.VECTOR_UNITS["angular_velocity"][1]),
+        vector_prop("InitialVelocity", "Initial conditions",
+                    "Velocity of the base-frame origin at t = 0 in global axes (bodies on a free "
+                    "or bushing hinge)", *units.VECTOR_UNITS["velocity"]),
+        vector_prop("InitialAngularVelocity", "Initial conditions",
+                    "Angular velocity at t = 0 in global axes (bodies on a free or bushing "
+                    "hinge)", *units.VECTOR_UNITS["angular_velocity"]),
     )
     FIELDS = {"Mass": "Mass", "JI": "Ixx, Iyy, Izz, Ixy, Ixz, Iyz", "MassCenter": "CenterOfMass",
               "Density": "Density", "InitialVelocity": "InitialVelocity",

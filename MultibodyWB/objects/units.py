@@ -9,8 +9,9 @@ FreeCAD 0.20 has no property types for density, mass, moment of inertia, stiffne
 Such quantities are ``App::PropertyQuantity`` properties whose unit is set from Python
 (``obj.Density = FreeCAD.Units.Unit("kg/m^3")``). FreeCAD saves the value (internal units) but not
 that unit, so the objects set it again when a document is restored (``BaseProxy.add_properties``).
-Vectors (gravity, initial velocities) are ``App::PropertyVector`` with their unit stated in the
-tool tip and in :data:`VECTOR_UNITS`: FreeCAD has no vector property with a unit other than mm.
+FreeCAD has no vector property with a unit other than mm (``App::PropertyVector`` shows
+``[0.00 0.00 250.00]``): vectors with a unit (initial velocities) are texts too,
+``"0, 0, 250 mm/s"`` (:func:`parse_vector`, :func:`vector_text`; units in :data:`VECTOR_UNITS`).
 
 **Quantities as texts.** The property editor shows a quantity as FreeCAD's unit schema translates
 it, with the number of decimals of the user's preferences (2 by default), in FreeCAD 0.20 and
@@ -120,6 +121,68 @@ def parse(value, unit_text):
     if q.Unit != unit(unit_text):
         raise problem
     return float(q.Value)
+
+
+_VECTOR_SEPARATORS = re.compile(r"[,;\s\[\]()]+")
+
+
+def _vector_parts(text):
+    """``"(0, 0, 0.25) m/s"`` -> ``(["0", "0", "0.25"], "m/s")``; None if not 3 numbers first."""
+    tokens = [t for t in _VECTOR_SEPARATORS.split(text.strip()) if t]
+    if len(tokens) < 3:
+        return None
+    try:
+        [float(t) for t in tokens[:3]]
+    except ValueError:
+        return None
+    return tokens[:3], " ".join(tokens[3:])
+
+
+def vector_text(internal, unit_text):
+    """The text of a vector given in FreeCAD's internal units: ``"0, 0, 250 mm/s"``."""
+    scale = factor(unit_text)
+    return ", ".join(number_text(float(x) / scale) for x in internal) + f" {unit_text}"
+
+
+def parse_vector(value, unit_text):
+    """A vector text (``"0, 0, 250 mm/s"``, ``"(0 0 0.25) m/s"``; without a unit: in
+    ``unit_text``) or 3 numbers in ``unit_text``, as 3 floats in FreeCAD's internal units.
+
+    Raises ValueError saying what is expected.
+    """
+    if not isinstance(value, str):
+        values = [float(x) for x in value]
+        if len(values) != 3:
+            raise ValueError(f"{len(values)} numbers given; a vector has 3")
+        return tuple(x * factor(unit_text) for x in values)
+    problem = ValueError(f"'{value}' is not a vector in {unit_text} (e.g. 0, 0, 250 {unit_text})")
+    parts = _vector_parts(value)
+    if parts is None:
+        raise problem
+    numbers, written = [float(x) for x in parts[0]], parts[1]
+    if not written:
+        scale = factor(unit_text)
+    else:
+        try:
+            q = FreeCAD.Units.Quantity(f"1 {written}")
+        except Exception:  # FreeCAD's parser raises its own errors
+            raise problem from None
+        if q.Unit != unit(unit_text):
+            raise problem
+        scale = q.Value
+    return tuple(x * scale for x in numbers)
+
+
+def normalize_vector(value, unit_text):
+    """The text to keep for a vector typed in: with its unit (``"0 0 250"`` ->
+    ``"0, 0, 250 mm/s"``), or as typed if it has one; None if it is no such vector."""
+    try:
+        internal = parse_vector(value, unit_text)
+    except ValueError:
+        return None
+    if not _vector_parts(value)[1]:
+        return vector_text(internal, unit_text)
+    return value.strip()
 
 
 def normalize(value, unit_text):
