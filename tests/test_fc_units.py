@@ -241,3 +241,19 @@ def test_vectors_saved_by_the_previous_version_keep_their_values(freecad, doc, m
         assert body.getGroupOfProperty("InitialVelocity") == "Initial conditions"
     finally:
         freecad.closeDocument(reopened.Name)
+
+
+def test_gravity_shows_its_unit_and_old_files_keep_it(freecad, doc, model, tmp_path):
+    mech = model["mech"]
+    assert mech.Gravity == "0, 0, -9810 mm/s^2"
+    _as_saved_by_version_1(mech, "Gravity", "App::PropertyVector", freecad.Vector(0, -9810, 0))
+    doc.recompute()
+    name = mech.Name
+    path = str(tmp_path / "gravity.FCStd")
+    doc.saveAs(path)
+    freecad.closeDocument(doc.Name)
+    reopened = freecad.openDocument(path)
+    try:
+        assert reopened.getObject(name).Gravity == "0, -9810, 0 mm/s^2"
+    finally:
+        freecad.closeDocument(reopened.Name)

@@ -94,6 +94,7 @@ def test_body_mass_properties_show_no_zero_for_a_value(shown):
         value = _value(texts, name)
         assert not ZERO.match(value), (name, value)
     assert _value(texts, "InitialVelocity") == "0, 0, 0 mm/s"
+    assert _value(rows(shown, "mechanism"), "Gravity") == "0, 0, -9810 mm/s^2"
     assert _value(texts, "InitialAngularVelocity") == "0, 0, 0 deg/s"
 
 
