@@ -32,7 +32,10 @@ class MultibodyWorkbench(FreeCADGui.Workbench):
         self.appendMenu("Multibody", list(commands.COMMANDS))
 
     def Activated(self):
-        """Called when the workbench is activated."""
+        """Called when the workbench is activated: the solver's kernels are compiled in a
+        separate process if they are not ready (the first Simulate then need not wait)."""
+        from MultibodyWB.gui import warmup
+        warmup.start()
 
     def Deactivated(self):
         """Called when another workbench is activated."""

@@ -153,6 +153,30 @@ def _frame_parts(obj, frame):
     return left, right
 
 
+class PoseFrame:
+    """One frame of body poses in the form :class:`Animator` reads results: shows a computed
+    configuration (the corrected start of a run) in the 3D view.
+
+    Parameters
+    ----------
+    poses : dict
+        Body name (the Body's Label) -> ``(R (3, 3), p (3,) in m)``, base frames, global.
+    """
+
+    def __init__(self, poses):
+        self._poses = {name: (np.asarray(R, dtype=float), np.asarray(p, dtype=float))
+                       for name, (R, p) in poses.items()}
+        self.bodies = list(self._poses)
+        self.hinges = []
+        self.time = np.zeros(1)
+
+    def position(self, body):
+        return self._poses[body][1].reshape(1, 3)
+
+    def rotation(self, body):
+        return self._poses[body][0].reshape(1, 3, 3)
+
+
 class Animator:
     """Move the solids and markers of ``mechanism`` to the poses of ``results``.
 

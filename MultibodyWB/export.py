@@ -38,7 +38,7 @@ from .objects.marker import marker_frame
 from .objects.mechanism import members
 from .objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
 from .solver import xmlio
-from .solver.model import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError,
+from .solver.model import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError, Motor,
                            MultibodySystem, Problem)
 from .solver.rotations import matrix_to_bryant
 
@@ -203,7 +203,9 @@ class _Builder:
                 for c in kind.coordinates:
                     expression = getattr(obj, property_name(option.prefix, c)).strip()
                     if expression:
-                        drivers.append(Driver(c, expression))
+                        drivers.append(Driver(c, expression, bool(obj.DriverFromDrawing)))
+                continue
+            if option.attribute == "motors":
                 continue
             values = np.array([
                 self.si(obj, property_name(option.prefix, c),
@@ -219,9 +221,20 @@ class _Builder:
                 use = bool(np.any(values))
             if use:
                 options[option.attribute] = values
+        motors = []
+        if kind is not None and "driver" in kind.options:
+            for c in kind.coordinates:
+                si = units.COORDINATE_UNITS[COORDINATE_KIND[c]]
+                speed = self.si(obj, property_name("MotorSpeed", c), si["rate"][1])
+                if speed != 0.0:
+                    ramp = self.si(obj, property_name("MotorRampTime", c), "s")
+                    motors.append(Motor(c, speed, ramp))
+        if "stiffness" in options and obj.SpringReferenceAsDrawn:
+            options.pop("spring_reference", None)
+            options["spring_reference_start"] = True
         h = self.model.add_hinge(obj.Label, obj.HingeType, self._ref(obj, "InputMarker"),
                                  self._ref(obj, "OutputMarker"), label=obj.Label2,
-                                 drivers=drivers, **options)
+                                 drivers=drivers, motors=motors, **options)
         self.element_object[f"Hinge '{h.name}'"] = obj
 
     def _force(self, obj):

@@ -29,7 +29,11 @@ HINGE_OPTIONS = {
     "rates": "InitialRate", "initial_rates": "InitialRate",
     "stiffness": "Stiffness", "spring_reference": "SpringReference", "damping": "Damping",
     "lower_limits": "LowerLimit", "upper_limits": "UpperLimit", "drivers": "Driver",
+    "motor_speed": "MotorSpeed", "motor_ramp_time": "MotorRampTime",
 }
+#: Keyword of :func:`make_hinge` -> a per-hinge switch.
+HINGE_SWITCHES = {"driver_from_drawing": "DriverFromDrawing",
+                  "spring_reference_as_drawn": "SpringReferenceAsDrawn"}
 assert set(HINGE_OPTIONS.values()) == {o.prefix for o in OPTION_PROPERTIES}
 
 
@@ -213,9 +217,12 @@ def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name=Non
 
     ``options`` (each a dict ``{coordinate: value}`` or a sequence in the type's coordinate
     order): ``initial`` (also sets InitialAsDrawn False), ``rates``, ``stiffness``,
-    ``spring_reference``, ``damping``, ``lower_limits``/``upper_limits`` (also set UseLimits) and
-    ``drivers`` (expressions in t, SI). ``name``: name and label; default: labelled from what
-    it joins ("Crank – Ground revolute").
+    ``spring_reference`` (also sets SpringReferenceAsDrawn False), ``damping``,
+    ``lower_limits``/``upper_limits`` (also set UseLimits), ``drivers`` (expressions in t, SI;
+    measured from the drawing unless ``driver_from_drawing=False``), ``motor_speed`` (mm/s or
+    deg/s) and ``motor_ramp_time`` (s). Switches: ``driver_from_drawing``,
+    ``spring_reference_as_drawn`` (True or False). ``name``: name and label; default: labelled
+    from what it joins ("Crank – Ground revolute").
     """
     if hinge_type not in HINGE_TYPES:
         raise ValueError(f"'{hinge_type}' is not a hinge type; use one of {', '.join(HINGE_TYPES)}")
@@ -226,9 +233,13 @@ def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name=Non
     if not name:
         obj.Label = labels.hinge_label(hinge_type, marker_input, marker_output)
     for key, values in options.items():
+        if key in HINGE_SWITCHES:
+            if values is not None:
+                setattr(obj, HINGE_SWITCHES[key], bool(values))
+            continue
         if key not in HINGE_OPTIONS:
             raise TypeError(f"make_hinge() got an unknown option '{key}'; use one of "
-                            f"{', '.join(sorted(HINGE_OPTIONS))}")
+                            f"{', '.join(sorted(set(HINGE_OPTIONS) | set(HINGE_SWITCHES)))}")
         if values is None:
             continue
         prefix = HINGE_OPTIONS[key]
@@ -237,6 +248,8 @@ def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name=Non
             set_value(obj, obj.Proxy.prop(name_c), value)
         if prefix == "Initial":
             obj.InitialAsDrawn = False
+        if prefix == "SpringReference" and "spring_reference_as_drawn" not in options:
+            obj.SpringReferenceAsDrawn = False
         if prefix in ("LowerLimit", "UpperLimit"):
             obj.UseLimits = True
     mechanism.addObject(obj)

@@ -215,7 +215,7 @@ def _hinge(doc, mechanism, h, markers):
     kind = h.kind
     options = {}
     for option in OPTION_PROPERTIES:
-        if option.quantity is None or kind is None:
+        if option.quantity is None or kind is None or option.attribute == "motors":
             continue
         values = getattr(h, option.attribute)
         if values is None:
@@ -225,6 +225,13 @@ def _hinge(doc, mechanism, h, markers):
             for c, v in zip(kind.coordinates, values) if np.isfinite(v)}
     if h.drivers:
         options["drivers"] = {d.coordinate: d.expression for d in h.drivers}
+        options["driver_from_drawing"] = all(d.from_start for d in h.drivers)
+    if h.motors:
+        rate = {c: units.COORDINATE_UNITS[COORDINATE_KIND[c]]["rate"][1] for c in kind.coordinates}
+        options["motor_speed"] = {m.coordinate: _quantity(m.speed, rate[m.coordinate])
+                                  for m in h.motors}
+        options["motor_ramp_time"] = {m.coordinate: _quantity(m.ramp_time, "s") for m in h.motors}
+    options["spring_reference_as_drawn"] = bool(h.spring_reference_start)
     obj = factory.make_hinge(doc, mechanism, h.type, _marker(markers, h.input),
                              _marker(markers, h.output), name=h.name, label=h.label, **options)
     return obj

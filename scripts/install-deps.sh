@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install what MultibodyWB needs from Debian's packages (Debian 12 or 13). Safe to run again:
-# it installs only what is missing and asks apt for nothing when everything is there.
+# Install what MultibodyWB needs from Debian's packages (Debian 12 or 13), then compile the
+# solver's kernels. Safe to run again: it installs only what is missing and asks apt for nothing
+# when everything is there; the compile is skipped when it was done for these sources.
 set -euo pipefail
 
 PACKAGES=(
@@ -17,11 +18,15 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "Installing: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "Installing: ${missing[*]}"
-$SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# The solver's kernels compiled once now, so that no run waits a minute for them (at once when
+# they are ready already: python3 -m MultibodyWB.solver warmup).
+cd "$(dirname "$0")/.."
+/usr/bin/python3 -m MultibodyWB.solver warmup

@@ -31,6 +31,7 @@ from MultibodyWB.solver.model import Driver, ModelError, MultibodySystem
 from MultibodyWB.solver.partition import DriftControl
 from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant
 from MultibodyWB.solver.simulate import simulate
+from MultibodyWB.solver.start import StartCorrectionError
 from MultibodyWB.solver.timefunction import parse
 
 from randmodels import random_coordinates, random_state, random_tree
@@ -253,7 +254,10 @@ def test_inconsistent_crank_slider_is_assembled_and_the_corrections_reported():
         assert what in text, what
     assert report.inconsistent
     # the run starts from the assembled state and says so
-    res = simulate(m, method="constrained", t_end=2e-4, step=1e-5, output_step=1e-4)
+    with pytest.raises(StartCorrectionError, match="WristPin"):      # not without the user's OK
+        simulate(m, method="constrained", t_end=2e-4, step=1e-5, output_step=1e-4)
+    res = simulate(m, method="constrained", t_end=2e-4, step=1e-5, output_step=1e-4,
+                   accept_corrections=True)
     assert "WristPin.rx" in res.meta["assembly"]
     assert any("violated the loop constraints" in w for w in res.meta["warnings"])
     assert res["WristPin.rx"][0] == pytest.approx(0.0, abs=1e-12)
@@ -478,7 +482,8 @@ def test_steam_engine_dead_centre_is_reported_and_passed():
     m = examples.build("crank_slider", driven=False, gas=False, theta0_deg=-np.degrees(w * t0))
     m.hinge("MainBearing").initial_rates = None
     m.hinge("Cylinder").drivers = [Driver("z", f"{r + l!r} - {k!r}*(t - {t0!r})**2")]
-    res = simulate(m, method="constrained", t_end=0.1, step=2e-3, output_step=1e-2)
+    res = simulate(m, method="constrained", t_end=0.1, step=2e-3, output_step=1e-2,
+                   accept_corrections=True)        # the driver starts the piston at dead centre
     (s,) = res.meta["singular_configurations"]
     assert s["kind"] == "dead centre" and s["time"] == pytest.approx(t0, abs=2e-3)
     assert any("dead centre" in x for x in res.meta["warnings"])

@@ -90,6 +90,57 @@ def test_adding_properties_is_safe_to_repeat(freecad, doc):
         assert {name: str(getattr(obj, name)) for name in obj.PropertiesList} == before
 
 
+def test_hinges_of_version_1_keep_drivers_and_springs_measured_from_zero(freecad, doc, tmp_path):
+    """Before version 2 a driver gave the coordinate itself and a spring was relaxed at zero;
+    a reopened old hinge keeps that meaning, a new one measures both from the drawing."""
+    from MultibodyWB import export
+    p = _pendulum(freecad, doc)
+    hinge = p["hinge"]
+    hinge.DriverRz = "2*pi*t"
+    hinge.StiffnessRz = "2 N*m/rad"
+    assert hinge.DriverFromDrawing and hinge.SpringReferenceAsDrawn         # new hinges
+    h = export.to_model(p["mech"]).hinge("Joint")
+    assert h.drivers[0].from_start and h.spring_reference_start
+    for name in ("DriverFromDrawing", "SpringReferenceAsDrawn"):             # as version 1 saved it
+        hinge.setPropertyStatus(name, "-LockDynamic")
+        hinge.removeProperty(name)
+    hinge.Version = 1
+    path = str(tmp_path / "v1.FCStd")
+    doc.saveAs(path)
+    freecad.closeDocument(doc.Name)
+    reopened = freecad.openDocument(path)
+    try:
+        hinge = reopened.getObject("Joint")
+        assert hinge.Version == 2
+        assert hinge.DriverFromDrawing is False and hinge.SpringReferenceAsDrawn is False
+        h = export.to_model(reopened.getObject("Pendulum")).hinge("Joint")
+        assert not h.drivers[0].from_start and not h.spring_reference_start
+        assert h.spring_reference is None                     # relaxed at zero, as before
+    finally:
+        freecad.closeDocument(reopened.Name)
+
+
+def test_a_motor_exports_in_si_and_round_trips_through_the_neutral_file(freecad, doc):
+    from MultibodyWB import export, import_model
+    from MultibodyWB.solver.model import Motor
+    p = _pendulum(freecad, doc)
+    hinge = p["hinge"]
+    hinge.MotorSpeedRz = "360 deg/s"                       # 60 rpm
+    hinge.MotorRampTimeRz = "0.2 s"
+    doc.recompute()
+    model = export.to_model(p["mech"])
+    (motor,) = model.hinge("Joint").motors
+    assert motor.coordinate == "rz"
+    assert motor.speed == pytest.approx(2 * np.pi, rel=1e-12)
+    assert motor.ramp_time == pytest.approx(0.2, rel=1e-12)
+    assert model.hinge("Joint").drivers == []
+    mech2 = import_model.from_model(doc, model, name="Again")
+    hinge2 = [o for o in mech2.Group if o.Proxy.Type == "Multibody::Hinge"][0]
+    assert float(hinge2.MotorSpeedRz.getValueAs("deg/s")) == pytest.approx(360.0)
+    assert hinge2.MotorRampTimeRz == "0.2 s"                # a time: a text with its unit
+    assert export.to_model(mech2).hinge(hinge2.Label).motors == [Motor("rz", motor.speed, 0.2)]
+
+
 def test_migrations_run_when_an_old_document_is_opened(freecad, doc, tmp_path, monkeypatch):
     """A version-1 hinge stored its stiffness in 'OldStiffness'; version 2 moves it."""
     from MultibodyWB.objects.hinge import HingeProxy
@@ -105,19 +156,20 @@ def test_migrations_run_when_an_old_document_is_opened(freecad, doc, tmp_path, m
 
     calls = []
 
-    def to_v2(proxy, obj):
+    def to_next(proxy, obj):
         calls.append(obj.Name)
         proxy.add_properties(obj)
         obj.StiffnessRz = f"{obj.OldStiffness} N*m/rad"
         obj.removeProperty("OldStiffness")
 
-    monkeypatch.setattr(HingeProxy, "VERSION", 2)
-    monkeypatch.setattr(HingeProxy, "MIGRATIONS", {1: to_v2})
+    current = HingeProxy.VERSION
+    monkeypatch.setattr(HingeProxy, "VERSION", current + 1)
+    monkeypatch.setattr(HingeProxy, "MIGRATIONS", {current: to_next})
     reopened = freecad.openDocument(path)
     try:
         hinge = reopened.getObject("Joint")
         assert calls == ["Joint"]
-        assert hinge.Version == 2
+        assert hinge.Version == current + 1
         assert "OldStiffness" not in hinge.PropertiesList
         assert hinge.StiffnessRz == "12.5 N*m/rad"
     finally:
@@ -145,9 +197,17 @@ def test_hinge_shows_the_coordinates_and_options_of_its_type(freecad, doc, hinge
     for c in COORDINATES:
         for option in OPTION_PROPERTIES:
             shown = c in kind.coordinates and option.option in kind.options
+            if option.prefix == "SpringReference":       # relaxed as drawn: no values to show
+                shown = shown and not hinge.SpringReferenceAsDrawn
             mode = hinge.getEditorMode(property_name(option.prefix, c))
             assert ("Hidden" not in mode) == shown, (hinge_type, c, option.prefix)
     assert ("Hidden" not in hinge.getEditorMode("UseLimits")) == ("limits" in kind.options)
+    assert ("Hidden" not in hinge.getEditorMode("DriverFromDrawing")) == \
+        ("driver" in kind.options)
+    hinge.SpringReferenceAsDrawn = False
+    for c in kind.coordinates:
+        mode = hinge.getEditorMode(property_name("SpringReference", c))
+        assert ("Hidden" not in mode) == ("stiffness" in kind.options)
     assert ("Hidden" not in hinge.getEditorMode("InitialAsDrawn")) == ("initial" in kind.options)
 
 
@@ -185,6 +245,7 @@ def test_properties_show_freecad_units_and_export_in_si(freecad, doc):
     mech, hinge = p["mech"], p["hinge"]
     hinge.StiffnessRz = "12 N*m/rad"
     hinge.DampingRz = "0.5 N*m*s/rad"
+    hinge.SpringReferenceAsDrawn = False
     hinge.SpringReferenceRz = "10 deg"
     hinge.InitialAsDrawn = False
     hinge.InitialRz = "30 deg"
@@ -363,7 +424,7 @@ def test_crank_slider_matches_the_code_built_engine(freecad, doc, engine):
     """
     from MultibodyWB import export
     from MultibodyWB.examples import build
-    from MultibodyWB.solver.kinematics import hinge_residual, mobility
+    from MultibodyWB.solver.kinematics import hinge_coordinates, hinge_residual, mobility
     from MultibodyWB.solver.rotations import bryant_to_matrix
     from MultibodyWB.solver.topology import analyse
     model, code = export.to_model(engine), build("crank_slider")
@@ -397,7 +458,11 @@ def test_crank_slider_matches_the_code_built_engine(freecad, doc, engine):
             p, _ = model.part(ref.body).marker_global(ref.marker)
             q, _ = code.part(code_ref.body).marker_global(code_ref.marker)
             np.testing.assert_allclose(p, q, atol=1e-12, err_msg=f"{h.name} {end}")
-    assert model.hinge("MainBearing").drivers == code.hinge("MainBearing").drivers
+    # the same driver, measured from the drawing in FreeCAD; the crank is drawn at 0 in both
+    (drv,), (code_drv,) = model.hinge("MainBearing").drivers, code.hinge("MainBearing").drivers
+    assert (drv.coordinate, drv.expression) == (code_drv.coordinate, code_drv.expression)
+    assert drv.from_start and not code_drv.from_start
+    assert hinge_coordinates(model, "MainBearing") == pytest.approx([0.0], abs=1e-12)
     (gas,), (code_gas,) = model.forces, code.forces
     assert (gas.name, gas.type, gas.magnitude, gas.frame) == \
         (code_gas.name, code_gas.type, code_gas.magnitude, code_gas.frame)

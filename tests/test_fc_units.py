@@ -125,6 +125,7 @@ def test_a_text_that_is_no_such_quantity_is_a_problem_naming_the_property(model)
 def test_export_in_si_is_unchanged(model):
     from MultibodyWB import export
     model["hinge"].SpringReferenceRz = "10 deg"
+    model["hinge"].SpringReferenceAsDrawn = False          # the reference typed, not the drawing
     m = export.to_model(model["mech"])
     h = m.hinges[0]
     assert h.stiffness == pytest.approx([2.0]) and h.damping == pytest.approx([0.05])

@@ -38,6 +38,7 @@ from ..objects.result import TYPE as RESULT
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION, setting
 from ..solver.model import INTEGRATORS, METHODS, ModelError
 from .qt import QtCore, QtGui, QtWidgets, compact
+from . import warmup
 from .watch import DocumentWatch, TaskPanel, later, object_alive
 
 #: How often the panel looks at a running job (ms).
@@ -115,6 +116,16 @@ def check_settings(values):
         raise ValueError("\n".join(str(p) for p in exc.problems)) from None
 
 
+def _length(metres):
+    """A length in the document's unit system (``'10 mm'``)."""
+    return FreeCAD.Units.Quantity(metres * 1000.0, FreeCAD.Units.Unit("mm")).UserString
+
+
+def _angle(radians):
+    """An angle in the document's unit system (``'90 \u00b0'``)."""
+    return FreeCAD.Units.Quantity(math.degrees(radians), FreeCAD.Units.Unit("deg")).UserString
+
+
 def _log(text, error=False):
     (FreeCAD.Console.PrintError if error else FreeCAD.Console.PrintMessage)(
         f"MultibodyWB: {text}\n")
@@ -141,6 +152,10 @@ class SimulatePanel(TaskPanel):
         self.load_settings()
         self.refresh_runs()
         self.finished_callbacks = []      # called with the job when a run ends (tests)
+        self.compiling = None             # (model, accept) waiting for the kernels' compile
+        self.start_preview = None         # the corrected start shown in the 3D view
+        self.pending_model = None         # the model waiting for the user's OK of that start
+        self.accepted_corrections = False
         self._refresh_pending = False
         self.watch = DocumentWatch(self.doc, self)
         # FreeCAD may remove the dialog without calling reject() (another dialog asked for the
@@ -211,6 +226,8 @@ class SimulatePanel(TaskPanel):
         row.addWidget(self.cancel_button)
         compact(self.run_button, self.cancel_button)
         layout.addLayout(row)
+        self.start_box = self._start_widget()        # shown when the start is not the drawing
+        layout.addWidget(self.start_box)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
@@ -240,6 +257,35 @@ class SimulatePanel(TaskPanel):
         compact(topo, eq)
         layout.addLayout(row)
         return w
+
+    def _start_widget(self):
+        """The question shown when the run would move parts away from the drawing."""
+        box = QtWidgets.QFrame()
+        box.setObjectName("StartCorrection")
+        box.setFrameShape(QtWidgets.QFrame.StyledPanel)
+        layout = QtWidgets.QVBoxLayout(box)
+        self.start_text = QtWidgets.QLabel()
+        self.start_text.setObjectName("StartCorrectionText")
+        self.start_text.setWordWrap(True)
+        layout.addWidget(self.start_text)
+        row = QtWidgets.QHBoxLayout()
+        self.accept_start_button = QtWidgets.QPushButton("Run from this start")
+        self.accept_start_button.setObjectName("AcceptStart")
+        self.accept_start_button.setToolTip(
+            "Simulate from the corrected start shown in the 3D view (the drawing itself is not "
+            "changed)")
+        self.accept_start_button.clicked.connect(self.accept_start)
+        self.keep_drawing_button = QtWidgets.QPushButton("Keep the drawing")
+        self.keep_drawing_button.setObjectName("KeepDrawing")
+        self.keep_drawing_button.setToolTip("Do not run; put the parts back where they are drawn "
+                                            "so that the model can be fixed")
+        self.keep_drawing_button.clicked.connect(self.dismiss_start)
+        row.addWidget(self.accept_start_button)
+        row.addWidget(self.keep_drawing_button)
+        compact(self.accept_start_button, self.keep_drawing_button)
+        layout.addLayout(row)
+        box.setVisible(False)
+        return box
 
     def _runs_widget(self):
         w = QtWidgets.QWidget()
@@ -371,7 +417,6 @@ class SimulatePanel(TaskPanel):
         """Check the settings, export, store the settings, start the job. Returns True if it
         started. Settings that cannot be read or that the solver would refuse, and a model
         with problems, are reported (naming the field or the object) and change nothing."""
-        from ..solver.job import Job
         if self.busy or self.closed:
             return False
         self.messages.clear()
@@ -404,25 +449,140 @@ class SimulatePanel(TaskPanel):
         for name, value in values.items():          # the exported model had the old ones
             setattr(model.simulation, MODEL_ATTRIBUTES[name][0], value)
         self.settings_used = values
-        self.job = Job(model)
-        self.started = time.perf_counter()
+        return self._start(model)
+
+    def _start(self, model, accept_corrections=False):
+        """Check the start (the drawing, unless accepted), then start the job on ``model``
+        (after the compile of the kernels when a first run needs it)."""
+        from ..solver.start import StartCorrectionError, prepare
+        if not accept_corrections:
+            try:
+                prepare(model)
+            except StartCorrectionError as exc:
+                self._show_start_correction(model, exc.report)
+                return False
+            except ModelError as exc:              # a loop that cannot be closed
+                self.say("The mechanism cannot be assembled:", error=True)
+                for p in exc.problems:
+                    self.say(f"  {p}", error=True)
+                self.status.setText("Not run: the model has problems")
+                return False
+        self.accepted_corrections = accept_corrections
         self.progress.setValue(0)
-        self.status.setText("Starting (the first run compiles the solver: a minute)")
-        self.say(f"Simulating '{self.mechanism.Label}' with {values['Method']} "
-                 f"({values['Integrator']}) to {values['EndTime']:g} s")
         self._busy(True)
-        self.job.start()
-        self.timer.start()
+        if warmup.start():                   # the kernels are being compiled: wait for that
+            self.compiling = (model, accept_corrections)
+            self.say("Compiling the solver's kernels (once per installation) in a separate "
+                     "process; the run starts when they are ready")
+            self.status.setText("Compiling the solver (first run on this machine)...")
+            self.timer.start()
+            return True
+        self._launch(model, accept_corrections)
         return True
 
+    def _launch(self, model, accept_corrections):
+        """Start the job (the kernels are ready, or it compiles them itself)."""
+        from ..solver.job import Job
+        values = self.settings_used
+        self.job = Job(model, accept_corrections=accept_corrections)
+        self.started = time.perf_counter()
+        self.status.setText("Starting")
+        self.say(f"Simulating '{self.mechanism.Label}' with {values['Method']} "
+                 f"({values['Integrator']}) to {values['EndTime']:g} s")
+        self.job.start()
+        self.timer.start()
+
+    # -- the start ----------------------------------------------------------------------------
+    def _show_start_correction(self, model, report):
+        """Say what the run would move and why, show it in the 3D view, ask."""
+        from ..animation import Animator, PoseFrame
+        self.pending_model = model
+        lines = ["The run would not start from the drawing:"]
+        for move in report.moves:
+            lines.append(f"\u2022 '{move.label or move.name}' moves "
+                         f"{_length(move.distance)} and turns {_angle(move.angle)}")
+        for hinge, text in report.causes:
+            lines.append(f"\u2022 because of hinge '{hinge}': {text}")
+        lines.append("The 3D view shows that start (the moved parts are selected). Run from "
+                     "it, or keep the drawing and fix the model.")
+        self.start_text.setText("\n".join(lines))
+        for line in lines:
+            self.say(line, error=True)
+        self.status.setText("Not run yet: the start differs from the drawing")
+        frame = PoseFrame({name: (pose.R, pose.p) for name, pose in report.poses.items()
+                           if model.body(name) is not None})
+        self.start_preview = Animator(self.mechanism, frame, markers=True)
+        self.start_preview.apply_frame(0)
+        FreeCADGui.Selection.clearSelection()
+        moved = {m.name for m in report.moves}
+        for body in self.start_preview.body_objects():
+            if body.Label in moved:
+                for solid in body.Solids:
+                    FreeCADGui.Selection.addSelection(solid)
+        self.start_box.setVisible(True)
+        self.run_button.setEnabled(False)
+        self.settings_form.setEnabled(False)
+
+    def _end_start_preview(self):
+        preview = getattr(self, "start_preview", None)
+        self.start_preview = None
+        if preview is not None:
+            preview.restore()
+            FreeCADGui.Selection.clearSelection()
+        self.start_box.setVisible(False)
+        if not self.busy:
+            self.run_button.setEnabled(True)
+            self.settings_form.setEnabled(True)
+
+    def accept_start(self):
+        """Run from the corrected start the panel showed (the drawing stays as it is)."""
+        model = getattr(self, "pending_model", None)
+        self._end_start_preview()
+        self.pending_model = None
+        if model is None or self.busy or self.closed:
+            return False
+        self.say("Running from the corrected start (accepted).")
+        return self._start(model, accept_corrections=True)
+
+    def dismiss_start(self):
+        """Keep the drawing: no run, the parts back where they are drawn."""
+        self._end_start_preview()
+        self.pending_model = None
+        self.status.setText("Not run: the drawing was kept; fix the model and run again")
+
     def cancel(self):
-        """Ask the running job to stop."""
+        """Ask the running job to stop (a compile of the kernels stops at once)."""
+        if self.compiling is not None:
+            warmup.stop()
+            self.compiling = None
+            self.timer.stop()
+            self._busy(False)
+            self.progress.setValue(0)
+            self.status.setText("Cancelled while compiling the solver; nothing was run")
+            self.say("Run cancelled; nothing was stored.")
+            return
         if self.running:
             self.job.cancel()
             self.status.setText("Cancelling...")
 
     def poll(self):
-        """Follow the job (timer slot): progress, and its end."""
+        """Follow the compile of the kernels, then the job (timer slot): progress, and its
+        end."""
+        if self.compiling is not None and not self.closed:
+            if warmup.running():
+                self.status.setText(f"Compiling the solver (first run on this machine): "
+                                    f"{warmup.elapsed():.0f} s elapsed; Cancel stops it")
+                return
+            model, accept = self.compiling
+            self.compiling = None
+            if warmup.finished_ok():
+                self.say(f"The solver's kernels were compiled in {warmup.elapsed():.1f} s "
+                         "(not counted in the run's wall time)")
+            else:
+                self.say("Compiling the solver ahead did not finish; the run compiles it "
+                         "(see multibodywb-warmup.log in FreeCAD's user folder)")
+            self._launch(model, accept)
+            return
         job = self.job
         if job is None or self.closed:
             self.timer.stop()
@@ -466,8 +626,9 @@ class SimulatePanel(TaskPanel):
             with runs.recorded_run(self.mechanism):
                 obj = runs.store_results(self.mechanism, results)
                 FreeCADGui.addModule("MultibodyWB.runs")
+                accept = ", accept_corrections=True" if self.accepted_corrections else ""
                 FreeCADGui.doCommand(f"MultibodyWB.runs.simulate_mechanism("
-                                     f"{_ref(self.mechanism)})")
+                                     f"{_ref(self.mechanism)}{accept})")
         except Exception as exc:  # writing the results failed: nothing half-stored
             self.say(f"The results could not be stored: {type(exc).__name__}: {exc}", error=True)
             return
@@ -600,6 +761,10 @@ class SimulatePanel(TaskPanel):
             return
         self.closed = True
         self.timer.stop()
+        try:
+            self._end_start_preview()
+        except (ReferenceError, RuntimeError):    # widgets or document gone
+            pass
         if self.busy and self.job is not None and not self.job.done:
             self.job.cancel()
             self.job.wait(1.0)     # a run compiling the solver stops at its first step

@@ -11,7 +11,14 @@ coordinate, named option + coordinate and grouped by coordinate (``StiffnessRz``
 - ``Stiffness<c>``, ``SpringReference<c>`` and ``Damping<c>``: the hinge's spring-damper;
 - ``LowerLimit<c>`` and ``UpperLimit<c>``: end stops (used when ``UseLimits``);
 - ``Driver<c>``: the coordinate as a function of time, an expression in ``t`` (s) whose value is in
-  SI units (m for translations, rad for rotations), as the solver reads it: ``314.159*t``.
+  SI units (m for translations, rad for rotations), as the solver reads it: ``314.159*t``;
+  with ``DriverFromDrawing`` (new hinges) it is the change from the start, so the parts start
+  where they are drawn;
+- ``MotorSpeed<c>`` and ``MotorRampTime<c>``: a motor turning (or pushing) the coordinate at a
+  constant speed from where it is drawn, reached smoothly in the ramp time; speed 0: no motor.
+
+``SpringReferenceAsDrawn`` (new hinges) relaxes the hinge's spring where the coordinates start, so
+no energy is stored at t = 0; off, the ``SpringReference<c>`` values count.
 
 Units shown: translations mm, rotations deg, rates mm/s and deg/s, stiffnesses N/m and N m/rad,
 dampings N s/m and N m s/rad (:data:`~MultibodyWB.objects.units.COORDINATE_UNITS`); N m/rad and
@@ -61,7 +68,15 @@ OPTION_PROPERTIES = (
                    "Upper end stop of coordinate {c} (used when UseLimits)"),
     OptionProperty("driver", "Driver", None, "drivers", "Driver",
                    "Coordinate {c} prescribed as a function of time: an expression in t (s) "
-                   "giving m or rad (SI, the solver's units); empty: not driven"),
+                   "giving m or rad (SI, the solver's units), measured from the drawing when "
+                   "DriverFromDrawing (2*pi*t: one turn a second from where it is drawn); "
+                   "empty: not driven"),
+    OptionProperty("driver", "MotorSpeed", "rate", "motors", "Motor",
+                   "Motor on coordinate {c}: constant speed from where it is drawn (360 deg/s "
+                   "= 60 rpm); 0: no motor"),
+    OptionProperty("driver", "MotorRampTime", "time", "motors", "Motor",
+                   "Time the motor on coordinate {c} takes to reach its speed from rest "
+                   "(smooth start; 0: full speed at once)"),
 )
 
 #: Per-hinge switches of an option.
@@ -69,6 +84,15 @@ OPTION_SWITCHES = (
     ("initial", Prop("InitialAsDrawn", "App::PropertyBool", "Hinge",
                      "Start from the coordinates the markers' poses have in the drawn "
                      "configuration (else from the Initial values)", default=True)),
+    ("driver", Prop("DriverFromDrawing", "App::PropertyBool", "Hinge",
+                    "Driver expressions give the change of the coordinate from its start (the "
+                    "drawing, or the Initial value): the parts start where they are drawn. "
+                    "Off: the expression is the coordinate itself, measured from the markers' "
+                    "coinciding frames", default=True)),
+    ("stiffness", Prop("SpringReferenceAsDrawn", "App::PropertyBool", "Hinge",
+                       "The hinge's spring is relaxed where the coordinates start (the drawing): "
+                       "no energy stored at t = 0. Off: relaxed at the SpringReference values",
+                       default=True)),
     ("limits", Prop("UseLimits", "App::PropertyBool", "Hinge",
                     "Apply the LowerLimit and UpperLimit end stops", default=False)),
 )
@@ -90,12 +114,21 @@ def _coordinate_prop(option, c):
     return quantity_prop(name, group, doc, shown, si)
 
 
+def _measured_from_zero(proxy, obj):
+    """Version 1 -> 2: hinges made before version 2 measured their drivers and spring references
+    from zero; they keep that meaning (the new switches off)."""
+    proxy.add_properties(obj)
+    obj.DriverFromDrawing = False
+    obj.SpringReferenceAsDrawn = False
+
+
 class HingeProxy(BaseProxy):
     """Proxy of a Hinge."""
 
     Type = TYPE
     KIND = "Hinge"
-    VERSION = 1
+    VERSION = 2
+    MIGRATIONS = {1: lambda proxy, obj: _measured_from_zero(proxy, obj)}
     PROPERTIES = (
         Prop("HingeType", "App::PropertyEnumeration", "Hinge",
              "Kind of joint; decides the coordinates and options", default="revolute",
@@ -111,9 +144,10 @@ class HingeProxy(BaseProxy):
 
     def onChanged(self, obj, prop):
         super().onChanged(obj, prop)
-        if prop == "HingeType" and "OutputMarker" in obj.PropertiesList:
+        if prop in ("HingeType", "SpringReferenceAsDrawn") and \
+                "OutputMarker" in obj.PropertiesList:
             self.update_visibility(obj)
-            if "Restore" not in obj.State:
+            if prop == "HingeType" and "Restore" not in obj.State:
                 labels.relabel_hinge(obj)
 
     def update_visibility(self, obj):
@@ -130,6 +164,9 @@ class HingeProxy(BaseProxy):
                 name = property_name(option.prefix, c)
                 if name in present:
                     used = c in coordinates and option.option in options
+                    if option.prefix == "SpringReference" and used and \
+                            "SpringReferenceAsDrawn" in present:
+                        used = not obj.SpringReferenceAsDrawn
                     obj.setEditorMode(name, EDITABLE if used else HIDDEN)
 
     def field_property(self, obj, field):

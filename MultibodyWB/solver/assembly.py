@@ -11,7 +11,8 @@ Positions
     not driven (:func:`numpy.linalg.lstsq` on the dimensionless Jacobian: translation rows divided
     by the model's length scale ``L``, translation columns multiplied by it, so a metre counts as
     ``1/L`` radian), a step halved until the residual decreases. The driven coordinates are held
-    at their values.
+    at their values. Estimated initial coordinates are corrected first, then those as drawn,
+    and the prescribed ones only when the loops cannot be closed otherwise.
 Velocities
     The least-squares (minimum-norm, same scaling) correction of the rates that are not driven
     that makes ``J u = 0``, ``J`` the loop Jacobian (:func:`~.kinematics.loop_jacobian`).
@@ -395,7 +396,8 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
         Coordinates (and rates) the user set on purpose: the others are corrected first, these
         only when correcting the others cannot close the loops. None: those of the hinges whose
         ``initial_coordinates`` (for positions) or ``initial_rates`` (for rates) are given in
-        the model. ``()``: all are corrected alike (plain minimum norm).
+        the model as prescribed (not estimates). ``()``: all are corrected alike (plain minimum
+        norm).
     t : float
         Time of the drivers' values (s).
     tol : float
@@ -434,11 +436,14 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
     q_given, qd_given = q.copy(), qd.copy()
     free = np.array([lab not in fixed for lab in labels], dtype=bool)
     driven_labels = tuple(lab for lab in labels if lab in fixed)
+    hinges = [model.hinge(lab.rsplit(".", 1)[0]) for lab in labels]
+    estimate_q = np.array([h.initial_coordinates is not None and h.initial_coordinates_estimate
+                           for h in hinges], dtype=bool)
     if given is None:
-        given_q = np.array([model.hinge(lab.rsplit(".", 1)[0]).initial_coordinates is not None
-                            for lab in labels], dtype=bool)
-        given_u = np.array([model.hinge(lab.rsplit(".", 1)[0]).initial_rates is not None
-                            for lab in labels], dtype=bool)
+        given_q = np.array([h.initial_coordinates is not None
+                            and not h.initial_coordinates_estimate for h in hinges], dtype=bool)
+        given_u = np.array([h.initial_rates is not None and not h.initial_rates_estimate
+                            for h in hinges], dtype=bool)
     else:
         given = set(given)
         given_q = given_u = np.array([lab in given for lab in labels], dtype=bool)
@@ -453,9 +458,13 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
     _, rows = loop_jacobian(model, topology, q)
     L, cs, rs = _scalings(model, topology, labels, rows)
 
-    # positions: first correct what was not given, then everything that is not driven
-    stages = [free & ~given_q, free] if np.any(free & ~given_q) and np.any(free & given_q) \
-        else [free]
+    # positions: first correct the estimates, then what was not given (as drawn), then
+    # everything that is not driven; each stage a larger set, tried while the loops stay open
+    stages = []
+    for movable in (free & estimate_q, free & ~given_q, free):
+        if np.any(movable) and not any(np.array_equal(movable, st) for st in stages):
+            stages.append(movable)
+    stages = stages or [free]
     for movable in stages:
         qa, phi, J, err, err_given, iterations = _close_positions(
             model, topology, q, movable, rs, cs, tol, max_iterations)

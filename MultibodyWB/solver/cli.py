@@ -9,6 +9,7 @@ Commands:
                               block structure, order and numbers of the overall transfer matrix
   run MODEL.xml [--method M] [--t-end T] [--step H] [--integrator I] [--out F.csv|F.npz]
                               simulate; progress bar on the terminal, summary at the end
+  warmup [--force]            compile the solver's kernels now (the set-up command does it)
 
 Exit codes: 0 success, 2 invalid model or bad input (every problem listed), 1 internal error.
 Never a traceback: an unexpected error is reported on one line and with exit code 1.
@@ -100,12 +101,20 @@ def _names(topo, names):
 
 
 def cmd_check(args, out) -> int:
+    from .model import ModelError
+    from .start import prepare
     model, problems = _load(args.model)
     if problems:
         _print_problems(args.model, problems, out)
         return EXIT_INVALID
+    try:
+        _, start = prepare(model, args.accept_corrections)
+    except ModelError as exc:          # the start moves parts, or a loop does not close
+        _print_problems(args.model, exc.problems, out)
+        return EXIT_INVALID
     print(f"{args.model}: valid", file=out)
     print(summary(model), file=out)
+    print(f"start: {start}", file=out)
     return EXIT_OK
 
 
@@ -134,6 +143,17 @@ def cmd_example(args, out) -> int:
     return EXIT_OK
 
 
+def cmd_warmup(args, out) -> int:
+    from .warmup import is_warm, stamp_path, warm_up
+    if is_warm() and not args.force:
+        print(f"solver kernels ready (stamp {stamp_path()})", file=out)
+        return EXIT_OK
+    print("compiling the solver's kernels (once per installation: about a minute)...", file=out,
+          flush=True)
+    warm_up(force=True, out=out)
+    return EXIT_OK
+
+
 def cmd_examples(args, out) -> int:
     from ..examples import EXAMPLES
     for name, (_, text) in EXAMPLES.items():
@@ -149,6 +169,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     c = sub.add_parser("check", help="validate a model and print its summary")
     c.add_argument("model", help="neutral model file (*.mbs.xml)")
+    c.add_argument("--accept-corrections", action="store_true",
+                   help="accept a start that moves parts away from the drawing (listed)")
     c.set_defaults(func=cmd_check)
     t = sub.add_parser("topology", help="draw the MSTMM topology figure")
     t.add_argument("model", help="neutral model file (*.mbs.xml)")
@@ -158,6 +180,9 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("name", help="example name (see 'examples')")
     e.add_argument("-o", "--output", required=True, help="model file to write")
     e.set_defaults(func=cmd_example)
+    w = sub.add_parser("warmup", help="compile the solver's kernels ahead of the first run")
+    w.add_argument("--force", action="store_true", help="compile even when the stamp is there")
+    w.set_defaults(func=cmd_warmup)
     ls = sub.add_parser("examples", help="list the built-in examples")
     ls.set_defaults(func=cmd_examples)
     from .mstmm import add_equation_command    # here: both import this module

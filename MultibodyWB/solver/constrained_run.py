@@ -37,7 +37,8 @@ from .assembly import assembled_state
 from .constrained import accelerations, length_scale, tree_system
 from .model import HINGE_TYPES
 from .partition import DriftControl, DriftError
-from .results import Recorder, _bryant_raw, continue_bryant, hinge_quantities
+from .results import (Recorder, _bryant_raw, continue_bryant, fill_residual,
+                      hinge_quantities)
 from .rotations import bryant_to_matrix
 
 __all__ = ["ConstrainedRecorder", "initial_state", "run", "CLOSURE_QUANTITIES"]
@@ -202,9 +203,9 @@ class ConstrainedRecorder:
         self.base.reset()
         self._prev = {}
 
-    def row(self, t: float, y) -> np.ndarray:
-        """The result row at (t, y)."""
-        base = self.base.row(t, y)
+    def row(self, t: float, y, flows=None) -> np.ndarray:
+        """The result row at (t, y); ``flows`` as in :meth:`.results.Recorder.row`."""
+        base = self.base.row(t, y, flows=flows)
         res = self.view.last
         extra = np.empty(self._n_extra)
         k = 0
@@ -261,10 +262,10 @@ class _Rows:
     def __init__(self):
         self.times, self.states, self.data = [], [], []
 
-    def add(self, rec, t, y):
+    def add(self, rec, t, y, flows=None):
         self.times.append(float(t))
         self.states.append(np.array(y, dtype=float))
-        self.data.append(rec.row(t, y))
+        self.data.append(rec.row(t, y, flows=flows))
 
 
 def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e-8, atol=1e-10,
@@ -312,14 +313,25 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
     y0 = project(0.0, y0)
     rec = ConstrainedRecorder(system)
     rows = _Rows()
-    rows.add(rec, 0.0, y0)
+    rows.add(rec, 0.0, y0, np.zeros(3))
     first = rec.view.last
     progress(0.0)
     evals = [0]
+    track = system.does_work         # the energy balance's works (see results)
+    flows = np.zeros(3)
 
     def f(t, y):
         evals[0] += 1
         return accelerations(system, t, y, details=False).ydot
+
+    def f_power(t, y):
+        """ydot and the power of drivers, forces and dampers (system.power_of)."""
+        evals[0] += 1
+        res = accelerations(system, t, y, details=False)
+        return res.ydot, system.power_of(t, res.q, res.u, res.hinge_loads, res)
+
+    def power(t, y):
+        return f_power(t, y)[1]
 
     wall = [_time.perf_counter()]
 
@@ -346,10 +358,18 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
         for k in range(n_full + (1 if tail else 0)):
             t = k * h
             hk = h if k < n_full else tail
-            k1 = f(t, y)
-            k2 = f(t + 0.5 * hk, y + 0.5 * hk * k1)
-            k3 = f(t + 0.5 * hk, y + 0.5 * hk * k2)
-            k4 = f(t + hk, y + hk * k3)
+            if track:
+                # the works as extra states of the same RK4 scheme
+                k1, p1 = f_power(t, y)
+                k2, p2 = f_power(t + 0.5 * hk, y + 0.5 * hk * k1)
+                k3, p3 = f_power(t + 0.5 * hk, y + 0.5 * hk * k2)
+                k4, p4 = f_power(t + hk, y + hk * k3)
+                flows = flows + (hk / 6.0) * (p1 + 2.0 * p2 + 2.0 * p3 + p4)
+            else:
+                k1 = f(t, y)
+                k2 = f(t + 0.5 * hk, y + 0.5 * hk * k1)
+                k3 = f(t + 0.5 * hk, y + 0.5 * hk * k2)
+                k4 = f(t + hk, y + hk * k3)
             y = y + (hk / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
             t_new = t_end if k == n_full else (k + 1) * h
             if not np.all(np.isfinite(y)):
@@ -358,14 +378,17 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
             y = project(t_new, y)
             steps += 1
             if k == n_full or (k + 1) % r == 0 or (k + 1 == n_full and not tail):
-                rows.add(rec, t_new, y)
+                rows.add(rec, t_new, y, flows)
             tick(t_new)
     else:
         import scipy.integrate as si
+
+        from .simulate import WorkQuadrature
         cls = getattr(si, integrator)
         times = output_times(t_end, output_step)
         y = y0
         h_next = min(step, t_end)
+        work = WorkQuadrature(power, integrator) if track else None
         for k in range(1, times.size):
             t0, t1 = float(times[k - 1]), float(times[k])
             solver = cls(f, t0, y, t1, rtol=rtol, atol=atol, first_step=min(h_next, t1 - t0))
@@ -374,12 +397,14 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
                 steps += 1
                 if solver.status == "failed":
                     raise SimulationError(f"{integrator} failed at t = {solver.t:g} s: {msg}")
+                if work is not None:
+                    flows = work.add(solver.dense_output(), solver.t_old, solver.t)
                 tick(solver.t)
             size = getattr(solver, "step_size", None)
             if size is not None and np.isfinite(size) and size > 0:
                 h_next = float(size) if solver.t - t0 > 0.5 * (t1 - t0) else h_next
             y = project(t1, solver.y)
-            rows.add(rec, t1, y)
+            rows.add(rec, t1, y, flows)
     dc.finish()
     progress(1.0)
 
@@ -421,5 +446,7 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
             min_singular_value_ratio_driven_held=(dc.min_ratio_free
                                                   if np.isfinite(dc.min_ratio_free) else None))
     info["warnings"] = warnings
-    return (rec.names, np.array(rows.times), np.array(rows.states), np.array(rows.data), info)
+    data = np.array(rows.data)
+    fill_residual(rec.names, data)
+    return (rec.names, np.array(rows.times), np.array(rows.states), data, info)
 

@@ -461,11 +461,13 @@ def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext,
     Uses Wext (applied wrench on each body at its hinge point, gravity included), tau
     (generalised hinge loads per velocity coordinate), driven and dd (prescribed
     accelerations). Fills udot (driven entries = dd), x (n,6) body accelerations at the hinge
-    points and, if ``wrenches`` (the integrator needs neither), Wh (n,6) the wrench each tree
-    hinge applies on its child at the hinge point and, for driven coordinates, tau with the
-    generalised force the driver applies. IA and pA end up holding each body's articulated
-    inertia and bias as seen through its hinge; U, Dinv, r0, ck, nfree, fidx and paS the rest
-    of the sweep (reused by :func:`load_sweep`). ``scratch``: system.Scratch.
+    points, Wh (n,6) the wrench each tree hinge applies on its child at the hinge point and,
+    for driven coordinates, tau with the generalised load along the coordinate (the driver's
+    plus the hinge's own spring and damper): Wh for every hinge if ``wrenches``, otherwise only
+    for the hinges with a driven coordinate (the integrator needs no wrench but the drivers'
+    loads, for their work: :func:`power_flows`). IA and pA end up holding each body's
+    articulated inertia and bias as seen through its hinge; U, Dinv, r0, ck, nfree, fidx and
+    paS the rest of the sweep (reused by :func:`load_sweep`). ``scratch``: system.Scratch.
 
     On speed (this and the other kernels of an evaluation): every array argument costs a
     reference count increment and decrement (atomic operations) per call unless numba's
@@ -688,8 +690,8 @@ def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext,
                 base[r + 2] += Sg[i, r + 2, j] * ud
         for a in range(6):
             x[i, a] = base[a]
-        if not wrenches:
-            continue
+        if not wrenches and nf == k:
+            continue                 # the integrator needs the wrench of driven hinges only
         if par >= 0:
             # Wh = Ia (E x_parent + e) + paS = Ia (base - ck - S du) + paS
             for a in range(6):
@@ -872,6 +874,71 @@ def evaluate_into(y, drv, mags, T, F, W, ydot):
 
 
 @njit(**_JIT)
+def power_flows(q, u, tau, mags, driven, drv_q, hk, hc, href, F, R, pb, pc, hp, w, vh, out):
+    """The power of what does work on the system besides gravity and springs, into ``out`` (3,).
+
+    ``out[0]``: drivers, the sum over driven coordinates of the driver's load (the hinge's
+    generalised load ``tau`` minus its own spring and damper, ``tau + k (q - ref) + c u``) times
+    the coordinate's rate; ``out[1]``: applied forces, the magnitudes of point forces and
+    torques (``F . v`` of the material point, ``T . w``) and the time-function part of
+    spring-dampers (``-f(t) dL/dt``); ``out[2]``: the power the dampers dissipate (>= 0): hinge
+    dampers ``c u^2`` on every velocity coordinate, spring-dampers ``c (dL/dt)^2``, rotational
+    spring-dampers ``c |w_in - w_out|^2``. Springs and gravity are conservative: their power is
+    minus the rate of the potential energy (not here). W (N m/s). ``q``, ``u``, ``tau`` and the
+    body kinematics ``R pb pc hp w vh`` of an evaluation; ``tau`` must hold the drivers' loads
+    (:func:`riccati` fills them).
+    """
+    pd = 0.0
+    pdis = 0.0
+    for j in range(u.size):
+        uj = u[j]
+        if hc[j] != 0.0:
+            pdis += hc[j] * uj * uj
+        if driven[j]:
+            pd += (tau[j] + hk[j] * (q[drv_q[j]] - href[j]) + hc[j] * uj) * uj
+    pf = 0.0
+    for f in range(F.pf_body.size):
+        b = F.pf_body[f]
+        if b < 0 or F.pf_mag[f] < 0:
+            continue
+        Rg, p, v, wb = _attach(b, F.pf_R[f], F.pf_p[f], R, pb, w, pc, vh, hp)
+        d0, d1, d2 = F.pf_dir[f, 0], F.pf_dir[f, 1], F.pf_dir[f, 2]
+        if F.pf_frame[f] == 1:
+            d0, d1, d2 = (Rg[0, 0] * d0 + Rg[0, 1] * d1 + Rg[0, 2] * d2,
+                          Rg[1, 0] * d0 + Rg[1, 1] * d1 + Rg[1, 2] * d2,
+                          Rg[2, 0] * d0 + Rg[2, 1] * d1 + Rg[2, 2] * d2)
+        mag = mags[F.pf_mag[f]]
+        if F.pf_torque[f]:
+            pf += mag * (d0 * wb[0] + d1 * wb[1] + d2 * wb[2])
+        else:
+            pf += mag * (d0 * v[0] + d1 * v[1] + d2 * v[2])
+    for f in range(F.sd_bi.size):
+        if F.sd_c[f] == 0.0 and F.sd_mag[f] < 0:
+            continue
+        Ri, pi_, vi, wi = _attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f], R, pb, w, pc, vh, hp)
+        Ro, po, vo, wo = _attach(F.sd_bo[f], F.sd_Ro[f], F.sd_po[f], R, pb, w, pc, vh, hp)
+        d0, d1, d2 = pi_[0] - po[0], pi_[1] - po[1], pi_[2] - po[2]
+        L = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if L < 1e-12:
+            continue                  # as in applied_loads: no load without a direction
+        Ld = ((vi[0] - vo[0]) * d0 + (vi[1] - vo[1]) * d1 + (vi[2] - vo[2]) * d2) / L
+        pdis += F.sd_c[f] * Ld * Ld
+        if F.sd_mag[f] >= 0:
+            pf -= mags[F.sd_mag[f]] * Ld
+    zero = np.zeros(3)
+    for f in range(F.rs_bi.size):
+        if F.rs_c[f] == 0.0:
+            continue
+        Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
+        Ro, po, vo, wo = _attach(F.rs_bo[f], F.rs_Ro[f], zero, R, pb, w, pc, vh, hp)
+        d0, d1, d2 = wi[0] - wo[0], wi[1] - wo[1], wi[2] - wo[2]
+        pdis += F.rs_c[f] * (d0 * d0 + d1 * d1 + d2 * d2)
+    out[0] = pd
+    out[1] = pf
+    out[2] = pdis
+
+
+@njit(**_JIT)
 def normalise_quaternions(y, quat):
     for k in range(quat.size):
         o = quat[k]
@@ -881,7 +948,8 @@ def normalise_quaternions(y, quat):
 
 
 @njit(**_JIT)
-def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start):
+def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
+            out_flows):
     """``nsteps`` RK4 steps from ``y`` (updated in place), starting at step index ``k0``.
 
     ``drv_grid`` (2K+1, nd, 3) and ``mag_grid`` (2K+1, nm) hold the time functions at the
@@ -889,9 +957,14 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     index) is written to ``out[out_start + ...]``. Returns the number of rows written. Releases
     the GIL (``nogil``): another thread can run while a chunk of steps computes.
 
+    ``flows`` (3,): the work of the drivers and of the applied forces and the energy the
+    dampers dissipated since t = 0 (J), carried on (updated in place) as extra states of the
+    same RK4 scheme: each stage's :func:`power_flows` weighted 1, 2, 2, 1. They are written to
+    ``out_flows`` with the states. An empty ``flows`` (size 0): nothing does work, skip it.
+
     Each evaluation makes the calls of :func:`evaluate_into` (see there why), with the arrays
-    taken out of the structs once, here, and without the hinge wrenches: W.Wh and the drivers'
-    entries of W.tau are left as they were.
+    taken out of the structs once, here, and without the hinge wrenches: W.Wh is left as it
+    was but for the hinges with a driven coordinate (see :func:`riccati`).
     """
     # tree
     parent, code, sgn, qo, uo, nq, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nq, T.nu
@@ -912,6 +985,9 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     ny = y.size
     half = 0.5 * h
     written = 0
+    track = flows.size > 0
+    pw = np.zeros(3)
+    pacc = np.zeros(3)
     for s in range(nsteps):
         k = k0 + s
         j = 2 * k
@@ -935,6 +1011,12 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
                             Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh, tau, t6a, t6b, t6c,
                             bool(False))
             _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, kd)
+            if track:
+                power_flows(q, u, tau, mag_grid[jj], driven, drv_q, hk, hc, href, F, R, pb, pc,
+                            hp, w, vh, pw)
+                wt = 1.0 if st == 0 or st == 3 else 2.0
+                for c in range(3):
+                    pacc[c] = wt * pw[c] if st == 0 else pacc[c] + wt * pw[c]
             if st == 0:
                 for a in range(ny):
                     acc[a] = kd[a]
@@ -953,9 +1035,15 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
         for a in range(ny):
             y[a] += h / 6.0 * acc[a]
         normalise_quaternions(y, quat)
+        if track:
+            for c in range(3):
+                flows[c] += h / 6.0 * pacc[c]
         if (k + 1) % out_every == 0:
             for a in range(ny):
                 out[out_start + written, a] = y[a]
+            if track:
+                for c in range(3):
+                    out_flows[out_start + written, c] = flows[c]
             written += 1
     return written
 
@@ -1114,7 +1202,8 @@ def load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, pB, paB, rB, 
 
     Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
     velocity terms, hinge loads and prescribed accelerations are zero. Fills dud (nu), dx (n,6)
-    and, if ``wrenches``, dWh (n,6). Scratch: pB, paB (n,6), rB (n,6); base, rr, xp (6).
+    and dWh (n,6): every row if ``wrenches``, else the rows of hinges with a driven coordinate.
+    Scratch: pB, paB (n,6), rB (n,6); base, rr, xp (6).
     """
     n = parent.size
     for i in range(n):
@@ -1183,8 +1272,8 @@ def load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, pB, paB, rB, 
             base[r + 2] += Sg[i, r + 2, j] * s
         for a in range(6):
             dx[i, a] = base[a]
-        if not wrenches:
-            continue
+        if not wrenches and nf == NU[ci]:
+            continue                 # as in riccati: driven hinges only
         if par >= 0:
             for a in range(6):
                 s = paB[i, a]
@@ -1207,8 +1296,8 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     C: the cut hinges (system.Cuts), L: their work arrays (system.LoopWork); the other arrays
     are the tree's and the sweep's (see :func:`riccati`). Fills L.lam (m), L.Wcut (nc, 6)
     (wrench on each cut hinge's input body at its input marker origin), L.loop_rank[0] (rank of
-    the constraint system) and corrects udot, x and, if ``wrenches`` (as in :func:`riccati`),
-    Wh and the drivers' loads in tau.
+    the constraint system) and corrects udot, x, the drivers' loads in tau and Wh (every row if
+    ``wrenches``, else the rows of hinges with a driven coordinate, as in :func:`riccati`).
     """
     m = C.c_of_row.size
     if m == 0:
@@ -1290,8 +1379,8 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
         for i in range(n):
             for a in range(6):
                 x[i, a] += lj * dx[j, i, a]
-        if wrenches:
-            for i in range(n):
+        for i in range(n):
+            if wrenches or nfree[i] < nu[i]:
                 for a in range(6):
                     Wh[i, a] += lj * dWh[j, i, a]
     Wcut = L.Wcut
@@ -1302,8 +1391,6 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
         k = C.c_of_row[j]
         for a in range(6):
             Wcut[k, a] += Ncol[j, a] * lam[j]
-    if not wrenches:
-        return
     # drivers' loads with the constraint loads included
     for i in range(n):
         o = uo[i]

@@ -291,10 +291,39 @@ class RigidBody(_Part):
 
 @dataclass
 class Driver:
-    """A hinge coordinate prescribed as a function of time (expression in ``t``)."""
+    """A hinge coordinate prescribed as a function of time (expression ``f`` in ``t``).
+
+    ``from_start`` False: the coordinate is ``f(t)`` (measured from the markers' coinciding
+    frames, the "zero" of the coordinate). True: it is ``q_start + f(t)``, ``q_start`` the
+    coordinate's start value (its initial coordinate, else as drawn), so that ``2*pi*t`` turns a
+    crank from where it is drawn.
+    """
 
     coordinate: str
     expression: str
+    from_start: bool = False
+
+
+@dataclass
+class Motor:
+    """A hinge coordinate driven at a constant speed from its start value (see :class:`Driver`).
+
+    ``speed`` in m/s (translations) or rad/s (rotations); ``ramp_time`` (s) > 0 brings the speed
+    up from zero smoothly (a half-cosine in the speed: the acceleration is continuous and zero at
+    both ends of the ramp), 0 starts at full speed.
+    """
+
+    coordinate: str
+    speed: float
+    ramp_time: float = 0.0
+
+    def expression(self) -> str:
+        """The motor's displacement from the start as an expression in ``t`` (m or rad)."""
+        w, T = repr(float(self.speed)), repr(float(self.ramp_time))
+        if self.ramp_time <= 0.0:
+            return f"{w}*t"
+        tau = f"min(t, {T})"
+        return f"0.5*{w}*({tau} - {T}/pi*sin(pi*{tau}/{T})) + {w}*(t - {tau})"
 
 
 @dataclass
@@ -306,7 +335,14 @@ class Hinge:
 
     ``initial_coordinates`` None means "as drawn": the coordinates are measured from the markers'
     poses in the bodies' drawn configuration.  ``spring_reference`` is the coordinate value at
-    which the hinge's spring is relaxed (default 0: markers coincide).
+    which the hinge's spring is relaxed (default 0: markers coincide); with
+    ``spring_reference_start`` it is the coordinates' start value instead (no stored energy at
+    t = 0). ``motors`` drive coordinates at constant speed from their start values.
+
+    Given ``initial_coordinates`` and ``initial_rates`` are prescribed: a run keeps them exactly
+    or refuses to start. With ``initial_coordinates_estimate`` / ``initial_rates_estimate`` they
+    are estimates (seed 003's "initial estimate for closed loop systems") that the assembly of
+    closed loops may change.
     """
 
     element = "Hinge"
@@ -324,6 +360,10 @@ class Hinge:
     lower_limits: Optional[np.ndarray] = None
     upper_limits: Optional[np.ndarray] = None
     drivers: list[Driver] = field(default_factory=list)
+    motors: list[Motor] = field(default_factory=list)
+    spring_reference_start: bool = False
+    initial_coordinates_estimate: bool = False
+    initial_rates_estimate: bool = False
 
     _VECTORS = ("initial_coordinates", "initial_rates", "stiffness", "damping",
                 "spring_reference", "lower_limits", "upper_limits")

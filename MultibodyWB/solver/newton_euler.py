@@ -127,6 +127,13 @@ Results (the same columns as every method, see :mod:`.results`)
     accelerations are projections of the bodies' relative motion on the hinge's axes.
     Cut hinges have the columns of every hinge plus their loop-closure errors (``closure_gap``
     ...), here the deflection of their penalty joint (:class:`NewtonEulerRecorder`).
+    The energy balance (``energy.work_drivers``, ``work_forces``, ``dissipated``): the power of
+    the drivers (their loads times the coordinates' rates), of the applied forces and of the
+    hinges' own and the force elements' dampers, evaluated at the output times and integrated by
+    the trapezoidal rule, so it is as accurate as the output step resolves the motion. The
+    penalty joints are not in it: the energy they store (deflection ``1/2 d^T K d``) and
+    dissipate (their damping), the method's O(h) energy error, and the sampling error of the
+    works are in ``energy.residual``; use a fine output step (or ``mstmm``) for a tight balance.
     At t = 0 the joints are not yet deflected: the first row has zero reactions and the
     accelerations of the bodies without their joints. The joints load within their ring-down time
     (about ``n_j / w_J``, some ten steps), after which the reactions follow the rigid ones to
@@ -159,6 +166,7 @@ from .kinematics import (Pose, coordinate_slices, drawn_poses, forward_kinematic
                          hinge_coordinates, initial_coordinates, loop_jacobian, loop_residual,
                          marker_pose, motion_subspace, twist_jacobian)
 from .model import HINGE_TYPES, ModelError, MultibodySystem, Problem
+from .results import fill_residual
 from .rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
 from .system import Forces, Instant, bryant_to_quaternion, marker_attachment
 from .timefunction import parse
@@ -1632,6 +1640,28 @@ class NewtonEuler:
         row = self.advance(0, record_last=True)[0]
         return self.instant_of_row(self.t, row)
 
+    @property
+    def does_work(self) -> bool:
+        """Whether drivers, forces with a magnitude or dampers do work (as
+        :attr:`.system.System.does_work`; the penalty joints are not counted)."""
+        Jt, F = self.Jt, self.forces
+        return bool(self.drivers or np.any(Jt.hc != 0.0) or np.any(F.pf_mag >= 0)
+                    or np.any(F.sd_mag >= 0) or np.any(F.sd_c != 0.0) or np.any(F.rs_c != 0.0))
+
+    def power(self, inst: Instant) -> np.ndarray:
+        """Power of the drivers, of the applied forces, and dissipated by the hinges' own and
+        the force elements' dampers at an instant, (3,) W (:func:`.kernels.power_flows`; the
+        penalty joints' dampers are not counted)."""
+        from .kernels import power_flows
+        Jt = self.Jt
+        driven = np.zeros(Jt.hk.size, dtype=np.int64)
+        driven[Jt.drv_u] = 1
+        mags = np.array([f(inst.t) for f in self.magnitudes] or [0.0])
+        out = np.zeros(3)
+        power_flows(inst.q, inst.u, inst.tau, mags, driven, Jt.uq, Jt.hk, Jt.hc, Jt.href,
+                    self.forces, inst.R, inst.pb, inst.pc, inst.hp, inst.w, inst.vh, out)
+        return out
+
     def state_vector(self, inst: Instant) -> np.ndarray:
         """``[q; u]`` of an instant."""
         return np.concatenate([inst.q, inst.u])
@@ -1711,10 +1741,11 @@ class NewtonEulerRecorder:
     def reset(self) -> None:
         self.base.reset()
 
-    def row(self, t: float, y: np.ndarray, instant: Instant, closure=None) -> np.ndarray:
+    def row(self, t: float, y: np.ndarray, instant: Instant, closure=None,
+            flows=None) -> np.ndarray:
         """The result row of an instant of the method; ``closure`` (nh, 4) from
-        :meth:`NewtonEuler.closure_of_row`."""
-        out = self.base.row(t, y, instant)
+        :meth:`NewtonEuler.closure_of_row`, ``flows`` as in :meth:`.results.Recorder.row`."""
+        out = self.base.row(t, y, instant, flows=flows)
         if not self.cuts:
             return out
         extra = closure[self.cuts].ravel()
@@ -1748,12 +1779,22 @@ def run(model: MultibodySystem, t_end: float, step: float, output_step: float, p
     if tail <= 1e-9 * max(t_end, h):
         tail = 0.0
     times, states, data = [], [], []
+    # the energy balance: the power of drivers, forces and dampers at the output times,
+    # integrated by the trapezoidal rule (see the module docstring)
+    track = ne.does_work
+    flows, last_power = np.zeros(3), None
 
     def add(t, row):
+        nonlocal flows, last_power
         inst = ne.instant_of_row(t, row)
+        if track:
+            p = ne.power(inst)
+            if last_power is not None:
+                flows = flows + 0.5 * (t - times[-1]) * (p + last_power)
+            last_power = p
         times.append(t)
         states.append(ne.state_vector(inst))
-        data.append(rec.row(t, states[-1], inst, ne.closure_of_row(row)))
+        data.append(rec.row(t, states[-1], inst, ne.closure_of_row(row), flows=flows))
 
     progress(0.0)
     total = n_full + (1 if tail else 0)
@@ -1790,5 +1831,6 @@ def run(model: MultibodySystem, t_end: float, step: float, output_step: float, p
                 joint_parameters={k: list(v) for k, v in ne.joint_parameters.items()})
     if rec.cuts:
         info["loop_closure"] = dict(max_residual=rec.max_closure)
-    return (np.array(times), np.array(states).reshape(len(times), ne.ny), np.array(data),
-            info, rec)
+    data = np.array(data)
+    fill_residual(rec.names, data)
+    return (np.array(times), np.array(states).reshape(len(times), ne.ny), data, info, rec)

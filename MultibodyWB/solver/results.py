@@ -44,6 +44,17 @@ Conventions
   ``phi`` the rotation vector w.r.t. the spring reference; exact potential for equal k_i),
   spring-dampers ``1/2 k (L - L0)^2`` and rotational spring-dampers ``1/2 k |phi|^2``. Dampers,
   drivers and time-dependent forces do work, so ``energy.total`` is constant only without them.
+* Energy balance: ``energy.work_drivers``, ``energy.work_forces`` and ``energy.dissipated`` are
+  the work done since t = 0 by the drivers and the applied forces and the energy the dampers
+  dissipated, integrated with the state by the integrator (``rk4``: extra states of the same
+  RK4 scheme; the adaptive integrators: Gauss quadrature of the power over each step's dense
+  output); ``energy.residual = total - total(0) - work_drivers - work_forces + dissipated`` is
+  what the balance misses: the integration error (the *drift*), plus, for the ``constrained``
+  method, what the projections onto the loop constraints change, and, for the
+  ``newton-euler`` method, the energy stored and dissipated in its penalty joints (see
+  :mod:`.newton_euler`). Springs and gravity are in ``energy.potential``, not in the works. The
+  rotation springs of spherical, free and bushing hinges with unequal stiffnesses are not
+  conservative with the potential above: the difference is in the residual.
 """
 
 from __future__ import annotations
@@ -138,7 +149,18 @@ ENERGY_COLUMNS: dict[str, tuple[str, str]] = {
                      "spring-dampers"),
     "potential": ("J", "gravity + elastic"),
     "total": ("J", "kinetic + potential"),
+    "work_drivers": ("J", "work done since t = 0 by the drivers (prescribed hinge coordinates, "
+                          "motors)"),
+    "work_forces": ("J", "work done since t = 0 by the applied forces: point forces and "
+                         "torques, the time-function part of spring-dampers"),
+    "dissipated": ("J", "energy dissipated since t = 0 by the dampers of hinges (bushings "
+                        "included), spring-dampers and rotational spring-dampers"),
+    "residual": ("J", "energy balance residual (drift): total - total(0) - work_drivers - "
+                      "work_forces + dissipated"),
 }
+#: The energy-balance columns (:data:`ENERGY_COLUMNS`): works and dissipation since t = 0 and
+#: the residual of the balance.
+BALANCE_COLUMNS = ("work_drivers", "work_forces", "dissipated", "residual")
 
 _QUAT_TYPES = ("spherical", "free", "bushing")
 
@@ -356,21 +378,51 @@ class Results:
 
     # -- summary ------------------------------------------------------------------------------
     def energy_drift(self) -> tuple[float, float]:
-        """(final - initial total energy, the same relative to a scale of the energies) in J, 1.
+        """The drift: the energy balance's residual at the end (J), and the same relative to a
+        scale of the energies (1).
 
-        The scale is the largest of |E_total(0)|, the largest kinetic energy and the largest
-        |potential energy| change, so that a system at rest or with E = 0 still gets a
-        meaningful relative number.
+        The residual is ``energy.residual`` (the change of the total energy less the work of
+        the drivers and the applied forces plus the energy the dampers dissipated); results
+        without that column (files of older versions) give the change of the total energy. The
+        scale is the largest of |E_total(0)|, the largest kinetic energy, the largest
+        |potential energy| change and the largest |work| or dissipated energy, so that a system
+        at rest or with E = 0 still gets a meaningful relative number.
         """
         if "energy.total" not in self or len(self) == 0:
             return math.nan, math.nan
         e = self.column("energy.total")
+        d = (float(self.column("energy.residual")[-1]) if "energy.residual" in self
+             else float(e[-1] - e[0]))
+        return d, d / self._energy_scale()
+
+    def _energy_scale(self) -> float:
+        """The scale of the energies (J), see :meth:`energy_drift`."""
+        e = self.column("energy.total")
         scale = max(abs(e[0]), float(np.max(np.abs(self.column("energy.kinetic")))),
                     float(np.ptp(self.column("energy.potential"))), 1e-300)
-        return float(e[-1] - e[0]), float((e[-1] - e[0]) / scale)
+        for c in BALANCE_COLUMNS[:3]:
+            if f"energy.{c}" in self:
+                scale = max(scale, float(np.max(np.abs(self.column(f"energy.{c}")))))
+        return scale
+
+    def energy_balance(self) -> dict:
+        """The energy balance at the end of the run (J): ``start``, ``end`` (total energy),
+        ``work_drivers``, ``work_forces``, ``dissipated``, ``residual`` and ``relative`` (the
+        residual relative to the energies' scale ``scale``, :meth:`energy_drift`). Without the
+        balance columns (older files) the works are NaN and the residual is the change of the
+        total."""
+        e = self.column("energy.total")
+        d, rel = self.energy_drift()
+        out = dict(start=float(e[0]), end=float(e[-1]), scale=self._energy_scale())
+        for c in BALANCE_COLUMNS[:3]:
+            out[c] = (float(self.column(f"energy.{c}")[-1]) if f"energy.{c}" in self
+                      else math.nan)
+        out.update(residual=d, relative=rel)
+        return out
 
     def summary(self) -> str:
-        """A short text: the run, final body positions, energy drift, wall time, speed."""
+        """A short text: the run, final body positions, the energy balance (works of drivers
+        and forces, dissipated energy, and its residual: the drift), wall time, speed."""
         m = self.meta
         lines = []
         head = f"Results of '{m.get('model', '?')}'"
@@ -396,10 +448,19 @@ class Results:
                 p = self.position(b)[-1]
                 lines.append(f"    {b:<{width}}  x {p[0]: .6g}  y {p[1]: .6g}  z {p[2]: .6g}")
         if "energy.total" in self and len(self):
-            e = self.column("energy.total")
-            d, rel = self.energy_drift()
-            lines.append(f"  energy: total {e[0]:.9g} J at start, {e[-1]:.9g} J at the end; "
-                         f"drift {d:.3g} J ({rel:.3g} relative)")
+            b = self.energy_balance()
+            text = f"  energy: total {b['start']:.9g} J at start, {b['end']:.9g} J at the end; "
+            if "energy.residual" in self:
+                # works below round-off of the energies (a force that is ~0) read as 0
+                tiny = 1e-13 * b["scale"]
+                wd, wf, dis = (0.0 if abs(b[k]) < tiny else b[k] for k in BALANCE_COLUMNS[:3])
+                text += (f"work of drivers {wd:.6g} J, of forces {wf:.6g} J, dissipated "
+                         f"{dis:.6g} J; residual (drift) {b['residual']:.3g} J "
+                         f"({b['relative']:.3g} relative)")
+            else:
+                text += (f"change {b['residual']:.3g} J ({b['relative']:.3g} relative; no "
+                         "energy balance in these results)")
+            lines.append(text)
         for w in m.get("warnings", []):
             lines.append(f"  warning: {w}")
         return "\n".join(lines)
@@ -412,6 +473,18 @@ class Results:
 # --------------------------------------------------------------------------------------------------
 # Computing the columns from the solver
 # --------------------------------------------------------------------------------------------------
+
+def fill_residual(names, data) -> None:
+    """Fill ``energy.residual`` of a run's table ``data`` (rows in time order) in place:
+    ``total - total(0) - work_drivers - work_forces + dissipated`` (see the module docstring)."""
+    ix = {n: i for i, n in enumerate(names)}
+    if "energy.residual" not in ix or len(data) == 0:
+        return
+    e = data[:, ix["energy.total"]]
+    data[:, ix["energy.residual"]] = (e - e[0] - data[:, ix["energy.work_drivers"]]
+                                      - data[:, ix["energy.work_forces"]]
+                                      + data[:, ix["energy.dissipated"]])
+
 
 def _bryant_raw(R) -> np.ndarray:
     """Bryant angles of rotation matrices (k, 3, 3) -> (k, 3), b in [-pi/2, pi/2]."""
@@ -522,7 +595,7 @@ class Recorder:
                 nq=int(T.nq[i]), nu=int(T.nu[i]), sgn=float(T.sgn[i]), drv=drv,
                 ntrans=3 if h.type in ("free", "bushing") else 0, ncols=len(qties)))
         self.n_quat = sum(1 for s in self.hinge_specs if s["quat"])
-        names += [f"energy.{q}" for q in ("kinetic", "gravity", "elastic", "potential", "total")]
+        names += [f"energy.{q}" for q in ENERGY_COLUMNS]
         self.names = names
         self.bodies = body_names
         self.hinges = hinge_prefixes
@@ -538,11 +611,14 @@ class Recorder:
         self._prev = None
 
     # -- one row ------------------------------------------------------------------------------
-    def row(self, t: float, y: np.ndarray, instant=None) -> np.ndarray:
+    def row(self, t: float, y: np.ndarray, instant=None, flows=None) -> np.ndarray:
         """The result row at (t, y).
 
         ``instant``: the :class:`~.system.Instant` at (t, y) when the caller has it already
-        (another formulation); by default ``system.instant(t, y)``.
+        (another formulation); by default ``system.instant(t, y)``. ``flows``: the work of the
+        drivers and of the applied forces and the dissipated energy since t = 0 (J; None:
+        zeros). ``energy.residual`` is left 0: :func:`fill_residual` computes it from the whole
+        run.
         """
         inst = self.system.instant(t, y) if instant is None else instant
         T = self.system.tree
@@ -597,6 +673,8 @@ class Recorder:
         # energies
         ek, eg, ee = self._energies(inst)
         out[k:k + 5] = ek, eg, ee, eg + ee, ek + eg + ee
+        out[k + 5:k + 8] = 0.0 if flows is None else flows
+        out[k + 8] = 0.0
         return out
 
     def _energies(self, inst):

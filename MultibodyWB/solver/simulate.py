@@ -24,6 +24,15 @@ Integrators (``Simulation/Integrator``)
     ``AbsoluteTolerance`` and ``Step`` as the first step; the states at the output times come from
     the integrator's dense output, quaternions normalised there.
 
+Energy balance (the ``energy.work_drivers``, ``work_forces``, ``dissipated`` and ``residual``
+columns of :mod:`.results`): when the model has drivers, forces with a magnitude or dampers
+(:attr:`.system.System.does_work`), ``rk4`` integrates their power (:func:`.kernels.power_flows`)
+as three extra states of the same RK4 scheme inside the compiled run, and the adaptive
+integrators integrate it over the dense output of every step by Gauss-Legendre quadrature
+(:data:`WORK_NODES` nodes, cut at the output times; ``meta['power_evaluations']`` counts them).
+Either way the residual of the balance is the integration error. The states and the existing
+columns are the same as without it, bit for bit.
+
 Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
 grid). Only the output rows are kept, so a run of a million steps needs memory for its output
 only.
@@ -39,7 +48,7 @@ import numpy as np
 
 from . import kernels as K
 from .model import INTEGRATORS, METHODS, ModelError, MultibodySystem, Problem
-from .results import Recorder, Results
+from .results import Recorder, Results, fill_residual
 
 ADAPTIVE = ("DOP853", "RK45", "Radau", "BDF", "LSODA")
 #: Wall time aimed at per rk4 chunk (s): how often progress and cancel are looked at.
@@ -122,7 +131,8 @@ def output_times(t_end: float, output_step: float) -> np.ndarray:
 
 
 def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
-             output_step=None, progress=None, cancel=None, **options) -> Results:
+             output_step=None, progress=None, cancel=None, accept_corrections=False,
+             **options) -> Results:
     """Simulate ``model`` and return its :class:`~.results.Results`.
 
     Parameters
@@ -139,6 +149,10 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     cancel : callable() -> bool, optional
         Looked at between chunks (rk4) or steps (adaptive): True stops the run, which raises
         :class:`Cancelled`.
+    accept_corrections : bool
+        The run starts from the drawing (:mod:`.start`): a start that would move a body away from
+        where it is drawn (markers that do not meet, a driver starting elsewhere, a loop that does
+        not close as drawn) raises :class:`~.start.StartCorrectionError` unless this is True.
     **options
         Options of the method: ``newton-euler`` takes ``joint_fraction``, ``joint_frequency``,
         ``joint_damping_ratio`` (see :class:`.newton_euler.NewtonEuler`).
@@ -148,6 +162,8 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     ModelError
         The model or the settings are not valid (every problem listed; settings as
         ``Simulation``, field ``Method``, ``OutputStep``...).
+    StartCorrectionError
+        (a ModelError) The start is not the drawing and ``accept_corrections`` is False.
     Cancelled
     SimulationError
         An adaptive integrator failed.
@@ -157,12 +173,16 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     model.check()
     method, integrator, t_end, step, output_step, rtol, atol = _settings(
         model, method, integrator, t_end, step, output_step)
+    from .start import prepare
+    model, start = prepare(model, accept_corrections)
+    start_meta = _start_meta(start)
     if method == "constrained":
-        return _simulate_constrained(model, integrator, t_end, step, output_step, rtol, atol,
-                                     progress, cancel, wall0)
+        return _with_start(_simulate_constrained(model, integrator, t_end, step, output_step,
+                                                 rtol, atol, progress, cancel, wall0),
+                           start_meta)
     if method == "newton-euler":
-        return _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wall0,
-                                      options)
+        return _with_start(_simulate_newton_euler(model, t_end, step, output_step, progress,
+                                                  cancel, wall0, options), start_meta)
     if options:
         raise TypeError(f"the method {method} takes no options ({', '.join(options)})")
     system = System(model)
@@ -193,7 +213,26 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
     if system.cuts:
         meta.update(_loop_report(system, report, times, states))
-    return Results(rec.names, data, meta, states)
+    return _with_start(Results(rec.names, data, meta, states), start_meta)
+
+
+def _start_meta(start) -> dict:
+    """What the results' ``meta`` records of the start (:mod:`.start`)."""
+    meta = dict(start=str(start), start_corrected=[
+        dict(body=m.name, distance=m.distance, angle=m.angle) for m in start.moves])
+    if start.notes:
+        meta["start_notes"] = list(start.notes)
+    return meta
+
+
+def _with_start(results, start_meta):
+    """``results`` with the start's record in its ``meta``; an accepted correction is a warning."""
+    results.meta.update(start_meta)
+    if start_meta["start_corrected"]:
+        warnings = results.meta.setdefault("warnings", [])
+        warnings.insert(0, "the start was corrected away from the drawing (accepted): "
+                           + start_meta["start"].split("\n", 1)[-1].strip())
+    return results
 
 
 def _loop_report(system, report, times, states) -> dict:
@@ -266,15 +305,49 @@ class _Rows:
         self.times = np.empty(n)
         self.n = 0
 
-    def add(self, rec, t, y):
+    def add(self, rec, t, y, flows=None):
         self.times[self.n] = t
         self.states[self.n] = y
-        self.data[self.n] = rec.row(t, y)
+        self.data[self.n] = rec.row(t, y, flows=flows)
         self.n += 1
 
-    def done(self):
+    def done(self, names):
         n = self.n
+        fill_residual(names, self.data[:n])
         return self.times[:n], self.states[:n], self.data[:n]
+
+
+#: Gauss-Legendre nodes per step (or part of a step) for the work of the adaptive integrators:
+#: exact for polynomials of degree 2 n - 1, beyond the order of each one's dense output.
+WORK_NODES = {"DOP853": 4, "RK45": 3, "Radau": 3, "BDF": 3, "LSODA": 3}
+
+
+class WorkQuadrature:
+    """The work columns of an adaptive run: the power (``power(t, y) -> (3,)``) integrated over
+    the dense output of every step by Gauss-Legendre quadrature, cut at the output times.
+
+    The states at the output times come from the same dense output, so the energy balance's
+    residual measures the integration error.
+    """
+
+    def __init__(self, power, integrator):
+        self.power = power
+        self.x, self.w = np.polynomial.legendre.leggauss(WORK_NODES.get(integrator, 4))
+        self.flows = np.zeros(3)
+        self.evaluations = 0
+
+    def add(self, dense, t0, t1):
+        """Add the integral over [t0, t1] of the power along ``dense`` (the step's dense
+        output); returns the flows since t = 0."""
+        if t1 > t0:
+            mid, half = 0.5 * (t0 + t1), 0.5 * (t1 - t0)
+            s = np.zeros(3)
+            for x, w in zip(self.x, self.w):
+                t = mid + half * x
+                s += w * self.power(t, dense(t))
+            self.evaluations += self.x.size
+            self.flows = self.flows + half * s
+        return self.flows
 
 
 def _driver_functions(system):
@@ -324,12 +397,16 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
     y = y0.copy()
     T, F, W = system.tree, system.forces, system.work
     fns = _driver_functions(system)
-    rows.add(rec, 0.0, y)
+    # the work columns: extra states of the compiled RK4 (none when nothing does work)
+    flows = np.zeros(3 if system.does_work else 0)
+    zero = np.zeros(3)
+    rows.add(rec, 0.0, y, zero)
     progress(0.0)
     total = n_full + (1 if tail else 0)
     k = 0                                                 # steps done
     chunk = min(r * max(1, 64 // r), MAX_CHUNK) if r <= MAX_CHUNK else MAX_CHUNK
     buf = np.empty((max(MAX_CHUNK // r, 1) + 1, system.ny))
+    buf_flows = np.zeros((buf.shape[0], 3))
     while k < n_full:
         if cancel():
             raise Cancelled("the run was cancelled")
@@ -343,16 +420,16 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
             n = min(chunk, n_full - k, r - k % r)
             every = n if (k + n) % r == 0 else n + 1
         drv, mags = _grids(system, k, h, n, fns)
-        written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0)
+        written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows)
         if not np.all(np.isfinite(y)):
             raise SimulationError(f"the state is not finite after t = {(k + n) * h:g} s; "
                                   "try a smaller step")
         first = k // r + 1 if r <= MAX_CHUNK else (k + n) // r
         for j in range(written):
-            rows.add(rec, (first + j) * r * h, buf[j])
+            rows.add(rec, (first + j) * r * h, buf[j], buf_flows[j])
         k += n
         if k == n_full and n_full % r and not tail:
-            rows.add(rec, k * h, y)                      # the end, off the output grid
+            rows.add(rec, k * h, y, flows if flows.size else zero)   # the end, off the grid
         # next chunk: about CHUNK_SECONDS of work
         dt = _time.perf_counter() - t_chunk
         target = n * CHUNK_SECONDS / max(dt, 1e-6)
@@ -364,10 +441,10 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
         if cancel():
             raise Cancelled("the run was cancelled")
         drv, mags = _grids(system, n_full, h, 1, fns, tail=tail)
-        K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0)
-        rows.add(rec, t_end, y)
+        K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows)
+        rows.add(rec, t_end, y, flows if flows.size else zero)
     progress(1.0)
-    times, states, data = rows.done()
+    times, states, data = rows.done(rec.names)
     info = dict(steps=total, evaluations=4 * total)
     return times, states, data, info
 
@@ -384,7 +461,8 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     cls = getattr(si, integrator)
     times = output_times(t_end, output_step)
     rows = _Rows(times.size, system.ny, len(rec.names))
-    rows.add(rec, 0.0, y0)
+    work = WorkQuadrature(system.power, integrator) if system.does_work else None
+    rows.add(rec, 0.0, y0, np.zeros(3))
     progress(0.0)
     first = min(step, t_end)
     solver = cls(system.derivative, 0.0, y0.copy(), t_end, rtol=rtol, atol=atol,
@@ -397,12 +475,19 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
         if solver.status == "failed":
             raise SimulationError(f"{integrator} failed at t = {solver.t:g} s: {msg}")
         steps += 1
-        if nxt < times.size and times[nxt] <= solver.t:
+        if work is not None or (nxt < times.size and times[nxt] <= solver.t):
             dense = solver.dense_output()
+            a = solver.t_old
             while nxt < times.size and times[nxt] <= solver.t:
                 y = solver.y if times[nxt] == solver.t else dense(times[nxt])
-                rows.add(rec, float(times[nxt]), _normalised(system, y))
+                flows = np.zeros(3)
+                if work is not None:
+                    flows = work.add(dense, a, float(times[nxt]))
+                    a = float(times[nxt])
+                rows.add(rec, float(times[nxt]), _normalised(system, y), flows)
                 nxt += 1
+            if work is not None:
+                work.add(dense, a, solver.t)
         frac = solver.t / t_end
         if frac >= last + 0.005 and frac < 1.0:
             progress(frac)
@@ -410,8 +495,10 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     if nxt < times.size:
         raise SimulationError(f"{integrator} stopped at t = {solver.t:g} s before the end")
     progress(1.0)
-    t, states, data = rows.done()
+    t, states, data = rows.done(rec.names)
     info = dict(steps=steps, evaluations=int(solver.nfev))
+    if work is not None:
+        info["power_evaluations"] = work.evaluations
     return t, states, data, info
 
 
@@ -468,6 +555,10 @@ def add_run_command(subparsers):
     r.add_argument("--step", type=float, help="integrator step (rk4) or first step, s")
     r.add_argument("--output-step", type=float, help="spacing of the results, s")
     r.add_argument("--out", "-o", help="results file, .csv or .npz")
+    r.add_argument("--accept-corrections", action="store_true",
+                   help="run even when the start moves parts away from the drawing (markers that "
+                        "do not meet, drivers that start elsewhere, loops that do not close as "
+                        "drawn); without it such a run is refused, listing what would move")
     r.set_defaults(func=cmd_run)
     return r
 
@@ -484,7 +575,8 @@ def cmd_run(args, out) -> int:
     bar = ProgressBar(sys.stderr)
     try:
         res = simulate(model, method=args.method, integrator=args.integrator, t_end=args.t_end,
-                       step=args.step, output_step=args.output_step, progress=bar)
+                       step=args.step, output_step=args.output_step, progress=bar,
+                       accept_corrections=args.accept_corrections)
     except ModelError as exc:
         _print_problems(args.model, exc.problems, out)
         return EXIT_INVALID

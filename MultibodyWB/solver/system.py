@@ -67,8 +67,9 @@ def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
 
     The kernels get only the arrays they use (see ``kernels.evaluate_into``); the loop closure's
     arrays (``Work.loops``) and small scratch arrays (``Work.scratch``) have structs of their
-    own. ``kernels.rk4_run`` leaves Wh and the drivers' entries of tau as they were (the
-    integrator does not need them): :meth:`System.instant` evaluates again.
+    own. ``kernels.rk4_run`` leaves Wh as it was but for the hinges with a driven coordinate
+    (the integrator needs only the drivers' loads, for their work): :meth:`System.instant`
+    evaluates again.
     """
     z = np.zeros
     ny = nq + nu
@@ -448,6 +449,31 @@ class System:
         """State derivative dy/dt at (t, y)."""
         return K.evaluate(np.ascontiguousarray(y, dtype=float), self.driver_values(t),
                           self.magnitude_values(t), self.tree, self.forces, self.work)
+
+    @property
+    def does_work(self) -> bool:
+        """Whether anything but gravity and springs does work: drivers, forces with a
+        magnitude, dampers (see :func:`.kernels.power_flows`). Without them the energy is
+        conserved and the integrators skip the work columns (they stay 0)."""
+        T, F = self.tree, self.forces
+        return bool(self.drivers or np.any(T.hc != 0.0) or np.any(F.pf_mag >= 0)
+                    or np.any(F.sd_mag >= 0) or np.any(F.sd_c != 0.0) or np.any(F.rs_c != 0.0))
+
+    def power(self, t: float, y: np.ndarray) -> np.ndarray:
+        """Power of the drivers, of the applied forces, and dissipated by the dampers at (t, y),
+        shape (3,), W (:func:`.kernels.power_flows`)."""
+        self.derivative(t, y)
+        return self.power_of(t, self.work.q, self.work.u, self.work.tau, self.work)
+
+    def power_of(self, t: float, q, u, tau, kin) -> np.ndarray:
+        """:meth:`power` from an evaluation's coordinates ``q``, ``u``, hinge loads ``tau``
+        (drivers' loads included) and body kinematics ``kin`` (``R pb pc hp w vh``: an
+        :class:`Instant`, the work arrays, or another formulation's result)."""
+        out = np.zeros(3)
+        T = self.tree
+        K.power_flows(q, u, tau, self.magnitude_values(t), T.driven, T.drv_q, T.hk, T.hc,
+                      T.href, self.forces, kin.R, kin.pb, kin.pc, kin.hp, kin.w, kin.vh, out)
+        return out
 
     def instant(self, t: float, y: np.ndarray) -> Instant:
         """Evaluate everything at (t, y) and return copies of the results."""

@@ -230,6 +230,24 @@ def _check_hinge(model, h: Hinge, c):
             parse(d.expression)
         except ExpressionError as exc:
             c.add(h, "Driver", f"'{d.expression}': {exc}")
+    for mo in h.motors:
+        if "driver" not in kind.options:
+            c.add(h, "Motor", f"a {kind.name} hinge cannot be driven")
+            break
+        if mo.coordinate not in kind.coordinates:
+            c.add(h, "Motor", f"coordinate '{mo.coordinate}' is not one of the {kind.name} hinge's "
+                              f"({', '.join(kind.coordinates)})")
+        elif mo.coordinate in seen:
+            c.add(h, "Motor", f"coordinate '{mo.coordinate}' has a driver or motor already")
+        seen.add(mo.coordinate)
+        if not np.isfinite(mo.speed):
+            c.add(h, "Motor", f"the speed of coordinate '{mo.coordinate}' must be a finite number")
+        if not np.isfinite(mo.ramp_time) or mo.ramp_time < 0.0:
+            c.add(h, "Motor", f"the ramp time of coordinate '{mo.coordinate}' must be zero or "
+                              "positive (s)")
+    if h.spring_reference_start and h.spring_reference is not None:
+        c.add(h, "SpringReference", "give either SpringReference values or "
+                                    "SpringReferenceFrom=\"start\", not both")
 
 
 def _check_force(model, f, c):

@@ -28,7 +28,7 @@ import numpy as np
 from lxml import etree
 
 from .model import (FORMAT_VERSION, Driver, Force, Frame, Ground, Hinge, Marker, MarkerRef,
-                    ModelError, MultibodySystem, Problem, RigidBody, Simulation)
+                    ModelError, Motor, MultibodySystem, Problem, RigidBody, Simulation)
 from .validation import validate
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "resources" / "multibody.xsd"
@@ -133,15 +133,25 @@ def _write_body(root, b: RigidBody):
 
 
 def _write_hinge(root, h: Hinge):
-    el = _sub(root, "Hinge", Name=h.name, ID=_id_text(h.id), Type=h.type, Label=_label(h))
+    el = _sub(root, "Hinge", Name=h.name, ID=_id_text(h.id), Type=h.type, Label=_label(h),
+              SpringReferenceFrom="start" if h.spring_reference_start else None)
     _write_marker_ref(el, "Input", h.input)
     _write_marker_ref(el, "Output", h.output)
     for attr, tag in HINGE_VECTORS:
         v = getattr(h, attr)
         if v is not None:
-            _sub(el, tag, format_vector(v))
+            estimate = getattr(h, f"{attr}_estimate", False)
+            _sub(el, tag, format_vector(v), Estimate="true" if estimate else None)
     for d in h.drivers:
-        _sub(el, "Driver", d.expression, Coordinate=d.coordinate)
+        if d.from_start:
+            _sub(el, "Driver", d.expression, Coordinate=d.coordinate, From="start")
+        else:
+            _sub(el, "Driver", d.expression, Coordinate=d.coordinate)
+    for mo in h.motors:
+        attrib = dict(Coordinate=mo.coordinate, Speed=format_number(mo.speed))
+        if mo.ramp_time:
+            attrib["RampTime"] = format_number(mo.ramp_time)
+        _sub(el, "Motor", **attrib)
 
 
 def _write_force(root, f: Force):
@@ -223,6 +233,16 @@ def _vector(el, tag, default=None):
     return default if values is None else np.array(values, dtype=float)
 
 
+def _float(text, default=float("nan")) -> float:
+    """An attribute's number (the schema checked its form), ``default`` when absent."""
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
 def _number(el, tag, default=None):
     v = _vector(el, tag)
     return default if v is None or v.size != 1 else float(v[0])
@@ -272,7 +292,15 @@ def _read_hinge(el) -> Hinge:
               label=el.get("Label", ""))
     for attr, tag in HINGE_VECTORS:
         setattr(h, attr, _vector(el, tag, None))
-    h.drivers = [Driver(d.get("Coordinate", ""), d.text or "") for d in el.findall("Driver")]
+    for attr, tag in HINGE_VECTORS[:2]:
+        child = el.find(tag)
+        setattr(h, f"{attr}_estimate",
+                child is not None and child.get("Estimate") in ("true", "1"))
+    h.drivers = [Driver(d.get("Coordinate", ""), d.text or "", d.get("From") == "start")
+                 for d in el.findall("Driver")]
+    h.motors = [Motor(m.get("Coordinate", ""), _float(m.get("Speed")), _float(m.get("RampTime"), 0.0))
+                for m in el.findall("Motor")]
+    h.spring_reference_start = el.get("SpringReferenceFrom") == "start"
     return h
 
 

@@ -1,0 +1,92 @@
+"""The solver's kernels compiled in a separate process, so that FreeCAD never waits on numba.
+
+:func:`start` launches ``python3 -m MultibodyWB.solver warmup`` (see
+:mod:`MultibodyWB.solver.warmup`) unless the kernels are ready or a warm-up is running already:
+the workbench starts one when it is activated, and the Simulate panel waits for it before its first
+run, showing the elapsed time; :func:`stop` ends it at once (Cancel). Being another process, the
+compile neither freezes FreeCAD nor holds its Python lock.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import FreeCAD
+
+_process = None
+_started = 0.0
+
+
+def python_executable():
+    """The Python interpreter FreeCAD embeds, as a program (``/usr/bin/python3.11`` for Debian's
+    FreeCAD), or None when none is found. Not the first ``python3`` on PATH: that may be
+    another Python without FreeCAD's packages."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = [sys.executable, os.path.join(sys.prefix, "bin", version),
+                  os.path.join(sys.prefix, "bin", "python3")]
+    for path in candidates:
+        if path and os.path.basename(path).startswith("python") and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def ready():
+    """True when the kernels are compiled and cached for this FreeCAD's Python."""
+    from ..solver.warmup import is_warm
+    return is_warm()
+
+
+def running():
+    """True while a warm-up process started here is running."""
+    return _process is not None and _process.poll() is None
+
+
+def elapsed():
+    """Seconds since the running (or last) warm-up started."""
+    return time.perf_counter() - _started if _process is not None else 0.0
+
+
+def start():
+    """Start the warm-up process if the kernels are not ready and none runs; return whether one
+    runs now."""
+    global _process, _started
+    if running():
+        return True
+    if ready():
+        return False
+    python = python_executable()
+    if python is None:
+        return False
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    log = os.path.join(FreeCAD.getUserAppDataDir(), "multibodywb-warmup.log")
+    try:
+        with open(log, "w") as out:
+            _process = subprocess.Popen([python, "-m", "MultibodyWB.solver", "warmup"],
+                                        cwd=package_parent, stdout=out, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL)
+    except OSError as exc:
+        FreeCAD.Console.PrintWarning(f"MultibodyWB: the solver could not be compiled ahead "
+                                     f"({exc}); the first run compiles it\n")
+        _process = None
+        return False
+    _started = time.perf_counter()
+    return True
+
+
+def finished_ok():
+    """True when the last warm-up ended well (or the kernels are ready anyway)."""
+    if _process is not None and _process.poll() not in (None, 0):
+        return False
+    return ready()
+
+
+def stop():
+    """End a running warm-up now (what it compiled so far stays cached)."""
+    global _process
+    if running():
+        _process.kill()
+        _process.wait(5)
+    _process = None

@@ -1,0 +1,299 @@
+"""GUI check run inside FreeCAD: the drawing is the start, on a four-bar a designer builds.
+
+A crank-rocker four-bar of Part boxes cut by 8 mm bores, links 10 mm thick stacked along the pins
+(ground plate z 0..10, crank and rocker z 10..20, coupler z 20..30), the crank drawn at 90 deg.
+Built through the workbench's commands with the selection set as a click sets it: Body and
+Ground on the solids, each revolute hinge on the two bores' cylindrical faces (so the markers sit
+mid-bore, 10 mm apart along the pin). The crank pivot gets a 60 rpm motor; the crank pin a
+spring (relaxed as drawn). Simulate through the panel's Run button. The findings: the first frame
+of the stored run against the drawn placements of every body, each body's travel along the pins
+over the run, the spring's energy at t = 0; then an absolute driver from a hidden zero: the panel
+refuses to run, says what moves in mm and degrees, shows it, and Keep the drawing puts the parts
+back; Run from this start runs.
+
+Started by tests/test_gui_four_bar.py; writes its findings as JSON.
+"""
+
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import FreeCAD  # noqa: E402
+import FreeCADGui  # noqa: E402
+import in_freecad  # noqa: E402
+import numpy as np  # noqa: E402
+
+WORKBENCH = "MultibodyWorkbench"
+BORE = 4.0            # mm radius
+WIDTH = 16.0
+THICK = 10.0
+O = np.array([30.0, 40.0])
+GROUND, CRANK, COUPLER, ROCKER = 120.0, 40.0, 120.0, 80.0
+
+
+def wait_for(predicate, timeout=300.0):
+    t0 = time.perf_counter()
+    while not predicate():
+        if time.perf_counter() - t0 > timeout:
+            raise TimeoutError("waited too long")
+        in_freecad.process_events()
+        time.sleep(0.01)
+    in_freecad.process_events()
+
+
+def pins():
+    """O, A, B, D in the plane (mm): crank at 90 deg, B the upper intersection."""
+    D = O + [GROUND, 0.0]
+    A = O + [0.0, CRANK]
+    AD = D - A
+    d = np.linalg.norm(AD)
+    a = (COUPLER ** 2 - ROCKER ** 2 + d ** 2) / (2 * d)
+    h = math.sqrt(COUPLER ** 2 - a ** 2)
+    u = AD / d
+    n = np.array([-u[1], u[0]])
+    if n[1] < 0:
+        n = -n
+    return O, A, A + a * u + h * n, D
+
+
+def link(doc, name, p, q, z0):
+    """A bar from pin p to pin q (mm, plane), THICK high from z0, a bore at each end."""
+    import Part
+    L = float(np.linalg.norm(q - p))
+    bar = Part.makeBox(L + WIDTH, WIDTH, THICK, FreeCAD.Vector(-WIDTH / 2, -WIDTH / 2, 0))
+    for x in (0.0, L):
+        bar = bar.cut(Part.makeCylinder(BORE, THICK, FreeCAD.Vector(x, 0, 0)))
+    angle = math.degrees(math.atan2(q[1] - p[1], q[0] - p[0]))
+    obj = doc.addObject("Part::Feature", name)
+    obj.Shape = bar
+    obj.Placement = FreeCAD.Placement(FreeCAD.Vector(p[0], p[1], z0),
+                                      FreeCAD.Rotation(FreeCAD.Vector(0, 0, 1), angle))
+    return obj
+
+
+def plate(doc, O, D):
+    import Part
+    box = Part.makeBox(GROUND + 60, 50, THICK, FreeCAD.Vector(O[0] - 30, O[1] - 25, 0))
+    for p in (O, D):
+        box = box.cut(Part.makeCylinder(BORE, THICK, FreeCAD.Vector(p[0], p[1], 0)))
+    obj = doc.addObject("Part::Feature", "Plate")
+    obj.Shape = box
+    return obj
+
+
+def bore_face(obj, pin):
+    """The name of the cylindrical face of the bore at ``pin`` (mm, plane)."""
+    for i, f in enumerate(obj.Shape.Faces, 1):
+        s = f.Surface
+        if type(s).__name__ == "Cylinder" and abs(s.Radius - BORE) < 1e-6:
+            c = f.CenterOfMass
+            if math.hypot(c.x - pin[0], c.y - pin[1]) < 1e-6:
+                return f"Face{i}"
+    raise LookupError(f"no bore of {obj.Name} at {pin}")
+
+
+def select(doc, *items):
+    FreeCADGui.Selection.clearSelection()
+    for obj, sub in items:
+        if sub:
+            FreeCADGui.Selection.addSelection(doc.Name, obj.Name, sub)
+        else:
+            FreeCADGui.Selection.addSelection(obj)
+    in_freecad.process_events()
+
+
+def report_errors():
+    return [line for line in in_freecad.report_view_text().splitlines()
+            if "MultibodyWB" in line and line.startswith("Err")]
+
+
+def multibody(doc, type_name):
+    return [o for o in doc.Objects
+            if getattr(getattr(o, "Proxy", None), "Type", "") == type_name]
+
+
+def drawn(mechanism):
+    """Base frame of every body as drawn: Label -> (R, p in m)."""
+    from MultibodyWB.objects.body import rotation_matrix, solid_placement
+    out = {}
+    for b in multibody(mechanism.Document, "Multibody::Body"):
+        pl = solid_placement(b.Solids[0])
+        out[b.Label] = (rotation_matrix(pl.Rotation), np.array(pl.Base) / 1000.0)
+    return out
+
+
+def solid_of(mechanism):
+    """Body Label -> the name of its first solid."""
+    return {b.Label: b.Solids[0].Name for b in multibody(mechanism.Document, "Multibody::Body")}
+
+
+def frame_errors(results, mechanism, row=0):
+    """Per body (by its solid's name): (mm, rad) differences between the run's row and the
+    drawing."""
+    out = {}
+    names = solid_of(mechanism)
+    for label, (R, p) in drawn(mechanism).items():
+        if label not in results.bodies:
+            continue
+        dp = np.linalg.norm(results.position(label)[row] - p) * 1000.0
+        dR = float(np.max(np.abs(results.rotation(label)[row] - R)))
+        out[names[label]] = [float(dp), dR]
+    return out
+
+
+def run_panel(panel):
+    """Press Run (its signal); wait for the job if one started; return whether it started."""
+    panel.run_button.click()
+    in_freecad.process_events()
+    started = panel.running
+    if started:
+        wait_for(lambda: not panel.running and not panel.timer.isActive())
+    return started
+
+
+def check():
+    from MultibodyWB import runs
+    from MultibodyWB.gui import simulate_panel
+    from MultibodyWB.objects.result import load
+    result = {"freecad_version": FreeCAD.Version()[:3]}
+    doc = FreeCAD.newDocument("FourBar")
+    O_, A, B, D = pins()
+    base = plate(doc, O_, D)
+    crank = link(doc, "Crank", O_, A, THICK)
+    rocker = link(doc, "Rocker", D, B, THICK)
+    coupler = link(doc, "Coupler", A, B, 2 * THICK)
+    doc.recompute()
+    FreeCADGui.activateWorkbench(WORKBENCH)
+    FreeCADGui.ActiveDocument.ActiveView.viewIsometric()
+    FreeCADGui.SendMsgToActiveView("ViewFit")
+    in_freecad.process_events()
+    errors = {}
+
+    # -- bodies and ground, through the commands -------------------------------------------------
+    for solid, command in ((crank, "MultibodyWB_Body"), (base, "MultibodyWB_Ground"),
+                           (coupler, "MultibodyWB_Body"), (rocker, "MultibodyWB_Body")):
+        select(doc, (solid, ""))
+        FreeCADGui.runCommand(command)
+        in_freecad.process_events()
+        errors[f"{command} {solid.Name}"] = report_errors()
+    mechanism = multibody(doc, "Multibody::Mechanism")[0]
+
+    # -- hinges on the bores' faces: first the moving body, then the one it hangs on -----------
+    hinge_picks = (("CrankPivot", crank, O_, base, O_), ("CrankPin", coupler, A, crank, A),
+                   ("RockerPin", coupler, B, rocker, B), ("RockerPivot", rocker, D, base, D))
+    hinges = {}
+    for name, moving, p, fixed, q in hinge_picks:
+        select(doc, (moving, bore_face(moving, p)), (fixed, bore_face(fixed, q)))
+        before = {o.Name for o in multibody(doc, "Multibody::Hinge")}
+        FreeCADGui.runCommand("MultibodyWB_HingeRevolute")
+        in_freecad.process_events()
+        made = [o for o in multibody(doc, "Multibody::Hinge") if o.Name not in before]
+        hinges[name] = made[0] if made else None
+        errors[f"hinge {name}"] = report_errors()
+    result["hinges_made"] = {k: v is not None for k, v in hinges.items()}
+    result["report_errors_while_building"] = errors
+    result["marker_axial_gaps_mm"] = {}
+    for name, h in hinges.items():
+        if h is not None:
+            a, b = h.InputMarker.Placement.Base, h.OutputMarker.Placement.Base
+            result["marker_axial_gaps_mm"][name] = abs(a.z - b.z)
+    result["mechanism_status"] = getattr(mechanism, "Status", None)
+
+    # -- the crank gets a 60 rpm motor, the rocker pivot a spring relaxed as drawn -----------------
+    hinges["CrankPivot"].MotorSpeedRz = "360 deg/s"
+    hinges["CrankPin"].StiffnessRz = "2 N*m/rad"        # a tree hinge (RockerPivot closes the loop)
+    doc.recompute()
+    rest = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
+            for o in (crank, coupler, rocker)}
+
+    # -- Simulate: Run through the panel's button -----------------------------------------------
+    select(doc, (mechanism, ""))
+    FreeCADGui.runCommand("MultibodyWB_Simulate")
+    in_freecad.process_events()
+    panel = simulate_panel.current
+    panel.set_settings(EndTime=0.5, Step=1e-4, OutputStep=1e-2)
+    result["motor_run_started"] = run_panel(panel)
+    result["motor_run_status"] = panel.status.text()
+    result["motor_run_messages"] = panel.messages.toPlainText()[:4000]
+    stored = runs.latest_result(mechanism)
+    res = load(stored)
+    result["first_frame_errors"] = frame_errors(res, mechanism, 0)
+    result["axial_travel_mm"] = {
+        solid_of(mechanism)[label]: float(np.ptp(res.position(label)[:, 2]) * 1000.0)
+        for label in res.bodies}
+    result["body_labels"] = {v: k for k, v in solid_of(mechanism).items()}
+    result["crank_angle_deg"] = [float(math.degrees(v)) for v in res.column(f"{hinges['CrankPivot'].Label}.rz")[:3]]
+    result["time"] = [float(t) for t in res.time[:3]]
+    result["elastic_energy_J"] = [float(v) for v in res.column("energy.elastic")[:3]]
+    in_freecad.grab_main_window("four_bar_after_run.png")
+
+    # -- an absolute driver from a hidden zero: refused, shown, kept ------------------------------
+    crank_hinge = hinges["CrankPivot"]
+    crank_hinge.MotorSpeedRz = "0 deg/s"
+    crank_hinge.DriverFromDrawing = False
+    crank_hinge.DriverRz = "2*pi*t"
+    doc.recompute()
+    n_runs = len(runs.result_objects(mechanism))
+    result["hidden_zero_run_started"] = run_panel(panel)
+    result["hidden_zero_box_visible"] = panel.start_box.isVisible()
+    result["hidden_zero_text"] = panel.start_text.text()
+    moved = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
+             for o in (crank, coupler, rocker)}
+    result["hidden_zero_shown_moved"] = moved != rest
+    result["hidden_zero_selected"] = sorted(o.Name for o in FreeCADGui.Selection.getSelection())
+    in_freecad.grab_main_window("four_bar_start_correction.png")
+    panel.keep_drawing_button.click()
+    in_freecad.process_events()
+    back = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
+            for o in (crank, coupler, rocker)}
+    result["kept_drawing_restored"] = back == rest
+    result["runs_after_keep"] = len(runs.result_objects(mechanism)) - n_runs
+    # asked again, and accepted this time
+    run_panel(panel)
+    panel.accept_start_button.click()
+    in_freecad.process_events()
+    wait_for(lambda: not panel.running and not panel.timer.isActive())
+    result["runs_after_accept"] = len(runs.result_objects(mechanism)) - n_runs
+    res2 = load(runs.latest_result(mechanism))
+    result["accepted_first_crank_angle_deg"] = float(math.degrees(res2.column(f"{hinges['CrankPivot'].Label}.rz")[0]))
+    result["accepted_console"] = in_freecad.python_console_text()[-2000:]
+    after = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
+             for o in (crank, coupler, rocker)}
+    result["drawing_after_accepted_run"] = after == rest
+
+    # -- a first run on a machine whose kernels are not compiled: the compile runs in another
+    #    process, the panel shows it, Cancel ends it at once ------------------------------------
+    import tempfile
+    from MultibodyWB.gui import warmup
+    os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="cold-numba-")
+    try:
+        panel.keep_drawing_button.click()         # (none shown now: harmless)
+        crank_hinge.DriverRz = ""
+        crank_hinge.MotorSpeedRz = "360 deg/s"
+        doc.recompute()
+        panel.run_button.click()
+        in_freecad.process_events()
+        result["cold_compiling"] = warmup.running()
+        wait_for(lambda: warmup.elapsed() > 2.0, timeout=30)
+        in_freecad.process_events()
+        time.sleep(0.1)
+        in_freecad.process_events()
+        result["cold_status"] = panel.status.text()
+        t0 = time.perf_counter()
+        panel.cancel_button.click()
+        in_freecad.process_events()
+        result["cold_cancel_seconds"] = time.perf_counter() - t0
+        result["cold_running_after_cancel"] = warmup.running() or panel.running
+        result["cold_status_after_cancel"] = panel.status.text()
+        log = os.path.join(FreeCAD.getUserAppDataDir(), "multibodywb-warmup.log")
+        result["cold_log"] = open(log).read()[-2000:] if os.path.isfile(log) else None
+        result["cold_python"] = warmup.python_executable()
+    finally:
+        del os.environ["NUMBA_CACHE_DIR"]
+    return result
+
+
+in_freecad.run_and_quit(check, watchdog_s=600)

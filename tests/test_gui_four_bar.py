@@ -1,0 +1,88 @@
+"""The drawing is the start, in the FreeCAD GUI under Xvfb (``tests/gui/check_four_bar_drawing.py``):
+a four-bar of bored Part boxes stacked along the pins, built through the commands with the
+selection a click makes (markers on the bores' faces), a 60 rpm motor on the crank drawn at 90 deg,
+a spring on the crank pin, Simulate's Run button. The first frame is the drawing; no part moves
+along a pin; the spring stores nothing at t = 0; a driver from a hidden zero is refused, shown and
+explained in mm and degrees until the user accepts it."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import freecad_env
+
+pytestmark = pytest.mark.gui
+
+GUI_DIR = Path(__file__).resolve().parent / "gui"
+
+
+@pytest.fixture(scope="module")
+def four_bar(tmp_path_factory):
+    work = tmp_path_factory.mktemp("four_bar")
+    result = freecad_env.run_freecad_gui(GUI_DIR / "check_four_bar_drawing.py", timeout=700,
+                                         work_dir=work)
+    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
+    if artifacts:
+        os.makedirs(artifacts, exist_ok=True)
+        for name in ("four_bar_after_run.png", "four_bar_start_correction.png"):
+            path = Path(result["_output_dir"]) / name
+            if path.is_file():
+                shutil.copy(path, Path(artifacts) / name)
+    assert "exception" not in result, result["exception"]
+    return result
+
+
+def test_the_four_bar_is_built_through_the_commands_on_the_bores(four_bar):
+    assert all(four_bar["hinges_made"].values()), four_bar["hinges_made"]
+    # markers picked mid-bore on stacked links: 10 mm apart along each pin, as drawn
+    for name, gap in four_bar["marker_axial_gaps_mm"].items():
+        assert gap == pytest.approx(10.0, abs=1e-6), name
+
+
+def test_the_first_frame_of_a_motor_run_is_the_drawing(four_bar):
+    assert four_bar["motor_run_started"], four_bar["motor_run_messages"]
+    assert four_bar["motor_run_status"].startswith("Done"), four_bar["motor_run_messages"]
+    errors = four_bar["first_frame_errors"]
+    assert set(errors) == {"Crank", "Coupler", "Rocker"}
+    for body, (mm, rotation) in errors.items():
+        assert mm < 1e-3 and rotation < 1e-6, (body, mm, rotation)
+    # the crank drawn at 90 deg turns at 60 rpm from there
+    t, angle = four_bar["time"], four_bar["crank_angle_deg"]
+    assert angle[1] - angle[0] == pytest.approx(360.0 * (t[1] - t[0]), abs=1e-6)
+
+
+def test_no_part_is_pulled_along_a_pin(four_bar):
+    for body, travel in four_bar["axial_travel_mm"].items():
+        assert travel < 1e-6, (body, travel)
+
+
+def test_a_spring_relaxed_as_drawn_stores_no_energy_at_the_start(four_bar):
+    assert abs(four_bar["elastic_energy_J"][0]) < 1e-12
+    assert four_bar["elastic_energy_J"][2] > 0.0       # it winds up as the rocker swings
+
+
+def test_a_driver_from_a_hidden_zero_is_refused_and_shown_until_accepted(four_bar):
+    assert four_bar["hidden_zero_run_started"] is False
+    assert four_bar["hidden_zero_box_visible"]
+    text = four_bar["hidden_zero_text"]
+    crank = four_bar["body_labels"]["Crank"]
+    assert f"'{crank}'" in text and "driven from 0" in text, text
+    assert "90" in text and "mm" in text, text
+    assert four_bar["hidden_zero_shown_moved"]                     # shown in the 3D view
+    assert "Crank" in four_bar["hidden_zero_selected"]
+    assert four_bar["kept_drawing_restored"] and four_bar["runs_after_keep"] == 0
+    assert four_bar["runs_after_accept"] == 1
+    assert four_bar["accepted_first_crank_angle_deg"] == pytest.approx(0.0, abs=1e-9)
+    assert "accept_corrections=True" in four_bar["accepted_console"]
+    assert four_bar["drawing_after_accepted_run"]
+
+
+def test_a_first_run_waits_for_the_compile_in_another_process_and_cancel_ends_it(four_bar):
+    assert four_bar["cold_compiling"]
+    assert four_bar["cold_status"].startswith("Compiling the solver"), four_bar["cold_status"]
+    assert "s elapsed" in four_bar["cold_status"]
+    assert four_bar["cold_cancel_seconds"] < 1.0
+    assert not four_bar["cold_running_after_cancel"]
+    assert "Cancelled" in four_bar["cold_status_after_cancel"]

@@ -1,0 +1,281 @@
+"""The drawing is the start (solver/start.py): drivers and motors from the drawing, spring
+references at the start, coaxial markers keep their axial offset, and any correction of the
+drawing is refused unless accepted, naming the bodies and hinges in mm and degrees."""
+
+import io
+import math
+
+import numpy as np
+import pytest
+
+from MultibodyWB.examples import build
+from MultibodyWB.solver import cli, xmlio
+from MultibodyWB.solver.kinematics import drawn_poses, hinge_coordinates
+from MultibodyWB.solver.model import Driver, ModelError, Motor
+from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant
+from MultibodyWB.examples.parts import frame_along
+from MultibodyWB.solver.simulate import simulate
+from MultibodyWB.solver.start import (StartCorrectionError, prepare, resolve, start_report)
+
+AXIS = np.array([0.0, 1.0, 0.0])
+
+
+def four_bar(crank_deg=60.0):
+    """The example four-bar with its ground pivot marker along global x: the crank is drawn at
+    ``crank_deg`` (the hinge coordinate as drawn is not zero)."""
+    m = build("four_bar", theta_deg=crank_deg)
+    g = m.ground
+    g.marker(1).frame.orientation = matrix_to_bryant(frame_along([1.0, 0.0, 0.0], AXIS))
+    m.simulation.end_time = 0.05
+    m.simulation.step = 1e-4
+    m.simulation.output_step = 1e-2
+    return m
+
+
+def body_poses(res, model, row=0):
+    """Base-frame pose (R, p) of every body at a result row."""
+    out = {}
+    for b in model.bodies:
+        p = np.array([res.column(f"{b.name}.{c}")[row] for c in ("x", "y", "z")])
+        R = np.array([[res.column(f"{b.name}.R{i}{j}")[row] for j in (1, 2, 3)]
+                      for i in (1, 2, 3)])
+        out[b.name] = (R, p)
+    return out
+
+
+def assert_first_frame_is_drawing(res, model, length=1e-6, angle=1e-9):
+    drawn = drawn_poses(model)
+    for name, (R, p) in body_poses(res, model).items():
+        assert np.linalg.norm(p - drawn[name].p) < length, name
+        assert np.linalg.norm(R - drawn[name].R) < angle, name
+
+
+def test_drawn_crank_angle_is_not_zero():
+    m = four_bar(60.0)
+    q = hinge_coordinates(m, "CrankPivot")[0]
+    assert abs(abs(math.degrees(q)) - 60.0) < 1e-9
+
+
+def test_motor_starts_from_the_drawing_and_turns_at_its_speed():
+    m = four_bar(60.0)
+    q0 = hinge_coordinates(m, "CrankPivot")[0]
+    m.hinge("CrankPivot").motors = [Motor("rz", 2 * math.pi)]        # 60 rpm
+    res = simulate(m, method="mstmm", integrator="rk4")
+    assert_first_frame_is_drawing(res, m)
+    rz = res.column("CrankPivot.rz")
+    t = res.time
+    np.testing.assert_allclose(rz, q0 + 2 * math.pi * t, atol=1e-9)
+
+
+def test_motor_ramp_follows_the_half_cosine_speed():
+    m = four_bar(60.0)
+    q0 = hinge_coordinates(m, "CrankPivot")[0]
+    T, w = 0.03, 4.0
+    m.hinge("CrankPivot").motors = [Motor("rz", w, T)]
+    m.simulation.output_step = 1e-3
+    res = simulate(m)
+    t, rz, wz = res.time, res.column("CrankPivot.rz"), res.column("CrankPivot.rz_rate")
+    tau = np.minimum(t, T)
+    expected = q0 + 0.5 * w * (tau - T / math.pi * np.sin(math.pi * tau / T)) + w * (t - tau)
+    np.testing.assert_allclose(rz, expected, atol=1e-9)
+    rate = np.where(t < T, 0.5 * w * (1 - np.cos(math.pi * t / T)), w)
+    np.testing.assert_allclose(wz, rate, atol=1e-8)
+    assert wz[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_driver_from_start_equals_the_absolute_driver_written_out():
+    m = four_bar(60.0)
+    q0 = hinge_coordinates(m, "CrankPivot")[0]
+    m.hinge("CrankPivot").drivers = [Driver("rz", "3*t", from_start=True)]
+    a = simulate(m)
+    m2 = four_bar(60.0)
+    m2.hinge("CrankPivot").drivers = [Driver("rz", f"{float(q0)!r} + (3*t)")]
+    b = simulate(m2)
+    assert_first_frame_is_drawing(a, m)
+    np.testing.assert_array_equal(a.data, b.data)
+
+
+def test_a_driver_from_a_hidden_zero_is_refused_naming_the_hinge_and_the_angle():
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").drivers = [Driver("rz", "2*pi*t")]          # starts at 0, drawn at 60
+    with pytest.raises(StartCorrectionError) as err:
+        simulate(m)
+    text = str(err.value)
+    assert "Hinge 'CrankPivot'" in text and "driven from 0 deg" in text
+    assert "60 deg" in text
+    assert "RigidBody 'Crank'" in text and "accept" in text
+    moved = {mv.name for mv in err.value.report.moves}
+    assert {"Crank", "Coupler", "Rocker"} <= moved
+    res = simulate(m, accept_corrections=True)                       # accepted: runs, and says so
+    assert abs(res.column("CrankPivot.rz")[0]) < 1e-12
+    assert any("corrected away from the drawing" in w for w in res.meta["warnings"])
+    assert res.meta["start_corrected"]
+
+
+def test_coaxial_markers_of_stacked_links_keep_their_axial_offset():
+    m = four_bar(60.0)
+    crank = m.body("Crank")
+    mk = crank.marker(2)                                # the crank pin, at A
+    mk.frame.position = mk.frame.position + 0.010 * mk.frame.rotation[:, 2]
+    resolved, notes = resolve(m)
+    assert any("CrankPin" in n and "10 mm apart along the common axis" in n for n in notes)
+    report = start_report(resolved, notes)
+    assert not report.moved, str(report)
+    m.hinge("CrankPivot").motors = [Motor("rz", 2 * math.pi)]
+    res = simulate(m)
+    assert_first_frame_is_drawing(res, m)
+    # the coupler stays 10 mm off the crank along the pin all the run: its y does not move
+    y = res.column("Coupler.y")
+    np.testing.assert_allclose(y, drawn_poses(m)["Coupler"].p[1], atol=1e-9)
+
+
+def test_markers_apart_across_the_axis_are_a_correction_shown_in_mm():
+    m = four_bar(60.0)
+    mk = m.body("Crank").marker(2)
+    mk.frame.position = mk.frame.position + 0.002 * mk.frame.rotation[:, 0]   # 2 mm off the pin
+    with pytest.raises(StartCorrectionError) as err:
+        prepare(m)
+    text = str(err.value)
+    assert "Hinge 'CrankPin'" in text and "2 mm apart" in text
+    assert " m " not in text.replace(" mm", "")
+
+
+def test_given_initial_coordinates_are_a_start_set_on_purpose():
+    m = build("double_pendulum")          # drawn hanging, started at 60 deg on purpose
+    _, report = prepare(m)
+    assert not report.moved
+    res = simulate(m, t_end=0.01, step=1e-3, output_step=1e-2)
+    assert res.column("Shoulder.rz")[0] == pytest.approx(math.radians(60.0), abs=1e-12)
+
+
+def test_spring_reference_at_the_start_stores_no_energy():
+    m = four_bar(60.0)
+    h = m.hinge("CrankPivot")
+    h.stiffness = np.array([2.0])
+    m.gravity = np.zeros(3)
+    res0 = simulate(m)
+    assert res0.column("energy.elastic")[0] > 1.0               # relaxed at 0 deg: 3.8 J stored
+    h.spring_reference_start = True
+    res = simulate(m)
+    assert res.column("energy.elastic")[0] == pytest.approx(0.0, abs=1e-15)
+    # nothing moves: no stored energy, no gravity, no rates
+    np.testing.assert_allclose(res.column("CrankPivot.rz"), res.column("CrankPivot.rz")[0],
+                               atol=1e-12)
+    resolved, _ = resolve(m)
+    q0 = hinge_coordinates(m, "CrankPivot")
+    np.testing.assert_array_equal(resolved.hinge("CrankPivot").spring_reference, q0)
+
+
+def test_every_method_starts_from_the_drawing_with_a_motor():
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").motors = [Motor("rz", 2 * math.pi)]
+    m.simulation.end_time = 0.01
+    for method in ("mstmm", "constrained"):
+        res = simulate(m, method=method)
+        assert_first_frame_is_drawing(res, m, length=1e-7, angle=1e-7)
+
+
+def test_motor_and_start_references_round_trip_the_file_and_validate():
+    m = four_bar(60.0)
+    h = m.hinge("CrankPivot")
+    h.motors = [Motor("rz", 6.283185307179586, 0.5)]
+    h.stiffness = np.array([1.0])
+    h.spring_reference_start = True
+    m.hinge("RockerPin").drivers = []
+    m2 = xmlio.read(xmlio.to_bytes(m))
+    h2 = m2.hinge("CrankPivot")
+    assert h2.motors == h.motors and h2.spring_reference_start
+    h.drivers = [Driver("rz", "t", from_start=True)]
+    problems = m.validate()
+    assert any(p.field == "Motor" and "driver or motor already" in p.message for p in problems)
+    h.drivers = []
+    h.motors = [Motor("rz", float("nan"), -1.0)]
+    fields = [p.message for p in m.validate() if p.field == "Motor"]
+    assert len(fields) == 2
+    h.motors = []
+    h.spring_reference = np.array([0.1])
+    assert any(p.field == "SpringReference" for p in m.validate())
+
+
+def test_cli_refuses_a_moving_start_and_runs_when_accepted(tmp_path):
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").drivers = [Driver("rz", "2*pi*t")]
+    path = tmp_path / "fb.mbs.xml"
+    xmlio.write(m, path)
+    out = io.StringIO()
+    assert cli.main(["run", str(path)], out=out) == cli.EXIT_INVALID
+    assert "Hinge 'CrankPivot'" in out.getvalue() and "--accept-corrections" in out.getvalue()
+    out = io.StringIO()
+    assert cli.main(["check", str(path)], out=out) == cli.EXIT_INVALID
+    assert "RigidBody 'Crank'" in out.getvalue()
+    out = io.StringIO()
+    assert cli.main(["run", str(path), "--accept-corrections"], out=out) == cli.EXIT_OK
+
+
+# --- initial rates: prescribed or estimates ---------------------------------------------------
+
+def _rates_of(m, qd):
+    from MultibodyWB.solver.kinematics import coordinate_labels
+    from MultibodyWB.solver.topology import analyse
+    labels = coordinate_labels(m, analyse(m))
+    return dict(zip(labels, qd))
+
+
+def test_consistent_prescribed_rates_of_every_hinge_are_kept_exactly():
+    from MultibodyWB.solver.assembly import assemble
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").initial_rates = np.array([6.0])
+    _, qd, _ = assemble(m)
+    rates = _rates_of(m, qd)
+    for h in m.hinges:
+        lab = f"{h.name}.rz"
+        if lab in rates:
+            h.initial_rates = np.array([rates[lab]])
+    res = simulate(m, t_end=0.01, output_step=0.01)
+    assert res.column("CrankPivot.rz_rate")[0] == 6.0
+    for lab, v in rates.items():
+        assert res.column(f"{lab}_rate")[0] == pytest.approx(v, rel=1e-12, abs=1e-12)
+
+
+def test_contradicting_prescribed_rates_are_refused_naming_the_hinges_and_the_values(tmp_path):
+    m = four_bar(60.0)
+    for h in m.hinges:
+        h.initial_rates = np.array([6.0 if h.name == "CrankPivot" else 0.0])
+    with pytest.raises(StartCorrectionError) as err:
+        simulate(m)
+    text = str(err.value)
+    assert "CrankPivot" in text and "prescribed as" in text and "deg/s" in text
+    assert err.value.report.rate_changes
+    path = tmp_path / "rates.mbs.xml"
+    xmlio.write(m, path)
+    out = io.StringIO()
+    assert cli.main(["run", str(path)], out=out) == cli.EXIT_INVALID
+    assert "Hinge 'CrankPivot'" in out.getvalue()
+
+
+def test_rates_marked_as_estimates_give_way_to_the_prescribed_one(tmp_path):
+    m = four_bar(60.0)
+    for h in m.hinges:
+        if h.name != "CrankPivot":
+            h.initial_rates = np.array([0.0])
+            h.initial_rates_estimate = True
+    m.hinge("CrankPivot").initial_rates = np.array([6.0])
+    path = tmp_path / "estimates.mbs.xml"
+    xmlio.write(m, path)
+    assert 'Estimate="true"' in path.read_text()
+    m2 = xmlio.read(path)
+    assert m2.hinge("RockerPin").initial_rates_estimate
+    assert not m2.hinge("CrankPivot").initial_rates_estimate
+    res = simulate(m2, t_end=0.01, output_step=0.01)
+    assert res.column("CrankPivot.rz_rate")[0] == 6.0
+
+
+def test_estimated_initial_coordinates_may_be_changed_by_the_assembly():
+    m = four_bar(60.0)
+    h = m.hinge("CrankPin")
+    h.initial_coordinates = hinge_coordinates(m, h) + 0.05      # off the closed loop
+    with pytest.raises(StartCorrectionError):
+        prepare(m)
+    h.initial_coordinates_estimate = True
+    _, report = prepare(m)
+    assert not report.moved
