@@ -26,7 +26,7 @@ import FreeCAD
 import numpy as np
 
 from .objects import units
-from .objects.base import BaseProxy, type_of
+from .objects.base import BaseProxy, quantity_value, type_of
 from .objects.body import TYPE as BODY
 from .objects.body import body_mass_properties, rotation_matrix, solid_placement
 from .objects.force import TYPE as FORCE
@@ -62,10 +62,18 @@ class Export:
 
     ``object_problems`` lists ``(object, property, message)``; ``problems`` the same as
     :class:`ObjectProblem` (objects it could not be attributed to under the Mechanism).
+    ``object_warnings`` and ``warnings``: likewise for what looks wrong but does not block a run
+    (the proxies' ``warnings``: an implausible density).
     """
 
     model: MultibodySystem
     object_problems: list = field(default_factory=list)
+    object_warnings: list = field(default_factory=list)
+
+    @property
+    def warnings(self):
+        return [ObjectProblem(obj.Proxy.element(obj), prop, message)
+                for obj, prop, message in self.object_warnings]
 
     @property
     def problems(self):
@@ -96,15 +104,36 @@ class _Builder:
     def add(self, obj, prop, message):
         self.result.object_problems.append((obj, prop, message))
 
+    @staticmethod
+    def si_vector(obj, name):
+        """Vector property ``name`` of ``obj`` (an ``App::PropertyVector`` or a text with its
+        unit) in its SI unit (NaNs if its text is no such vector: ``unit_problems`` name it)."""
+        try:
+            internal = quantity_value(obj, name)
+        except ValueError:
+            internal = (float("nan"),) * 3
+        return to_si_vector(internal, obj.Proxy.prop(name).si)
+
+    @staticmethod
+    def si(obj, name, si):
+        """Quantity property ``name`` of ``obj`` in the SI unit ``si`` (NaN if its text is no
+        such quantity: the objects' ``unit_problems`` name it)."""
+        try:
+            return units.to_si(quantity_value(obj, name), si)
+        except ValueError:
+            return float("nan")
+
     def build(self):
         mech = self.mechanism
         for obj in [mech] + list(mech.Group):
             proxy = getattr(obj, "Proxy", None)
             if isinstance(proxy, BaseProxy):
-                for prop, message in proxy.check(obj):
+                for prop, message in proxy.check(obj) + proxy.unit_problems(obj):
                     self.add(obj, prop, message)
+                for prop, message in proxy.warnings(obj):
+                    self.result.object_warnings.append((obj, prop, message))
         self.model.description = mech.Description
-        self.model.gravity = to_si_vector(mech.Gravity, mech.Proxy.prop("Gravity").si)
+        self.model.gravity = self.si_vector(mech, "Gravity")
         self._parts()
         for marker in members(mech, MARKER):
             self._marker(marker)
@@ -131,9 +160,8 @@ class _Builder:
                 continue
             base, density, props = body_mass_properties(body)
             position, orientation = frame_to_si(base)
-            velocity = to_si_vector(body.InitialVelocity, body.Proxy.prop("InitialVelocity").si)
-            omega = to_si_vector(body.InitialAngularVelocity,
-                                 body.Proxy.prop("InitialAngularVelocity").si)
+            velocity = self.si_vector(body, "InitialVelocity")
+            omega = self.si_vector(body, "InitialAngularVelocity")
             b = self.model.add_body(
                 body.Label, units.to_si(props["mass"], "kg"),
                 [units.to_si(x, "kg*m^2") for x in props["ji"]],
@@ -180,8 +208,8 @@ class _Builder:
             if option.attribute == "motors":
                 continue
             values = np.array([
-                units.to_si(getattr(obj, property_name(option.prefix, c)).Value,
-                            units.COORDINATE_UNITS[COORDINATE_KIND[c]][option.quantity][1])
+                self.si(obj, property_name(option.prefix, c),
+                        units.COORDINATE_UNITS[COORDINATE_KIND[c]][option.quantity][1])
                 for c in kind.coordinates])
             if option.attribute == "initial_coordinates":
                 use = not obj.InitialAsDrawn
@@ -197,10 +225,9 @@ class _Builder:
         if kind is not None and "driver" in kind.options:
             for c in kind.coordinates:
                 si = units.COORDINATE_UNITS[COORDINATE_KIND[c]]
-                speed = units.to_si(getattr(obj, property_name("MotorSpeed", c)).Value,
-                                    si["rate"][1])
+                speed = self.si(obj, property_name("MotorSpeed", c), si["rate"][1])
                 if speed != 0.0:
-                    ramp = units.to_si(getattr(obj, property_name("MotorRampTime", c)).Value, "s")
+                    ramp = self.si(obj, property_name("MotorRampTime", c), "s")
                     motors.append(Motor(c, speed, ramp))
         if getattr(obj, "InitialIsEstimate", False):
             options["initial_coordinates_estimate"] = "initial_coordinates" in options
@@ -222,7 +249,7 @@ class _Builder:
             if not names:
                 return None
             prop = obj.Proxy.prop(names[0])
-            return units.to_si(getattr(obj, prop.name).Value, prop.si)
+            return self.si(obj, prop.name, prop.si)
 
         if kind is not None and "direction" in kind.fields:
             values["direction"] = np.array(tuple(obj.Direction))
@@ -251,8 +278,8 @@ class _Builder:
         for name, (attribute, _) in MODEL_ATTRIBUTES.items():
             prop = obj.Proxy.prop(name)
             value = getattr(obj, name)
-            if prop.si:
-                value = units.to_si(value.Value, prop.si)
+            if prop.si is not None:
+                value = self.si(obj, name, prop.si)
             setattr(self.model.simulation, attribute, value)
         self.element_object["Simulation"] = obj
 

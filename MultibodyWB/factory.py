@@ -11,12 +11,13 @@ are expressions in ``t`` (s) in SI units (m, rad, N, N m), the solver's.
 
 import FreeCAD
 
+from .objects import labels
 from .objects.base import set_value, type_of
 from .objects.body import BodyProxy
 from .objects.force import ForceProxy, field_properties
 from .objects.hinge import OPTION_PROPERTIES, HingeProxy, property_name
 from .objects.marker import TYPE as MARKER_TYPE
-from .objects.marker import MarkerProxy, attach
+from .objects.marker import MarkerProxy, attach, get_element
 from .objects.mechanism import MechanismProxy, mechanism_of
 from .objects.result import ResultProxy
 from .objects.simulation import MODEL_ATTRIBUTES, SimulationProxy
@@ -43,10 +44,13 @@ def _view_provider(obj):
         ViewProvider(obj.ViewObject)
 
 
-def _new(doc, type_name, proxy_class, name, label=""):
-    obj = doc.addObject(type_name, name)
+def _new(doc, type_name, proxy_class, name, label="", default_name=None):
+    """A new object called ``name`` (labelled so), or ``default_name`` when ``name`` is None
+    (the caller then labels it from what it connects)."""
+    obj = doc.addObject(type_name, name or default_name)
     proxy_class(obj)
-    obj.Label = name
+    if name:
+        obj.Label = name
     if label:
         obj.Label2 = label
     _view_provider(obj)
@@ -74,12 +78,15 @@ def make_mechanism(doc, name="Mechanism", gravity=None, description="", simulati
     return obj
 
 
-def make_body(doc, mechanism, solids, density=None, ground=False, name="Body", label="",
+def make_body(doc, mechanism, solids, density=None, ground=False, name=None, label="",
               initial_velocity=None, initial_angular_velocity=None):
     """A Body of ``mechanism`` made of ``solids`` (one object or a list of them).
 
     Parameters
     ----------
+    name : str, optional
+        Name and label; default: labelled from the first solid ("Crank body", see
+        :mod:`~MultibodyWB.objects.labels`).
     density : number, str, Quantity, dict or None
         kg/m^3 (or a quantity with its unit) for the ``Density`` property; a dict is a material
         card (with a ``"Density"`` entry such as ``"7900 kg/m^3"``) for the ``Material`` property;
@@ -89,8 +96,10 @@ def make_body(doc, mechanism, solids, density=None, ground=False, name="Body", l
     initial_velocity, initial_angular_velocity : 3 numbers, optional
         mm/s and deg/s, global axes.
     """
-    obj = _new(doc, "App::FeaturePython", BodyProxy, name, label)
+    obj = _new(doc, "App::FeaturePython", BodyProxy, name, label, "Body")
     obj.Solids = list(solids) if isinstance(solids, (list, tuple)) else [solids]
+    if not name:
+        obj.Label = labels.body_label(obj.Solids)
     if isinstance(density, dict):
         obj.Material = {str(k): str(v) for k, v in density.items()}
         obj.DensitySource = "Material"
@@ -113,7 +122,7 @@ def markers_of(body):
     return sorted(found, key=lambda m: m.MarkerId)
 
 
-def make_marker(doc, body, pick=None, offset=None, name="Marker", label="", marker_id=None):
+def make_marker(doc, body, pick=None, offset=None, name=None, label="", marker_id=None):
     """A Marker on ``body``.
 
     Parameters
@@ -128,10 +137,12 @@ def make_marker(doc, body, pick=None, offset=None, name="Marker", label="", mark
         attachment rule may add.
     marker_id : int, optional
         Number on the body (default: one more than the highest).
+    name : str, optional
+        Name and label; default: labelled from the body and the pick ("Crank bore A").
     """
     if isinstance(offset, FreeCAD.Vector):
         offset = FreeCAD.Placement(offset, FreeCAD.Rotation())
-    obj = _new(doc, "Part::FeaturePython", MarkerProxy, name, label)
+    obj = _new(doc, "Part::FeaturePython", MarkerProxy, name, label, "Marker")
     obj.Body = body
     if marker_id is None:
         marker_id = max((m.MarkerId for m in markers_of(body) if m != obj), default=0) + 1
@@ -148,6 +159,11 @@ def make_marker(doc, body, pick=None, offset=None, name="Marker", label="", mark
         obj.AttachmentOffset = offset or FreeCAD.Placement()
         obj.PickedGeometry = "object"
         obj.Placement = body.BasePlacement.multiply(obj.AttachmentOffset)
+    if not name:
+        element = get_element(solid, sub) if solid is not None and sub else None
+        others = [m.Label for m in markers_of(body) if m != obj]
+        obj.Label = labels.marker_label(
+            body, labels.picked_word(obj.PickedGeometry or "object", element), others)
     return obj
 
 
@@ -196,7 +212,7 @@ def _per_coordinate(hinge_type, values):
     return dict(zip(coordinates, values))
 
 
-def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name="Hinge", label="",
+def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name=None, label="",
                **options):
     """A Hinge of ``mechanism`` from ``marker_input`` (tip side) to ``marker_output``.
 
@@ -206,14 +222,17 @@ def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name="Hi
     ``lower_limits``/``upper_limits`` (also set UseLimits), ``drivers`` (expressions in t, SI;
     measured from the drawing unless ``driver_from_drawing=False``), ``motor_speed`` (mm/s or
     deg/s) and ``motor_ramp_time`` (s). Switches: ``driver_from_drawing``,
-    ``spring_reference_as_drawn`` (True or False).
+    ``spring_reference_as_drawn`` (True or False). ``name``: name and label; default: labelled
+    from what it joins ("Crank – Ground revolute").
     """
     if hinge_type not in HINGE_TYPES:
         raise ValueError(f"'{hinge_type}' is not a hinge type; use one of {', '.join(HINGE_TYPES)}")
-    obj = _new(doc, "App::FeaturePython", HingeProxy, name, label)
+    obj = _new(doc, "App::FeaturePython", HingeProxy, name, label, hinge_type.capitalize())
     obj.HingeType = hinge_type
     obj.InputMarker = marker_input
     obj.OutputMarker = marker_output
+    if not name:
+        obj.Label = labels.hinge_label(hinge_type, marker_input, marker_output)
     for key, values in options.items():
         if key in HINGE_SWITCHES:
             if values is not None:
@@ -238,19 +257,23 @@ def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name="Hi
     return obj
 
 
-def make_force(doc, mechanism, force_type, marker_input, marker_output=None, name="Force",
+def make_force(doc, mechanism, force_type, marker_input, marker_output=None, name=None,
                label="", magnitude=None, direction=None, frame=None, stiffness=None,
                damping=None, free_length=None):
     """A Force of ``mechanism`` (see ``FORCE_TYPES`` for what each type uses).
 
     ``magnitude`` is an expression in t (N or N m); ``direction`` 3 numbers; ``frame`` "global" or
     "marker"; ``stiffness``/``damping`` go to the translational or rotational property the type
-    uses; ``free_length`` (mm) also sets FreeLengthAsDrawn False.
+    uses; ``free_length`` (mm) also sets FreeLengthAsDrawn False. ``name``: name and label;
+    default: labelled from what it joins ("Crank – Rocker spring-damper", "Piston force").
     """
-    obj = _new(doc, "App::FeaturePython", ForceProxy, name, label)
+    default_name = "".join(part.capitalize() for part in str(force_type).split("_"))
+    obj = _new(doc, "App::FeaturePython", ForceProxy, name, label, default_name)
     obj.ForceType = force_type
     obj.InputMarker = marker_input
     obj.OutputMarker = marker_output
+    if not name:
+        obj.Label = labels.force_label(force_type, marker_input, marker_output)
     if magnitude is not None:
         obj.Magnitude = str(magnitude)
     if direction is not None:

@@ -29,6 +29,8 @@ import os
 import shutil
 import tempfile
 
+import FreeCAD
+
 from . import export, factory
 from .objects.mechanism import members
 from .objects.result import TYPE as RESULT
@@ -48,7 +50,12 @@ def model_of(mechanism):
     ModelError
         Listing every problem, each naming the FreeCAD object and property.
     """
-    return export.to_model(mechanism)
+    result = export.collect(mechanism)
+    for warning in result.warnings:        # plausibility: shown, never blocking
+        FreeCAD.Console.PrintWarning(f"MultibodyWB: {warning}\n")
+    if result.object_problems:
+        raise export.ModelError(result.problems)
+    return result.model
 
 
 def make_job(mechanism, **overrides):
@@ -176,7 +183,7 @@ def store_results(mechanism, results, name="Result", label="", keep=None):
 
 def describe(obj, results, label=""):
     """Fill the descriptive properties of the Result ``obj`` from ``results``."""
-    from .objects import units
+    from .objects.base import set_value
     meta = results.meta
     obj.Model = str(meta.get("model", ""))
     obj.Method = str(meta.get("method", ""))
@@ -185,7 +192,7 @@ def describe(obj, results, label=""):
     for prop, value in (("EndTime", end), ("Step", meta.get("step", 0.0)),
                         ("OutputStep", meta.get("output_step", 0.0)),
                         ("WallTime", meta.get("wall_time", 0.0))):
-        setattr(obj, prop, units.quantity(float(value), "s"))
+        set_value(obj, obj.Proxy.prop(prop), float(value))
     obj.Frames = len(results)
     obj.Created = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     obj.Warnings = [str(w) for w in meta.get("warnings", [])]

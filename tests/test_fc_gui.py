@@ -199,7 +199,7 @@ def test_commands_are_recorded_as_macro_lines(commands_run):
             "(FreeCAD.ActiveDocument.getObject('Arm'), 'Face1'))",
             ">>> MultibodyWB.factory.make_hinge(FreeCAD.ActiveDocument, "
             "FreeCAD.ActiveDocument.getObject('Mechanism'), 'revolute', input_marker, "
-            "output_marker, name='Revolute')",
+            "output_marker)",
             ">>> MultibodyWB.export.write(FreeCAD.ActiveDocument.getObject('Mechanism'), "):
         assert line in console, f"{line!r} not in the Python console:\n{console[-3000:]}"
     assert "MultibodyWB.factory.make_force(" in console
@@ -210,9 +210,11 @@ def test_commands_are_recorded_as_macro_lines(commands_run):
 def test_export_import_and_topology_figure(commands_run):
     r = commands_run
     assert r["exported"]
-    assert r["exported_model"] == {"bodies": ["Body"], "hinges": [["Revolute", "revolute"]],
-                                   "forces": [["SpringDamper", "spring_damper"],
-                                              ["PointForce", "point_force"]]}
+    # objects made by the commands are labelled from what they join (the model's names)
+    assert r["exported_model"] == {
+        "bodies": ["Arm body"], "hinges": [["Arm \u2013 Ground revolute", "revolute"]],
+        "forces": [["Arm \u2013 Ground spring-damper", "spring_damper"],
+                   ["Arm force", "point_force"]]}
     figure = r["figure"]
     assert figure and figure["visible"] and figure["width"] > 100 and figure["height"] > 50
     assert figure["title"] == "Multibody: Topology of 'Mechanism'"

@@ -44,7 +44,7 @@ def _force(selection, force_type):
     mechanism = ref(mechanism_of(end_body(ends[0])))
     options = "".join(f", {key}={value!r}" for key, value in DEFAULTS.get(force_type, {}).items())
     statements.append(f"{FACTORY}.make_force({DOC}, {mechanism}, {force_type!r}, "
-                      f"{', '.join(names)}, name={object_name(force_type)!r}{options})")
+                      f"{', '.join(names)}{options})")
     return statements
 
 

@@ -37,7 +37,7 @@ def _hinge(selection, hinge_type):
         names.append(name)
     mechanism = ref(mechanism_of(end_body(ends[0])))
     statements.append(f"{FACTORY}.make_hinge({DOC}, {mechanism}, {hinge_type!r}, {names[0]}, "
-                      f"{names[1]}, name={hinge_type.capitalize()!r})")
+                      f"{names[1]})")
     return statements
 
 

@@ -187,9 +187,10 @@ class PlayerPanel(TaskPanel):
         form.addRow("Traces", self.trace_list)
         layout.addLayout(form)
         row = QtWidgets.QHBoxLayout()
+        # lambdas: clicked passes ``checked``, which plot(columns) must not take for columns
         for name, text, tip, slot in (
                 ("PlotButton", "Plot", "Plot this run's quantities; the cursor follows the "
-                                          "player", self.plot),
+                                          "player", lambda: self.plot()),
                 ("ExportButton", "Movie...", "Render the playback with FreeCAD's 3D "
                                                     "view into a GIF or MP4", self.export_dialog)):
             b = QtWidgets.QPushButton(text)

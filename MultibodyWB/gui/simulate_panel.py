@@ -35,7 +35,7 @@ from .. import runs
 from ..objects.base import type_of
 from ..objects.mechanism import members
 from ..objects.result import TYPE as RESULT
-from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
+from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION, setting
 from ..solver.model import INTEGRATORS, METHODS, ModelError
 from .qt import QtCore, QtGui, QtWidgets, compact
 from . import warmup
@@ -331,11 +331,11 @@ class SimulatePanel(TaskPanel):
             self.method.setCurrentText(sim.Method)
             self.integrator.setCurrentText(sim.Integrator)
         for name in _QUANTITY_SETTINGS:
-            value = (getattr(sim, name).Value if sim is not None else
+            value = (setting(sim, name) if sim is not None else
                      getattr(defaults, MODEL_ATTRIBUTES[name][0]))
             self.quantity[name].setText(format_time(value))
         for name in _FLOAT_SETTINGS:
-            value = (getattr(sim, name) if sim is not None else
+            value = (setting(sim, name) if sim is not None else
                      getattr(defaults, MODEL_ATTRIBUTES[name][0]))
             self.tolerance[name].setText(f"{value:g}")
         self._enable_tolerances()
@@ -372,12 +372,12 @@ class SimulatePanel(TaskPanel):
         changes = []
         for name, value in values.items():
             if sim is not None:
-                old = getattr(sim, name)
-                old = old.Value if hasattr(old, "Value") else old
+                old = setting(sim, name)
                 if old == value or (isinstance(value, float) and math.isclose(
                         old, value, rel_tol=1e-12, abs_tol=0.0)):
                     continue
-            text = f"'{value!r} s'" if name in _QUANTITY_SETTINGS else repr(value)
+            text = (f"'{value!r} s'" if name in _QUANTITY_SETTINGS else
+                    f"'{value!r}'" if name in _FLOAT_SETTINGS else repr(value))
             changes.append(f"sim.{name} = {text}")
         if sim is not None and not changes:
             return

@@ -5,8 +5,14 @@ FreeCAD ``*Python`` feature whose ``Proxy`` is a subclass of :class:`BaseProxy`:
 
 - ``Type``: a string naming the concept (``"Multibody::Body"``); :func:`type_of` reads it;
 - ``PROPERTIES``: the object's properties as data (:class:`Prop`), added by :meth:`add_properties`,
-  which is safe to repeat: it adds what is missing, sets the units FreeCAD does not save again
-  and refreshes enumerations from the solver's tables;
+  which is safe to repeat: it adds what is missing, sets the units FreeCAD does not save again,
+  refreshes enumerations from the solver's tables and turns a quantity or float saved by an older
+  version into the text quantity it now is (same value; see :mod:`.units`);
+- quantities are ``App::PropertyQuantity`` or texts with their unit (:func:`quantity_prop`);
+  :func:`quantity_value` reads either in FreeCAD's internal units, :func:`set_value` writes
+  either from a number, a text or a ``Quantity``;
+- ``check`` (problems that block a run) and ``warnings`` (what looks like a mistake: an
+  implausible density), both lists of (property, message);
 - ``VERSION`` and ``MIGRATIONS``: the object's ``Version`` property records the version it was made
   with; :meth:`onDocumentRestored` runs ``MIGRATIONS[v]`` for each older version ``v``, in order,
   then :meth:`add_properties`;
@@ -50,6 +56,8 @@ class Prop:
         Status ``Output``: setting the property does not touch the object.
     enum : tuple of str
         Items of an ``App::PropertyEnumeration``.
+    vector : bool
+        A text quantity holding a vector (``"0, 0, 250 mm/s"``).
     """
 
     name: str
@@ -62,11 +70,61 @@ class Prop:
     mode: int = EDITABLE
     output: bool = False
     enum: tuple = ()
+    vector: bool = False
 
 
-def quantity_prop(name, group, doc, unit, si=None, default=0.0, mode=EDITABLE):
-    """A :class:`Prop` for an ``App::PropertyQuantity`` with a unit (``si`` default: ``unit``)."""
-    return Prop(name, units.QUANTITY, group, f"{doc} [{unit}]", default, unit, si or unit, mode)
+def quantity_prop(name, group, doc, unit, si=None, default=0.0, mode=EDITABLE, output=False):
+    """A :class:`Prop` for a quantity in ``unit`` (``si`` default: ``unit``).
+
+    An ``App::PropertyQuantity``, or a text with its unit (``App::PropertyString``) for the
+    units FreeCAD cannot show readably (:data:`~MultibodyWB.objects.units.TEXT_UNITS`).
+    """
+    if unit in units.TEXT_UNITS:
+        shown = f"a number in {unit}, or a quantity with its unit" if unit else "a number"
+        return Prop(name, units.TEXT, group, f"{doc} [{shown}]", default, unit,
+                    si if si is not None else unit, mode, output)
+    return Prop(name, units.QUANTITY, group, f"{doc} [{unit}]", default, unit, si or unit, mode,
+                output)
+
+
+def vector_prop(name, group, doc, unit, si, default=(0.0, 0.0, 0.0), mode=EDITABLE):
+    """A :class:`Prop` for a vector in ``unit``, a text with its unit (``"0, 0, 250 mm/s"``):
+    FreeCAD's vector properties have no unit but mm."""
+    return Prop(name, units.TEXT, group, f"{doc} [3 numbers in {unit}, or with their unit]",
+                default, unit, si, mode, vector=True)
+
+
+def _parse(prop, value):
+    """A text quantity's value in internal units (a float, or 3 for a vector); ValueError."""
+    return (units.parse_vector if prop.vector else units.parse)(value, prop.unit)
+
+
+def _normalize(prop, value):
+    """The text to keep for ``value`` typed into a text quantity (None: not such a quantity)."""
+    return (units.normalize_vector if prop.vector else units.normalize)(value, prop.unit)
+
+
+def is_text_quantity(prop):
+    """Whether ``prop`` is a quantity kept as a text with its unit."""
+    return prop.type == units.TEXT and prop.unit is not None
+
+
+def quantity_value(obj, name):
+    """The value of quantity property ``name`` of ``obj`` in FreeCAD's internal units (a float),
+    whether it is an ``App::PropertyQuantity`` or a text with its unit.
+
+    Raises ValueError naming the object and the property if the text is no such quantity.
+    """
+    value = getattr(obj, name)
+    if isinstance(value, str):
+        prop = obj.Proxy.prop(name)
+        try:
+            return _parse(prop, value)
+        except ValueError as exc:
+            raise ValueError(f"{obj.Proxy.element(obj)}, property {name}: {exc}") from None
+    if isinstance(value, FreeCAD.Vector):
+        return tuple(value)
+    return float(getattr(value, "Value", value))
 
 
 COMMON_PROPERTIES = (
@@ -87,6 +145,15 @@ def set_value(obj, prop, value):
     """Set ``obj.<prop.name>``; quantities read numbers in ``prop.unit``, vectors take 3 numbers."""
     if prop.type == units.QUANTITY:
         value = units.quantity(value, prop.unit)
+    elif is_text_quantity(prop):
+        try:
+            internal = _parse(prop, value)       # ValueError if it is no such quantity
+        except ValueError as exc:
+            raise ValueError(f"{obj.Proxy.element(obj)}, property {prop.name}: {exc}") from None
+        # a text keeps the unit it was written in; numbers and quantities are written in prop.unit
+        value = (_normalize(prop, value) if isinstance(value, str) else
+                 units.vector_text(internal, prop.unit) if prop.vector else
+                 units.text(internal, prop.unit))
     elif prop.type in ("App::PropertyVector", "App::PropertyVectorDistance") and \
             not isinstance(value, FreeCAD.Vector):
         value = FreeCAD.Vector(*(float(x) for x in value))
@@ -129,6 +196,11 @@ class BaseProxy:
         """Add the missing properties and bring the others up to date (safe to repeat)."""
         present = set(obj.PropertiesList)
         for p in self.properties():
+            old_text = None
+            if p.name in present and is_text_quantity(p) and \
+                    obj.getTypeIdOfProperty(p.name) != p.type:
+                old_text = self._remove_old_quantity(obj, p)
+                present.discard(p.name)
             if p.name not in present:
                 obj.addProperty(p.type, p.name, p.group, p.doc)
                 obj.setPropertyStatus(p.name, "LockDynamic")
@@ -138,6 +210,8 @@ class BaseProxy:
                     setattr(obj, p.name, units.unit(p.unit))
                 if p.default is not None:
                     set_value(obj, p, p.default)
+                if old_text is not None:
+                    setattr(obj, p.name, old_text)
                 if p.output:
                     obj.setPropertyStatus(p.name, "Output")
             else:
@@ -151,6 +225,19 @@ class BaseProxy:
                         setattr(obj, p.name, value)
             obj.setEditorMode(p.name, p.mode)
         self.update_visibility(obj)
+
+    @staticmethod
+    def _remove_old_quantity(obj, prop):
+        """Remove a quantity or float an older version saved where a text quantity is now; its
+        value as that text (FreeCAD saved the value in its internal units)."""
+        old = getattr(obj, prop.name)
+        if prop.vector:       # an App::PropertyVector: its numbers were in the unit shown
+            text = units.vector_text(units.parse_vector(tuple(old), prop.unit), prop.unit)
+        else:
+            text = units.text(float(getattr(old, "Value", old)), prop.unit)
+        obj.setPropertyStatus(prop.name, "-LockDynamic")
+        obj.removeProperty(prop.name)
+        return text
 
     def update_visibility(self, obj):
         """Show the properties that apply (subclasses: from the solver's tables)."""
@@ -172,7 +259,33 @@ class BaseProxy:
             obj.purgeTouched()
 
     def onChanged(self, obj, prop):
-        """Subclasses: react to a property change."""
+        """Complete a bare number typed into a text quantity with its unit (``"2"`` ->
+        ``"2 N*m/rad"``); subclasses call this, then react to the change."""
+        if "Restore" in obj.State:
+            return
+        try:
+            p = self.prop(prop)
+        except KeyError:
+            return
+        if is_text_quantity(p) and prop in obj.PropertiesList:
+            value = getattr(obj, prop)
+            text = _normalize(p, value)
+            if text is not None and text != value:
+                setattr(obj, prop, text)
+
+    def unit_problems(self, obj):
+        """The text quantities that are no quantity of their unit: a list of (property,
+        message)."""
+        problems = []
+        present = set(obj.PropertiesList)
+        for p in self.properties():
+            if is_text_quantity(p) and p.name in present and \
+                    obj.getEditorMode(p.name) != ["Hidden"]:
+                try:
+                    _parse(p, getattr(obj, p.name))
+                except ValueError as exc:
+                    problems.append((p.name, str(exc)))
+        return problems
 
     def execute(self, obj):
         """Subclasses: recompute."""
@@ -203,6 +316,14 @@ class BaseProxy:
 
         Model-level checks (references, physics, connectivity) are the solver's, run on the
         exported model by the mechanism; this only covers what the model cannot see.
+        """
+        return []
+
+    def warnings(self, obj):
+        """What looks like a mistake but does not block a run: a list of (property, message).
+
+        Plausibility checks (a density of 7850 kg/mm^3); the mechanism's check collects them
+        apart from the problems (:attr:`MultibodyWB.export.Export.object_warnings`).
         """
         return []
 

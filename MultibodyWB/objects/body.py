@@ -19,17 +19,21 @@ Density: ``DensitySource`` says where it comes from:
   own; ``Part::Feature.ShapeMaterial`` belongs to the newer material system of FreeCAD 1.x and is
   not read yet.)
 
-Units: lengths mm, mass kg, inertia kg mm^2, as FreeCAD shows them; SI at export only.
+Units: lengths mm, mass kg, inertia kg mm^2 (texts such as ``"17.2134 kg*mm^2"``: FreeCAD would
+show ``mm^2*kg`` with two decimals), as FreeCAD shows them; SI at export only.
 """
 
 import FreeCAD
 import numpy as np
 
 from . import units
-from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, type_of
+from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, set_value, type_of, vector_prop
 
 TYPE = "Multibody::Body"
 DENSITY_SOURCES = ("Density", "Material")
+#: Densities outside this range (kg/m^3) are warned about: foams to tungsten alloys fit in it,
+#: 7850 kg/mm^3 or 7.85 kg/m^3 (steel in a wrong unit) do not.
+PLAUSIBLE_DENSITY = (10.0, 25000.0)
 INERTIA_NAMES = ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz")
 
 
@@ -65,14 +69,12 @@ class BodyProxy(BaseProxy):
                       "kg*mm^2", si="kg*m^2", mode=READ_ONLY)
         for name in INERTIA_NAMES
     ) + (
-        Prop("InitialVelocity", "App::PropertyVector", "Initial conditions",
-             "Velocity of the base-frame origin at t = 0 in global axes [mm/s] (bodies on a free "
-             "or bushing hinge)", default=(0.0, 0.0, 0.0),
-             unit=units.VECTOR_UNITS["velocity"][0], si=units.VECTOR_UNITS["velocity"][1]),
-        Prop("InitialAngularVelocity", "App::PropertyVector", "Initial conditions",
-             "Angular velocity at t = 0 in global axes [deg/s] (bodies on a free or bushing hinge)",
-             default=(0.0, 0.0, 0.0), unit=units.VECTOR_UNITS["angular_velocity"][0],
-             si=units.VECTOR_UNITS["angular_velocity"][1]),
+        vector_prop("InitialVelocity", "Initial conditions",
+                    "Velocity of the base-frame origin at t = 0 in global axes (bodies on a free "
+                    "or bushing hinge)", *units.VECTOR_UNITS["velocity"]),
+        vector_prop("InitialAngularVelocity", "Initial conditions",
+                    "Angular velocity at t = 0 in global axes (bodies on a free or bushing "
+                    "hinge)", *units.VECTOR_UNITS["angular_velocity"]),
     )
     FIELDS = {"Mass": "Mass", "JI": "Ixx, Iyy, Izz, Ixy, Ixz, Iyz", "MassCenter": "CenterOfMass",
               "Density": "Density", "InitialVelocity": "InitialVelocity",
@@ -86,8 +88,11 @@ class BodyProxy(BaseProxy):
         obj.Volume = units.quantity(props["volume"], "mm^3")
         obj.Mass = units.quantity(props["mass"], "kg")
         obj.CenterOfMass = FreeCAD.Vector(*props["center"])
-        for name, value in zip(INERTIA_NAMES, props["ji"]):
-            setattr(obj, name, units.quantity(value, "kg*mm^2"))
+        ji = np.asarray(props["ji"], dtype=float)
+        noise = 1e-12 * float(np.max(np.abs(ji[:3]))) if ji.size else 0.0
+        for name, value in zip(INERTIA_NAMES, ji):
+            # products of inertia zero by symmetry come out of OCC as 1e-15-ish
+            set_value(obj, self.prop(name), 0.0 if abs(value) <= noise else float(value))
 
     def check(self, obj):
         from .mechanism import mechanism_of
@@ -110,6 +115,24 @@ class BodyProxy(BaseProxy):
         if not is_ground:
             problems.extend(density_of(obj)[1])
         return problems
+
+    def warnings(self, obj):
+        """A density outside :data:`PLAUSIBLE_DENSITY` (a unit mistake, most likely)."""
+        from .mechanism import mechanism_of
+        mechanism = mechanism_of(obj)
+        if mechanism is not None and mechanism.Ground == obj:
+            return []
+        density, _ = density_of(obj)
+        if density is None:
+            return []
+        si = units.to_si(density, "kg/m^3")
+        low, high = PLAUSIBLE_DENSITY
+        if low <= si <= high:
+            return []
+        prop = "Material" if obj.DensitySource == "Material" else "Density"
+        return [(prop, f"density {si:.6g} kg/m^3 of body '{obj.Label}' is implausible (solids "
+                       f"lie between {low:g} and {high:,.0f} kg/m^3; steel is 7850 kg/m^3): "
+                       "check its unit")]
 
 
 def body_mass_properties(body):

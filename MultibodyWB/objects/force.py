@@ -11,6 +11,7 @@ vector, in global axes or the input marker's (``DirectionFrame``).
 """
 
 from ..solver.model import FORCE_TYPES
+from . import labels
 from .base import EDITABLE, HIDDEN, BaseProxy, Prop, quantity_prop, type_of
 
 TYPE = "Multibody::Force"
@@ -75,8 +76,11 @@ class ForceProxy(BaseProxy):
               "Name": "Label"}
 
     def onChanged(self, obj, prop):
+        super().onChanged(obj, prop)
         if prop == "ForceType" and "RotationalDamping" in obj.PropertiesList:
             self.update_visibility(obj)
+            if "Restore" not in obj.State:
+                labels.relabel_force(obj)
 
     def update_visibility(self, obj):
         """Show the fields the type uses (:data:`FORCE_TYPES`), hide the others."""

@@ -21,14 +21,15 @@ coordinate, named option + coordinate and grouped by coordinate (``StiffnessRz``
 no energy is stored at t = 0; off, the ``SpringReference<c>`` values count.
 
 Units shown: translations mm, rotations deg, rates mm/s and deg/s, stiffnesses N/m and N m/rad,
-dampings N s/m and N m s/rad (:data:`~MultibodyWB.objects.units.COORDINATE_UNITS`).
+dampings N s/m and N m s/rad (:data:`~MultibodyWB.objects.units.COORDINATE_UNITS`); N m/rad and
+the dampings are texts with their unit (``"2 N*m/rad"``: :mod:`~MultibodyWB.objects.units`).
 """
 
 from dataclasses import dataclass
 
 from ..solver.model import COORDINATE_KIND, HINGE_TYPES
-from . import units
-from .base import EDITABLE, HIDDEN, BaseProxy, Prop, type_of
+from . import labels, units
+from .base import EDITABLE, HIDDEN, BaseProxy, Prop, quantity_prop, type_of
 
 TYPE = "Multibody::Hinge"
 COORDINATES = tuple(COORDINATE_KIND)
@@ -114,7 +115,7 @@ def _coordinate_prop(option, c):
     if option.quantity is None:
         return Prop(name, "App::PropertyString", group, doc, default="")
     shown, si = units.COORDINATE_UNITS[kind][option.quantity]
-    return Prop(name, units.QUANTITY, group, f"{doc} [{shown}]", 0.0, shown, si)
+    return quantity_prop(name, group, doc, shown, si)
 
 
 def _measured_from_zero(proxy, obj):
@@ -146,9 +147,12 @@ class HingeProxy(BaseProxy):
               "Name": "Label"}
 
     def onChanged(self, obj, prop):
+        super().onChanged(obj, prop)
         if prop in ("HingeType", "SpringReferenceAsDrawn") and \
                 "OutputMarker" in obj.PropertiesList:
             self.update_visibility(obj)
+            if prop == "HingeType" and "Restore" not in obj.State:
+                labels.relabel_hinge(obj)
 
     def update_visibility(self, obj):
         """Show the coordinates and options the type has (:data:`HINGE_TYPES`), hide the rest."""

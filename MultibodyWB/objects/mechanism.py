@@ -6,7 +6,7 @@ forces and its simulation settings. It holds the gravity and which body is the g
 export does (:func:`MultibodyWB.export.collect`) and marks every member with its problems.
 """
 
-from .base import BaseProxy, Prop, type_of
+from .base import BaseProxy, Prop, type_of, vector_prop
 from . import units
 
 TYPE = "Multibody::Mechanism"
@@ -19,9 +19,8 @@ class MechanismProxy(BaseProxy):
     KIND = "Mechanism"
     VERSION = 1
     PROPERTIES = (
-        Prop("Gravity", "App::PropertyVector", "Mechanism",
-             "Gravitational acceleration in global axes [mm/s^2]", default=(0.0, 0.0, -9810.0),
-             unit=units.VECTOR_UNITS["acceleration"][0], si=units.VECTOR_UNITS["acceleration"][1]),
+        vector_prop("Gravity", "Mechanism", "Gravitational acceleration in global axes",
+                    *units.VECTOR_UNITS["acceleration"], default=(0.0, 0.0, -9810.0)),
         Prop("Ground", "App::PropertyLink", "Mechanism",
              "The body that is the ground: the fixed frame, whose markers anchor hinges and "
              "forces"),

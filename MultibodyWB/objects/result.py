@@ -19,15 +19,14 @@ import os
 import threading
 
 from ..solver.results import Results
-from . import units
-from .base import READ_ONLY, BaseProxy, Prop
+from .base import READ_ONLY, BaseProxy, Prop, quantity_prop
 
 TYPE = "Multibody::Result"
 GROUP = "Result"
 
 
 def _time(name, doc):
-    return Prop(name, units.QUANTITY, GROUP, f"{doc} [s]", 0.0, "s", "s", READ_ONLY, True)
+    return quantity_prop(name, GROUP, doc, "s", mode=READ_ONLY, output=True)
 
 
 def _info(name, type_name, doc, default=None):

@@ -2,11 +2,13 @@
 
 Method and integrator are enumerations of the solver's :data:`~MultibodyWB.solver.model.METHODS`
 and :data:`~MultibodyWB.solver.model.INTEGRATORS`; the defaults are those of the neutral model's
-:class:`~MultibodyWB.solver.model.Simulation`.
+:class:`~MultibodyWB.solver.model.Simulation`. Times and tolerances are texts (``"1e-05 s"``,
+``"1e-06"``) so that the property editor shows every digit (:mod:`~MultibodyWB.objects.units`);
+read them with :func:`~MultibodyWB.objects.base.quantity_value` (seconds, numbers).
 """
 
 from ..solver.model import INTEGRATORS, METHODS, Simulation
-from .base import BaseProxy, Prop, quantity_prop
+from .base import BaseProxy, Prop, quantity_prop, quantity_value
 
 TYPE = "Multibody::Simulation"
 _DEFAULTS = Simulation()
@@ -39,9 +41,22 @@ class SimulationProxy(BaseProxy):
              default=_DEFAULTS.method, enum=METHODS),
         Prop("Integrator", "App::PropertyEnumeration", "Simulation", "Time integrator",
              default=_DEFAULTS.integrator, enum=INTEGRATORS),
-        Prop("RelativeTolerance", "App::PropertyFloat", "Simulation",
-             "Relative tolerance of adaptive integrators", default=_DEFAULTS.relative_tolerance),
-        Prop("AbsoluteTolerance", "App::PropertyFloat", "Simulation",
-             "Absolute tolerance of adaptive integrators", default=_DEFAULTS.absolute_tolerance),
+        quantity_prop("RelativeTolerance", "Simulation",
+                      "Relative tolerance of adaptive integrators", "",
+                      default=_DEFAULTS.relative_tolerance),
+        quantity_prop("AbsoluteTolerance", "Simulation",
+                      "Absolute tolerance of adaptive integrators", "",
+                      default=_DEFAULTS.absolute_tolerance),
     )
     FIELDS = {field: name for name, (_, field) in MODEL_ATTRIBUTES.items()}
+
+
+def setting(sim, name):
+    """Setting ``name`` of the Simulation ``sim``: times in s and tolerances as floats (NaN for
+    a text that is no such quantity), the method and integrator as their names."""
+    if SimulationProxy.prop(name).si is None:
+        return getattr(sim, name)
+    try:
+        return quantity_value(sim, name)
+    except ValueError:
+        return float("nan")

@@ -99,6 +99,7 @@ def check():
     from MultibodyWB.examples_fc import crank_slider
     from MultibodyWB.gui import player as player_module
     from MultibodyWB.gui import simulate_panel
+    from MultibodyWB.objects.simulation import setting
     out = in_freecad.output_dir()
     result = {"freecad_version": FreeCAD.Version()[:3]}
     FreeCADGui.activateWorkbench(WORKBENCH)
@@ -131,8 +132,8 @@ def check():
     stored = runs.result_objects(mechanism)
     result["results_after_run"] = [o.Label for o in stored]
     result["undo_steps_of_run"] = doc.UndoCount - undo_before
-    result["end_time_setting"] = mechanism.Document.getObject(
-        simulate_panel.simulation_of(mechanism).Name).EndTime.Value
+    result["end_time_setting"] = setting(mechanism.Document.getObject(
+        simulate_panel.simulation_of(mechanism).Name), "EndTime")
     result["run_list"] = [panel.run_list.item(i).text() for i in range(panel.run_list.count())]
     result["console_after_run"] = in_freecad.python_console_text()[-3000:]
     in_freecad.grab_main_window("simulate_panel.png")
@@ -145,7 +146,7 @@ def check():
     doc.undo()
     in_freecad.process_events()
     result["results_after_undo"] = [o.Label for o in runs.result_objects(mechanism)]
-    result["end_time_after_undo"] = sim.EndTime.Value
+    result["end_time_after_undo"] = setting(sim, "EndTime")
     result["run_list_after_undo"] = panel.run_list.count()
     doc.redo()
     in_freecad.process_events()
@@ -163,10 +164,10 @@ def check():
         panel.set_settings(EndTime=0.02, Step=1e-5, OutputStep=1e-4)
     panel.tolerance["RelativeTolerance"].setText("x1")
     refused["RelativeTolerance=x1"] = [panel.run(), panel.messages.toPlainText()]
-    panel.set_settings(RelativeTolerance=sim.RelativeTolerance)
+    panel.set_settings(RelativeTolerance=setting(sim, "RelativeTolerance"))
     result["refused_settings"] = refused
     result["undo_steps_of_refused"] = doc.UndoCount - undo_count
-    result["settings_after_refused"] = [sim.EndTime.Value, sim.Step.Value, sim.OutputStep.Value]
+    result["settings_after_refused"] = [setting(sim, n) for n in ("EndTime", "Step", "OutputStep")]
     result["results_after_refused"] = [o.Label for o in runs.result_objects(mechanism)]
     parsed = {}
     for text in ("0.1 ms", "10 us", "10 \u00b5s", "2 min", "1,5 s", "0.25"):
@@ -229,7 +230,7 @@ def check():
     FreeCADGui.runCommand("MultibodyWB_Simulate")
     in_freecad.process_events()
     panel = simulate_panel.current
-    result["settings_after_close"] = simulate_panel.simulation_of(mechanism).EndTime.Value
+    result["settings_after_close"] = setting(simulate_panel.simulation_of(mechanism), "EndTime")
 
     # -- Play --------------------------------------------------------------------------------
     panel.run_list.clearSelection()
