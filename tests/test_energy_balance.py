@@ -137,6 +137,23 @@ def test_driver_against_a_hinge_spring_supplies_its_energy(method, integrator):
     assert abs(r.energy_drift()[1]) < 1e-7
 
 
+@pytest.mark.parametrize("integrator", ["rk4", "DOP853"])
+def test_a_motor_is_a_driver(integrator):
+    """A motor (constant speed after a ramp) on the four-bar's crank, a closed loop: its work
+    is the drivers' and the balance closes."""
+    from MultibodyWB.solver import model as M
+    if not hasattr(M, "Motor"):
+        pytest.skip("no motors in this version of the model")
+    fb = build("four_bar")
+    fb.hinge("CrankPivot").motors = [M.Motor("rz", 3.0, 0.2)]
+    r = simulate(fb, **settings("mstmm", integrator, 1.0, 1e-3, 1e-2))
+    wd = r["energy.work_drivers"]
+    assert np.max(np.abs(wd)) > 0.05
+    e = r["energy.total"]
+    np.testing.assert_allclose(wd, e - e[0], rtol=0, atol=1e-7 * np.max(np.abs(wd)))
+    assert abs(r.energy_drift()[1]) < 1e-7
+
+
 def test_the_residual_is_the_integration_error_fourth_order():
     """rk4 on a swinging damped pendulum: the residual falls with the step like h^4 (a
     dissipation computed from the output samples, or a wrong power, would not)."""
