@@ -22,7 +22,7 @@ BALANCE = ("work_drivers", "work_forces", "dissipated", "residual")
 # models
 # --------------------------------------------------------------------------------------------------
 
-def pendulum(drive=None, damping=0.0, theta0=0.0, length=0.5):
+def pendulum(drive=None, damping=0.0, theta0=0.0, length=0.5, stiffness=0.0):
     """A rod hanging from a revolute hinge about global y (gravity -z); the hinge coordinate is
     the rod's angle from the vertical. Returns the model, m, J_O (about the pivot), l (pivot to
     mass centre)."""
@@ -34,6 +34,7 @@ def pendulum(drive=None, damping=0.0, theta0=0.0, length=0.5):
     mk = rod.add_marker((0, 0, 0), (-np.pi / 2, 0, 0))
     m.add_hinge("Pin", "revolute", mk, pivot, initial_coordinates=[theta0], initial_rates=[0.0],
                 damping=[damping] if damping else None,
+                stiffness=[stiffness] if stiffness else None,
                 drivers=[Driver("rz", drive)] if drive else [])
     return m, mp.mass, mp.ji[1], length / 2
 
@@ -117,6 +118,40 @@ def test_driver_against_a_hinge_damper_supplies_what_it_dissipates(method, integ
                                mass * G * l * (1.0 - np.cos(2 * np.pi * t)) + lost,
                                rtol=0, atol=1e-7 * mass * G * l)
     assert np.max(np.abs(r["energy.residual"])) < 1e-6 * mass * G * l
+
+
+@pytest.mark.parametrize("method,integrator", [("mstmm", "rk4"), ("mstmm", "DOP853"),
+                                               ("constrained", "rk4")])
+def test_driver_against_a_hinge_spring_supplies_its_energy(method, integrator):
+    """Driven at 2 pi t against the hinge's own spring k: the driver also supplies the
+    spring's energy 1/2 k (2 pi t)^2 (the driver's load excludes the spring's)."""
+    k = 0.3
+    model, mass, J, l = pendulum(drive="2*pi*t", stiffness=k)
+    r = simulate(model, **settings(method, integrator, 0.4, 1e-3, 1e-2))
+    t = r.time
+    stored = 0.5 * k * (2 * np.pi * t) ** 2
+    np.testing.assert_allclose(r["energy.elastic"], stored, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(r["energy.work_drivers"],
+                               mass * G * l * (1.0 - np.cos(2 * np.pi * t)) + stored,
+                               rtol=0, atol=1e-7 * mass * G * l)
+    assert abs(r.energy_drift()[1]) < 1e-7
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "DOP853"])
+def test_a_motor_is_a_driver(integrator):
+    """A motor (constant speed after a ramp) on the four-bar's crank, a closed loop: its work
+    is the drivers' and the balance closes."""
+    from MultibodyWB.solver import model as M
+    if not hasattr(M, "Motor"):
+        pytest.skip("no motors in this version of the model")
+    fb = build("four_bar")
+    fb.hinge("CrankPivot").motors = [M.Motor("rz", 3.0, 0.2)]
+    r = simulate(fb, **settings("mstmm", integrator, 1.0, 1e-3, 1e-2))
+    wd = r["energy.work_drivers"]
+    assert np.max(np.abs(wd)) > 0.05
+    e = r["energy.total"]
+    np.testing.assert_allclose(wd, e - e[0], rtol=0, atol=1e-7 * np.max(np.abs(wd)))
+    assert abs(r.energy_drift()[1]) < 1e-7
 
 
 def test_the_residual_is_the_integration_error_fourth_order():
@@ -215,6 +250,26 @@ def test_point_force_work_is_force_times_displacement(method, integrator):
     np.testing.assert_allclose(r["energy.work_forces"], r["energy.kinetic"]
                                - r["energy.kinetic"][0], rtol=1e-9, atol=1e-12)
     assert np.max(np.abs(r["energy.residual"])) < 1e-9
+
+
+@pytest.mark.parametrize("method,integrator", [("mstmm", "rk4"), ("mstmm", "Radau"),
+                                               ("constrained", "rk4")])
+def test_point_torque_work_is_torque_times_angle(method, integrator):
+    """A rod on a revolute hinge about global y, no gravity, turned by a point torque of
+    0.2 N m about global y: work_forces = T (theta - theta0) = the kinetic energy gained."""
+    model, mass, J, l = pendulum(theta0=0.2)
+    model.gravity = np.zeros(3)
+    rod = model.body("Rod")
+    model.add_force("Turn", "point_torque", rod.add_marker((0, 0, -0.1)), direction=(0, 1, 0),
+                    magnitude="0.2")
+    r = simulate(model, **settings(method, integrator, 0.5, 1e-3, 1e-2))
+    q = r["Pin.rz"]
+    assert q[-1] - q[0] > 0.1
+    np.testing.assert_allclose(r["energy.work_forces"], 0.2 * (q - q[0]), rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose(r["energy.work_forces"], r["energy.kinetic"], rtol=1e-6,
+                               atol=1e-12)
+    assert abs(r.energy_drift()[1]) < 1e-8
 
 
 @pytest.mark.parametrize("method,integrator", [("mstmm", "rk4"), ("mstmm", "LSODA"),

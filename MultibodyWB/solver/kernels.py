@@ -886,8 +886,18 @@ def power_flows(q, u, tau, mags, driven, drv_q, hk, hc, href, F, R, pb, pc, hp, 
     spring-dampers ``c |w_in - w_out|^2``. Springs and gravity are conservative: their power is
     minus the rate of the potential energy (not here). W (N m/s). ``q``, ``u``, ``tau`` and the
     body kinematics ``R pb pc hp w vh`` of an evaluation; ``tau`` must hold the drivers' loads
-    (:func:`riccati` fills them).
+    (:func:`riccati` fills them). The hinges' part and the force elements' part are
+    :func:`hinge_power` and :func:`force_power` (``rk4_run`` calls the second only for a model
+    with force elements: a struct argument costs a reference count per array and call).
     """
+    hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out)
+    force_power(mags, F, R, pb, pc, hp, w, vh, out)
+
+
+@njit(**_JIT)
+def hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out):
+    """The drivers' power into ``out[0]``, the hinge dampers' into ``out[2]``, ``out[1] = 0``
+    (see :func:`power_flows`)."""
     pd = 0.0
     pdis = 0.0
     for j in range(u.size):
@@ -896,7 +906,17 @@ def power_flows(q, u, tau, mags, driven, drv_q, hk, hc, href, F, R, pb, pc, hp, 
             pdis += hc[j] * uj * uj
         if driven[j]:
             pd += (tau[j] + hk[j] * (q[drv_q[j]] - href[j]) + hc[j] * uj) * uj
-    pf = 0.0
+    out[0] = pd
+    out[1] = 0.0
+    out[2] = pdis
+
+
+@njit(**_JIT)
+def force_power(mags, F, R, pb, pc, hp, w, vh, out):
+    """Add the force elements' power to ``out[1]`` and their dampers' to ``out[2]`` (see
+    :func:`power_flows`)."""
+    pf = out[1]
+    pdis = out[2]
     for f in range(F.pf_body.size):
         b = F.pf_body[f]
         if b < 0 or F.pf_mag[f] < 0:
@@ -933,7 +953,6 @@ def power_flows(q, u, tau, mags, driven, drv_q, hk, hc, href, F, R, pb, pc, hp, 
         Ro, po, vo, wo = _attach(F.rs_bo[f], F.rs_Ro[f], zero, R, pb, w, pc, vh, hp)
         d0, d1, d2 = wi[0] - wo[0], wi[1] - wo[1], wi[2] - wo[2]
         pdis += F.rs_c[f] * (d0 * d0 + d1 * d1 + d2 * d2)
-    out[0] = pd
     out[1] = pf
     out[2] = pdis
 
@@ -1012,8 +1031,9 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
                             bool(False))
             _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, kd)
             if track:
-                power_flows(q, u, tau, mag_grid[jj], driven, drv_q, hk, hc, href, F, R, pb, pc,
-                            hp, w, vh, pw)
+                hinge_power(q, u, tau, driven, drv_q, hk, hc, href, pw)
+                if applied:
+                    force_power(mag_grid[jj], F, R, pb, pc, hp, w, vh, pw)
                 wt = 1.0 if st == 0 or st == 3 else 2.0
                 for c in range(3):
                     pacc[c] = wt * pw[c] if st == 0 else pacc[c] + wt * pw[c]

@@ -1658,8 +1658,10 @@ class NewtonEuler:
         driven[Jt.drv_u] = 1
         mags = np.array([f(inst.t) for f in self.magnitudes] or [0.0])
         out = np.zeros(3)
-        power_flows(inst.q, inst.u, inst.tau, mags, driven, Jt.uq, Jt.hk, Jt.hc, Jt.href,
-                    self.forces, inst.R, inst.pb, inst.pc, inst.hp, inst.w, inst.vh, out)
+        c = np.ascontiguousarray      # the compiled version of the other methods
+        power_flows(c(inst.q), c(inst.u), c(inst.tau), mags, driven, Jt.uq, Jt.hk, Jt.hc,
+                    Jt.href, self.forces, c(inst.R), c(inst.pb), c(inst.pc), c(inst.hp),
+                    c(inst.w), c(inst.vh), out)
         return out
 
     def state_vector(self, inst: Instant) -> np.ndarray:

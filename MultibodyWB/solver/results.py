@@ -49,10 +49,11 @@ Conventions
   dissipated, integrated with the state by the integrator (``rk4``: extra states of the same
   RK4 scheme; the adaptive integrators: Gauss quadrature of the power over each step's dense
   output); ``energy.residual = total - total(0) - work_drivers - work_forces + dissipated`` is
-  what the balance misses: the integration error (the *drift*), plus, for the ``constrained``
-  method, what the projections onto the loop constraints change, and, for the
-  ``newton-euler`` method, the energy stored and dissipated in its penalty joints (see
-  :mod:`.newton_euler`). Springs and gravity are in ``energy.potential``, not in the works. The
+  what the balance misses: the integration error (the *drift*), plus, for closed loops, the
+  work of the loop stabilisation (``mstmm``: Baumgarte terms; ``constrained``: the projections
+  onto the loop constraints), both of the order of the loop-closure error, and, for the
+  ``newton-euler`` method, the energy stored and dissipated in its penalty joints and the
+  error of its works sampled at the output times (see :mod:`.newton_euler`). Springs and gravity are in ``energy.potential``, not in the works. The
   rotation springs of spherical, free and bushing hinges with unequal stiffnesses are not
   conservative with the potential above: the difference is in the residual.
 """

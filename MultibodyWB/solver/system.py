@@ -471,8 +471,10 @@ class System:
         :class:`Instant`, the work arrays, or another formulation's result)."""
         out = np.zeros(3)
         T = self.tree
-        K.power_flows(q, u, tau, self.magnitude_values(t), T.driven, T.drv_q, T.hk, T.hc,
-                      T.href, self.forces, kin.R, kin.pb, kin.pc, kin.hp, kin.w, kin.vh, out)
+        c = np.ascontiguousarray      # one compiled version whatever the caller's arrays
+        K.power_flows(c(q), c(u), c(tau), self.magnitude_values(t), T.driven, T.drv_q, T.hk,
+                      T.hc, T.href, self.forces, c(kin.R), c(kin.pb), c(kin.pc), c(kin.hp),
+                      c(kin.w), c(kin.vh), out)
         return out
 
     def instant(self, t: float, y: np.ndarray) -> Instant:
