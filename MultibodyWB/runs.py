@@ -196,7 +196,7 @@ def describe(obj, results, label=""):
     obj.Frames = len(results)
     obj.Created = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     obj.Warnings = [str(w) for w in meta.get("warnings", [])]
-    obj.Summary = results.summary()
+    obj.Summary = results.summary("mm", 1000.0)
     if not label:
         what = " ".join(x for x in (obj.Method, obj.Integrator) if x)
         obj.Label2 = f"{what}, {float(end):g} s, {len(results)} frames"

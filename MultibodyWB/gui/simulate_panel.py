@@ -638,7 +638,7 @@ class SimulatePanel(TaskPanel):
         wall = results.meta.get("wall_time", elapsed)
         self.status.setText(f"Done: {len(results)} frames in {wall:.2f} s; stored as "
                             f"'{obj.Label}'")
-        self.say(results.summary())
+        self.say(results.summary("mm", 1000.0))          # the document's units
         self.refresh_runs(select=obj)
 
     # -- stored runs -----------------------------------------------------------------------------

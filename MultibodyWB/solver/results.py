@@ -421,9 +421,13 @@ class Results:
         out.update(residual=d, relative=rel)
         return out
 
-    def summary(self) -> str:
+    def summary(self, length_unit: str = "m", length_factor: float = 1.0) -> str:
         """A short text: the run, final body positions, the energy balance (works of drivers
-        and forces, dissipated energy, and its residual: the drift), wall time, speed."""
+        and forces, dissipated energy, and its residual: the drift), wall time, speed.
+
+        Positions are given in ``length_unit``, ``length_factor`` of them to the metre (the
+        FreeCAD side passes ``"mm", 1000.0``: messages in the document's units).
+        """
         m = self.meta
         lines = []
         head = f"Results of '{m.get('model', '?')}'"
@@ -443,10 +447,10 @@ class Results:
             lines.append(f"  wall time {w:.3g} s{speed}{ev}")
         bodies = self.bodies
         if bodies and len(self):
-            lines.append("  final positions of the base origins (m):")
+            lines.append(f"  final positions of the base origins ({length_unit}):")
             width = max(len(b) for b in bodies)
             for b in bodies:
-                p = self.position(b)[-1]
+                p = self.position(b)[-1] * length_factor
                 lines.append(f"    {b:<{width}}  x {p[0]: .6g}  y {p[1]: .6g}  z {p[2]: .6g}")
         if "energy.total" in self and len(self):
             b = self.energy_balance()
