@@ -108,6 +108,7 @@ class KinematicPreview:
         self._free = self._independent()
         self._bodies = [b.name for b in self.model.bodies]
         self._animator = Animator(mechanism, self._rest_results(), markers=True)
+        self._quieted = []
 
     # -- what can be moved ----------------------------------------------------------------------
     def _label(self, hinge, coordinate):
@@ -253,7 +254,29 @@ class KinematicPreview:
         return Results(names, np.array([row]), meta={"bodies": list(self._bodies),
                                                      "hinges": []})
 
+    def _quiet(self, on):
+        """While the preview shows a pose, the moved objects' ``Placement`` changes do not mark
+        the document modified (property status ``NoModify``; FreeCAD 0.20 cannot clear the
+        mark afterwards, 1.0 can and the Animator does); off again when the drawn pose is back."""
+        if on:
+            for obj in self._animator.objects:
+                try:
+                    if "NoModify" not in obj.getPropertyStatus("Placement"):
+                        obj.setPropertyStatus("Placement", "NoModify")
+                        self._quieted.append(obj)
+                except (AttributeError, ValueError, RuntimeError, ReferenceError):
+                    continue
+            return
+        for obj in self._quieted:
+            try:
+                obj.setPropertyStatus("Placement", "-NoModify")
+            except (AttributeError, ValueError, RuntimeError, ReferenceError):
+                continue
+        self._quieted = []
+
     def _move(self):
+        if not self._quieted:
+            self._quiet(True)
         poses = self.poses()
         moving = self._animator.bodies
         R = np.array([poses[b].R for b in moving]).reshape(-1, 3, 3)
@@ -269,6 +292,7 @@ class KinematicPreview:
         """Back to the drawn coordinates (the solids put back)."""
         self.q = self.q_drawn.copy()
         self._animator.restore()
+        self._quiet(False)
 
     def restore(self):
         """Put every solid and marker back exactly where it was drawn (the document left as it

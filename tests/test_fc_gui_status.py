@@ -1,0 +1,120 @@
+"""The mechanism's status while it is built, greyed-out commands that say why, and the
+Mechanism's task panel (status, drag to check) in the FreeCAD GUI under Xvfb.
+
+``tests/gui/check_mechanism_panel.py`` builds a crank-rocker four-bar step by step through the
+workbench's commands with the selection set as a click sets it, then double-clicks the Mechanism
+in the tree, moves the free-DOF slider through its signal and presses Cancel (then opens the
+panel again with the Check command and presses OK). Screenshots: ``mechanism_panel.png`` (panel
+and 3D view) and ``mechanism_panel_only.png``; copied to ``$MBWB_ARTIFACTS_DIR`` when it is set.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import freecad_env
+
+GUI_DIR = Path(__file__).resolve().parent / "gui"
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(scope="module")
+def panel_run(tmp_path_factory):
+    work = tmp_path_factory.mktemp("mechanism_panel")
+    result = freecad_env.run_freecad_gui(GUI_DIR / "check_mechanism_panel.py", timeout=400,
+                                         work_dir=work)
+    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
+    if artifacts:
+        os.makedirs(artifacts, exist_ok=True)
+        for name in ("mechanism_panel.png", "mechanism_panel_only.png"):
+            path = Path(result["_output_dir"]) / name
+            if path.is_file():
+                shutil.copy(path, Path(artifacts) / name)
+    return result
+
+
+def test_building_prints_no_error_and_ends_at_one_degree_of_freedom(panel_run):
+    r = panel_run
+    assert "exception" not in r, r["exception"]
+    assert r["_problems"] == [], "\n\n".join(r["_problems"])      # no Err/Wrn about Multibody
+    steps = r["steps"]
+    assert [s["step"] for s in steps] == ["ground", "crank body", "coupler body", "rocker body",
+                                          "hinge A", "hinge B", "hinge C", "hinge D"]
+    for s in steps:
+        assert s["multibody_report_lines"] == [], s        # nothing printed while building
+    headlines = [s["status"].split("\n")[0] for s in steps]
+    assert headlines[0].startswith("Only the ground so far")
+    assert headlines[1] == "No hinge yet: 1 body to connect"
+    assert headlines[3] == "No hinge yet: 3 bodies to connect"
+    assert headlines[4] == "2 problems before a run; so far 1 degree of freedom"
+    assert headlines[6] == "3 degrees of freedom"           # an open chain before the loop
+    assert headlines[7] == "1 degree of freedom"
+    assert "is connected to nothing" in steps[3]["status"]   # the status says what is missing
+    status = r["status"].split("\n")
+    assert status[0] == "1 degree of freedom"
+    assert "Degrees of freedom: 1 (Grübler–Kutzbach count -2; the difference: 3 redundant " \
+           "constraints)" in status
+    redundant = [line for line in status if line.startswith("Redundant: ")]
+    assert len(redundant) == 3 and all("(global " in line for line in redundant), redundant
+    assert r["drawn_residuals"]["rotation_rad"] < 1e-9
+    assert r["drawn_residuals"]["translation_mm"] < 1e-9
+    # the tree: a green badge with the degrees of freedom, the status as tool tip
+    assert r["mechanism_icon"] == "Mechanism-dof1.png"
+    assert r["tree_tooltip"].startswith("Mechanism: 1 degree of freedom")
+    assert r["multibody_report_lines"] == []
+
+
+def test_greyed_out_commands_say_why(panel_run):
+    g = panel_run["greyed"]
+    sketch = g["body_on_sketch"]
+    assert not sketch["active"] and sketch["actions"] >= 1
+    assert sketch["tool_tip"].endswith(
+        "Not available now: 'Sketch' is a sketch, not a solid: pad or extrude it first.")
+    assert "not available now: 'Sketch' is a sketch" in sketch["status_tip"]
+    one = g["hinge_on_one_body"]
+    assert not one["active"]
+    assert "Not available now: two ends are on the same body" in one["tool_tip"]
+    taken = g["body_on_solid"]
+    assert not taken["active"] and "'Plate' is already a solid of body 'Ground'" \
+        in taken["tool_tip"]
+    ok = g["hinge_on_two_bodies"]
+    assert ok["active"] and "Not available" not in ok["tool_tip"]     # the reason goes again
+
+
+def test_double_click_opens_the_panel_and_the_slider_drags_the_loop(panel_run):
+    r = panel_run
+    assert r["open_path"].startswith("mouse double-click on the tree item")
+    assert r["panel_open"] and r["in_edit"] == "Mechanism"
+    assert r["headline"] == "1 degree of freedom"
+    assert "Grübler–Kutzbach count -2" in r["details"]
+    assert r["free"] == [["Revolute", "rz"]]                 # the crank, at the ground
+    assert r["sliders"] == ["Revolute.rz"]
+    assert r["slider_start"] == pytest.approx(90.0, abs=1e-9)    # drawn at 90 deg
+    assert r["value_after"] == pytest.approx(120.0, abs=1e-9)
+    assert r["value_label"] == "120.00 °"
+    assert r["message"] == ""
+    assert r["preview_residual"] < 1e-10
+    # the moved drawing satisfies every hinge (the solver's measure on the exported document)
+    assert r["moved_residuals"]["rotation_rad"] < 1e-9
+    assert r["moved_residuals"]["translation_mm"] < 1e-9
+    turns = r["turns"]
+    assert turns["CrankSolid"]["angle_deg"] == pytest.approx(30.0, abs=1e-9)
+    assert turns["CrankSolid"]["axis"] == pytest.approx([0.0, 0.0, 1.0], abs=1e-9)
+    assert turns["CrankSolid"]["shift_mm"] < 1e-9             # about its pivot at the origin
+    assert turns["CouplerSolid"]["shift_mm"] > 1.0 and turns["RockerSolid"]["angle_deg"] > 1.0
+    assert r["screenshot"]["saved"] and r["screenshot"]["distinct_colors"] > 20
+
+
+def test_closing_the_panel_puts_the_drawing_back_unchanged(panel_run):
+    r = panel_run
+    assert r["modified_before_panel"] is False
+    assert r["modified_while_dragging"] is False
+    assert r["cancel_found"] and r["closed"] and not r["in_edit_after"]
+    assert r["restored_exactly"] == []
+    assert r["undo_count_same"] and r["touched_after"] == []
+    assert r["modified_after_cancel"] is False
+    assert r["check_command_opens"] and r["closed_after_ok"]
+    assert r["restored_after_ok"] == []
