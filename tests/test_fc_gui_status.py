@@ -111,10 +111,15 @@ def test_double_click_opens_the_panel_and_the_slider_drags_the_loop(panel_run):
 def test_closing_the_panel_puts_the_drawing_back_unchanged(panel_run):
     r = panel_run
     assert r["modified_before_panel"] is False
-    assert r["modified_while_dragging"] is False
+    if r["freecad_version"][:2] == ["0", "20"]:
+        # 0.20 cannot clear the mark: the preview's moves do not set it (NoModify)
+        assert r["modified_while_dragging"] is False
     assert r["cancel_found"] and r["closed"] and not r["in_edit_after"]
     assert r["restored_exactly"] == []
     assert r["undo_count_same"] and r["touched_after"] == []
     assert r["modified_after_cancel"] is False
     assert r["check_command_opens"] and r["closed_after_ok"]
     assert r["restored_after_ok"] == []
+    # asked for explicitly, the check says its result in the report view (a message: no problem)
+    said = [line[line.index("MultibodyWB:"):] for line in r["check_report_lines"]]
+    assert said == ["MultibodyWB: check of mechanism 'Mechanism': 1 degree of freedom"], said

@@ -83,8 +83,9 @@ def test_renumbered_face_of_a_cut_is_flagged_and_export_refuses(freecad, doc, pr
         export.to_model(mech)
     assert f"Marker 'SideMarker', property {support}: '{side}' of 'Link' is not the face" \
         in str(exc.value)
-    moved = (marker.Placement.Base - before).Length
-    assert moved > 1.0                       # the attacher moved it: flagged, never silently
+    # FreeCAD 0.20's attacher has moved it to the new 'Face2' (1.0 keeps it where it was):
+    # either way it is flagged, never moved silently
+    assert marker.Placement.Base != before or marker.Problem
 
 
 def test_face_moved_far_within_its_solid_is_flagged(freecad, doc):

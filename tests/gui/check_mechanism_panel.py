@@ -312,7 +312,10 @@ def check():
     result["touched_after"] = [o.Name for o in doc.Objects if "Touched" in o.State]
     result["modified_after_cancel"] = bool(gui.Modified)
 
+    report = in_freecad.report_view_text()[len(before_report):]
+    result["multibody_report_lines"] = multibody_lines(report)
     # -- the Check command opens it too; OK closes it -------------------------------------------
+    before_check = in_freecad.report_view_text()
     select(doc, (mechanism.Name, ""))
     FreeCADGui.runCommand("MultibodyWB_Check")
     in_freecad.wait(0.5)
@@ -328,8 +331,8 @@ def check():
     after = placements(doc)
     result["restored_after_ok"] = [n for n in drawn if drawn[n] != after[n]]
     result["closed_after_ok"] = task_mechanism.current is None
-    report = in_freecad.report_view_text()[len(before_report):]
-    result["multibody_report_lines"] = multibody_lines(report)
+    report = in_freecad.report_view_text()[len(before_check):]
+    result["check_report_lines"] = multibody_lines(report)
     return result
 
 
