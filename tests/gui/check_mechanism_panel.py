@@ -333,6 +333,33 @@ def check():
     result["closed_after_ok"] = task_mechanism.current is None
     report = in_freecad.report_view_text()[len(before_check):]
     result["check_report_lines"] = multibody_lines(report)
+
+    # -- no silent moves: the plate gets a lightening hole, its edges are numbered anew --------
+    hinge_d = next(o for o in mechanism.Group if o.Label == "Revolute003")
+    marker = hinge_d.OutputMarker
+    result["renumber_marker"] = {"label": marker.Label, "picked": marker.PickedElement}
+    lightened = Part.makeBox(190, 30, 10, FreeCAD.Vector(-20, -15, -10))
+    lightened = lightened.cut(Part.makeCylinder(5, 10, FreeCAD.Vector(75, 0, -10)))
+    for p in (A, D):
+        lightened = lightened.cut(Part.makeCylinder(BORE, 10, FreeCAD.Vector(p[0], p[1], -10)))
+    before_edit = in_freecad.report_view_text()
+    plate_obj.Shape = lightened
+    doc.recompute()
+    in_freecad.wait(0.5)
+    result["renumbered"] = {
+        "problem": marker.Problem,
+        "icon": os.path.basename(marker.ViewObject.Proxy.getIcon()),
+        "status": mechanism.Status.split("\n")[0],
+        "mechanism_icon": os.path.basename(mechanism.ViewObject.Proxy.getIcon()),
+        "report": multibody_lines(in_freecad.report_view_text()[len(before_edit):]),
+    }
+    from MultibodyWB import export
+    from MultibodyWB.solver.model import ModelError
+    try:
+        export.to_model(mechanism)
+        result["renumbered"]["export"] = "exported"
+    except ModelError as exc:
+        result["renumbered"]["export"] = str(exc)
     return result
 
 
