@@ -170,6 +170,20 @@ class KinematicPreview:
                 held.append(lab)
         return [lab for lab in self._preference if lab in held]
 
+    def drawing_gaps(self, tolerance_mm=0.01, tolerance_deg=0.01):
+        """Tree hinges the drawing does not satisfy (their markers apart or turned more than
+        allowed), in words with the user's units: the preview places the parts where those
+        hinges put them, so they jump there at the first move. Empty when the drawing fits."""
+        out = []
+        for name in self.topology.tree_hinges:
+            res = np.asarray(self.mobility.drawn_residuals.get(name, np.zeros(6)))
+            angle = float(np.degrees(np.linalg.norm(res[:3])))
+            gap = float(np.linalg.norm(res[3:]) * 1000.0)
+            if gap > tolerance_mm or angle > tolerance_deg:
+                out.append(f"'{name}' is drawn {user_string(gap, 'x')} and "
+                           f"{user_string(angle, 'rz')} away from what the hinge allows")
+        return out
+
     # -- values -------------------------------------------------------------------------------
     def value(self, hinge, coordinate):
         """The current value of a coordinate in FreeCAD's internal units (mm or deg)."""

@@ -106,3 +106,16 @@ def test_unreachable_refused_in_words(freecad, engine):
     with pytest.raises(KeyError, match="no tree coordinate"):
         p.set(doc.getObject("MainBearing"), "x", 1.0)
     p.restore()
+
+
+def test_drawing_gaps_name_the_hinge_in_user_units(freecad, engine):
+    from MultibodyWB.preview import KinematicPreview
+    doc, mech = engine
+    assert KinematicPreview(mech).drawing_gaps() == []         # the engine is drawn assembled
+    marker = doc.getObject("FrameMain")                        # the main bearing, frame side
+    offset = marker.AttachmentOffset
+    marker.AttachmentOffset = freecad.Placement(offset.Base + freecad.Vector(0, 0, 10),
+                                                offset.Rotation)
+    doc.recompute()
+    gaps = KinematicPreview(mech).drawing_gaps()
+    assert gaps == ["'MainBearing' is drawn 10.00 mm and 0.00 ° away from what the hinge allows"]

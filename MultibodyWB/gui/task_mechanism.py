@@ -180,6 +180,14 @@ class MechanismPanel(TaskPanel):
             note.setWordWrap(True)
             note.setObjectName("DragNote")
             layout.addWidget(note)
+        gaps = self.preview.drawing_gaps()
+        if gaps:
+            note = QtWidgets.QLabel("As drawn, " + "; ".join(gaps) + ": the parts move to where "
+                                    "the hinges put them at the first move.")
+            note.setWordWrap(True)
+            note.setObjectName("DrawingGaps")
+            note.setStyleSheet("color: #8f5902;")
+            layout.addWidget(note)
         self.message = QtWidgets.QLabel("")
         self.message.setObjectName("DragMessage")
         self.message.setWordWrap(True)
