@@ -29,7 +29,8 @@ def panel_run(tmp_path_factory):
     artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
     if artifacts:
         os.makedirs(artifacts, exist_ok=True)
-        for name in ("mechanism_panel.png", "mechanism_panel_only.png"):
+        for name in ("mechanism_panel.png", "mechanism_panel_only.png",
+                     "mechanism_panel_flagged.png"):
             path = Path(result["_output_dir"]) / name
             if path.is_file():
                 shutil.copy(path, Path(artifacts) / name)
@@ -141,3 +142,19 @@ def test_a_renumbered_edge_flags_its_marker_and_the_mechanism(panel_run):
     said = [line for line in r["report"] if "is not the edge that was picked" in line]
     assert len(said) == 1, r["report"]                     # said once, as a warning
     assert "is not the edge that was picked" in r["export"]      # the export refuses
+
+
+def test_the_panel_accepts_a_changed_pick_in_one_undo_step(panel_run):
+    a = panel_run["accept"]
+    assert a["opened"] and a["button_visible"]
+    marker = panel_run["renumber_marker"]["label"]
+    assert f"'{marker}'" in a["button_tip"]
+    assert a["headline_before"].startswith("1 problem before a run")
+    assert a["sliders_before"] == 0                     # nothing to drag while it is flagged
+    assert a["problem_after"] == ""
+    assert a["headline_after"] == "1 degree of freedom"
+    assert a["sliders_after"] == 1 and a["button_visible_after"] is False
+    assert a["undo_steps"] == 1 and a["undo_name"] == ["Accept changed picks"]
+    assert "is not the edge that was picked" in a["problem_after_undo"]
+    assert any(line.startswith(">>> MultibodyWB.objects.marker.accept_pick(") for line in
+               a["console"]), a["console"]

@@ -23,6 +23,7 @@ drawn (:meth:`KinematicPreview.restore`). Saving while a pose is shown saves the
 
 import FreeCADGui
 
+from ..objects.base import type_of
 from ..objects.mechanism import mechanism_status
 from ..solver.model import ModelError
 from .qt import QtCore, QtWidgets
@@ -135,8 +136,41 @@ class MechanismPanel(TaskPanel):
         self.details.setToolTip("Degrees of freedom, driven coordinates, redundant constraints "
                                 "and what blocks a run")
         layout.addWidget(self.details)
+        self.accept_button = QtWidgets.QPushButton("Accept changed picks")
+        self.accept_button.setObjectName("AcceptPicks")
+        self.accept_button.clicked.connect(self.accept_picks)
+        layout.addWidget(self.accept_button)
         self.refresh_status()
         return w
+
+    def changed_markers(self):
+        """The mechanism's markers whose picked element changed (renumbered, moved within its
+        solid) since it was picked."""
+        from ..objects.marker import TYPE as MARKER, changed_pick
+        return [m for m in self.mechanism.Group
+                if type_of(m) == MARKER and changed_pick(m)]
+
+    def accept_picks(self):
+        """Take the elements the changed markers sit on now as the ones meant (one undo step,
+        recorded as a macro)."""
+        markers = self.changed_markers()
+        if not markers:
+            return
+        self.drawn_pose()
+        doc = self.doc
+        doc.openTransaction("Accept changed picks")
+        try:
+            FreeCADGui.addModule("MultibodyWB.objects.marker")
+            for m in markers:
+                FreeCADGui.doCommand(
+                    f"MultibodyWB.objects.marker.accept_pick(FreeCAD.getDocument("
+                    f"{doc.Name!r}).getObject({m.Name!r}))")
+        except Exception:  # noqa: BLE001 - undo what was done, then say it
+            doc.abortTransaction()
+            raise
+        doc.commitTransaction()
+        self.refresh_status()
+        self.rebuild_drag()
 
     def refresh_status(self):
         """Show the mechanism's status as it is now."""
@@ -148,11 +182,44 @@ class MechanismPanel(TaskPanel):
         self.details.setPlainText("\n".join(f"• {line}" for line in lines))
         self.headline.setToolTip("The mechanism's status: it is also the tool tip of the "
                                  "Mechanism in the tree")
+        changed = self.changed_markers()
+        self.accept_button.setVisible(bool(changed))
+        self.accept_button.setToolTip(
+            "Take the faces or edges these markers sit on now as the ones meant (their picked "
+            "element was renumbered or moved by an edit of its solid): "
+            + ", ".join(f"'{m.Label}'" for m in changed))
 
     def _drag_widget(self):
         w = QtWidgets.QWidget()
         w.setObjectName(DRAG_NAME)
         w.setWindowTitle("Drag to check")
+        self.drag_layout = QtWidgets.QVBoxLayout(w)
+        self.drag_layout.setContentsMargins(0, 0, 0, 0)
+        self.drag_inner = self._drag_content()
+        self.drag_layout.addWidget(self.drag_inner)
+        return w
+
+    def rebuild_drag(self):
+        """Make the preview and the sliders again (the model changed: e.g. picks accepted)."""
+        if self.preview is not None:
+            self.preview.restore()
+        self.preview, self.preview_problem = None, ""
+        try:
+            from ..preview import KinematicPreview
+            self.preview = KinematicPreview(self.mechanism)
+        except ModelError as exc:
+            self.preview_problem = str(exc)
+        except Exception as exc:  # noqa: BLE001 - any failure: the status still shows
+            self.preview_problem = f"{type(exc).__name__}: {exc}"
+        self.sliders = []
+        old = self.drag_inner
+        self.drag_inner = self._drag_content()
+        self.drag_layout.replaceWidget(old, self.drag_inner)
+        old.hide()
+        old.deleteLater()
+
+    def _drag_content(self):
+        w = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(w)
         if self.preview is None:
             note = QtWidgets.QLabel("The mechanism cannot be moved until the problems above "

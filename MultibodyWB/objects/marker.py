@@ -340,7 +340,9 @@ class MarkerProxy(BaseProxy):
                                                   f"{_NOUNS.get(kind, 'element')} that was "
                                                   f"picked: {change} (the solid's faces or "
                                                   "edges were renumbered by a change): pick it "
-                                                  "again, or accept it as it is now"))
+                                                  "again, or accept it as it is now ("
+                                                  "the Mechanism's panel: Accept changed "
+                                                  "picks)"))
         if not problems and "Invalid" in obj.State:
             problems.append((support, f"FreeCAD cannot attach it: {obj.getStatusString()}"))
         return problems
@@ -526,6 +528,21 @@ def record_signature(marker):
     text = json.dumps(found) if found is not None else ""
     if marker.PickedSignature != text:
         marker.PickedSignature = text
+
+
+def changed_pick(marker):
+    """How the element the marker was picked on has changed since (:func:`signature_change`),
+    in words; "" when it is the same, gone or of another kind (those are other problems)."""
+    if type_of(marker) != TYPE or not marker.PickedSignature:
+        return ""
+    solid_name, _, sub = marker.PickedElement.partition(".")
+    solid = marker.Document.getObject(solid_name) if solid_name else None
+    if solid is None or not sub:
+        return ""
+    now = signature(solid, sub)
+    if now is None or now["kind"] != marker.PickedGeometry:
+        return ""
+    return signature_change(marker.PickedSignature, now)
 
 
 def accept_pick(marker):

@@ -125,8 +125,8 @@ class Status:
         return not self.problems
 
     def details(self):
-        """The lines below the headline."""
-        lines = []
+        """The lines below the headline: what blocks a run first."""
+        lines = [f"To fix before a run: {line}" for line in self.problems]
         if self.dof is not None:
             gk = f"Grübler–Kutzbach count {self.dof_gruebler}"
             if self.redundant:
@@ -136,8 +136,6 @@ class Status:
             lines.append("Driven: " + "; ".join(self.driven))
         for line in self.redundant:
             lines.append(f"Redundant: {line}")
-        for line in self.problems:
-            lines.append(f"To fix before a run: {line}")
         return lines
 
     def text(self):

@@ -360,6 +360,38 @@ def check():
         result["renumbered"]["export"] = "exported"
     except ModelError as exc:
         result["renumbered"]["export"] = str(exc)
+
+    # -- the panel offers to accept the changed pick (one undo step) ------------------------------
+    tree_double_click(mechanism)
+    panel = task_mechanism.current
+    accept = {"opened": panel is not None}
+    if panel is not None:
+        button = window.findChild(widgets.QPushButton, "AcceptPicks")
+        accept["button_visible"] = bool(button is not None and button.isVisible())
+        accept["button_tip"] = button.toolTip() if button is not None else ""
+        accept["headline_before"] = panel.headline.text()
+        accept["sliders_before"] = len(panel.sliders)
+        in_freecad.grab_main_window("mechanism_panel_flagged.png")
+        undo_before = doc.UndoCount
+        if button is not None:
+            button.click()
+        in_freecad.wait(0.5)
+        accept["problem_after"] = marker.Problem
+        accept["headline_after"] = panel.headline.text()
+        accept["sliders_after"] = len(panel.sliders)
+        accept["button_visible_after"] = bool(button.isVisible()) if button is not None else None
+        accept["undo_steps"] = doc.UndoCount - undo_before
+        accept["undo_name"] = list(doc.UndoNames[:1])
+        cancel = dialog_button("Cancel")
+        if cancel is not None:
+            cancel.click()
+        in_freecad.wait(0.5)
+        doc.undo()
+        doc.recompute()
+        accept["problem_after_undo"] = marker.Problem
+    accept["console"] = [line for line in in_freecad.python_console_text().splitlines()
+                         if "accept_pick" in line]
+    result["accept"] = accept
     return result
 
 
