@@ -244,10 +244,12 @@ class KinematicPreview:
         held = [lab for lab in self._independent(first=label) if lab != label]
         held += [lab for lab in self.driven if lab != label]
         if held:
-            lines.append("Held where they are: " + ", ".join(
-                f"'{lab.rsplit('.', 1)[0]}' {lab.rsplit('.', 1)[1]} = "
-                f"{user_string(self.q[self._index[lab]] * _SCALE[_kind(lab.rsplit('.', 1)[1])], lab.rsplit('.', 1)[1])}"
-                for lab in held) + ".")
+            words = []
+            for lab in held:
+                name, c = lab.rsplit(".", 1)
+                value = self.q[self._index[lab]] * _SCALE[_kind(c)]
+                words.append(f"'{name}' {c} = {user_string(value, c)}")
+            lines.append("Held where they are: " + ", ".join(words) + ".")
         return "\n".join(lines)
 
     # -- moving the solids --------------------------------------------------------------------

@@ -145,7 +145,7 @@ class Command:
         ACTIONS[self.ACTION](self, sel)
 
 
-# -- why a greyed-out command is greyed out ----------------------------------------------------------
+# -- why a greyed-out command is greyed out ---------------------------------------------------
 #: Command name -> the reason its tool tip shows now ("" when active).
 _REASONS = {}
 
