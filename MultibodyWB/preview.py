@@ -132,6 +132,11 @@ class KinematicPreview:
         others of the set held and the loops closed by the remaining coordinates."""
         return [self._pair(lab) for lab in self._free]
 
+    def driven_coordinates(self):
+        """The coordinates that have drivers (``(hinge object, coordinate name)``): held where
+        they are while the free ones move; they can be set too."""
+        return [self._pair(lab) for lab in self.driven]
+
     def _scaled_jacobian(self, q):
         J, rows = loop_jacobian(self.model, self.topology, q)
         L = self.mobility.length_scale

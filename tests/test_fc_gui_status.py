@@ -30,7 +30,7 @@ def panel_run(tmp_path_factory):
     if artifacts:
         os.makedirs(artifacts, exist_ok=True)
         for name in ("mechanism_panel.png", "mechanism_panel_only.png",
-                     "mechanism_panel_flagged.png"):
+                     "mechanism_panel_flagged.png", "mechanism_panel_engine.png"):
             path = Path(result["_output_dir"]) / name
             if path.is_file():
                 shutil.copy(path, Path(artifacts) / name)
@@ -158,3 +158,14 @@ def test_the_panel_accepts_a_changed_pick_in_one_undo_step(panel_run):
     assert "is not the edge that was picked" in a["problem_after_undo"]
     assert any(line.startswith(">>> MultibodyWB.objects.marker.accept_pick(") for line in
                a["console"]), a["console"]
+
+
+def test_a_driven_crank_is_dragged_by_its_own_slider(panel_run):
+    d = panel_run["drive"]
+    assert d["opened"] and d["headline"] == "1 degree of freedom, 1 driven"
+    assert d["rows"] == [["MainBearing.rz", "MainBearing  rz  (driven)"]]
+    assert d["value"] == "90.00 °"                        # drawn at 0 (the driver's start)
+    assert abs(d["piston_dz"]) > 1.0                        # the piston slid
+    assert d["piston_dxy"] == pytest.approx([0.0, 0.0], abs=1e-6)
+    assert d["residuals"]["rotation_rad"] < 1e-9 and d["residuals"]["translation_mm"] < 1e-9
+    assert d["restored"] == []

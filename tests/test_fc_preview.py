@@ -41,6 +41,7 @@ def test_coordinates_and_free_set(engine):
     assert names == [("MainBearing", "rz"), ("WristPin", "rx"), ("WristPin", "ry"),
                      ("Cylinder", "z")]
     assert p.driven == ("MainBearing.rz",)
+    assert [(h.Label, c) for h, c in p.driven_coordinates()] == [("MainBearing", "rz")]
     # one degree of freedom, and it is driven: nothing left to drag
     assert p.mobility.dof == 1
     assert p.free_coordinates() == []

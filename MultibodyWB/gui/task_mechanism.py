@@ -231,7 +231,7 @@ class MechanismPanel(TaskPanel):
             self.message = None
             return w
         free = self.preview.free_coordinates()
-        driven = [self.preview._pair(lab) for lab in self.preview.driven]
+        driven = self.preview.driven_coordinates()
         grid = QtWidgets.QGridLayout()
         rows = [(h, c, False) for h, c in free] + [(h, c, True) for h, c in driven]
         for i, (hinge, coordinate, is_driven) in enumerate(rows):

@@ -392,6 +392,44 @@ def check():
     accept["console"] = [line for line in in_freecad.python_console_text().splitlines()
                          if "accept_pick" in line]
     result["accept"] = accept
+
+    # -- a driven crank: its slider is there, marked driven -----------------------------------
+    FreeCAD.closeDocument(doc.Name)
+    in_freecad.wait(0.3)
+    engine = FreeCAD.newDocument("EngineDrag")
+    from MultibodyWB.examples_fc import crank_slider
+    engine_mech = crank_slider.setup(engine)
+    in_freecad.wait(0.3)
+    engine_drawn = placements(engine)
+    select(engine, (engine_mech.Name, ""))
+    FreeCADGui.runCommand("MultibodyWB_Check")
+    in_freecad.wait(0.5)
+    panel = task_mechanism.current
+    drive = {"opened": panel is not None}
+    if panel is not None:
+        drive["headline"] = panel.headline.text()
+        drive["rows"] = [(r.slider.objectName(), r.label.text()) for r in panel.sliders]
+        piston = engine.getObject("PistonBody")
+        z0 = piston.Placement.Base.z
+        row = panel.sliders[0]
+        row.slider.setValue(row.slider.value() + 900)          # +90 deg
+        in_freecad.wait(0.3)
+        drive["value"] = row.value.text()
+        drive["piston_dz"] = piston.Placement.Base.z - z0
+        drive["piston_dxy"] = [piston.Placement.Base.x, piston.Placement.Base.y]
+        drive["residuals"] = drawn_residuals(engine_mech)
+        view = FreeCADGui.ActiveDocument.ActiveView
+        view.viewIsometric()
+        view.fitAll()
+        in_freecad.wait(0.3)
+        in_freecad.grab_main_window("mechanism_panel_engine.png")
+        ok = dialog_button("OK")
+        if ok is not None:
+            ok.click()
+        in_freecad.wait(0.5)
+    after = placements(engine)
+    drive["restored"] = [n for n in engine_drawn if engine_drawn[n] != after[n]]
+    result["drive"] = drive
     return result
 
 
