@@ -117,6 +117,7 @@ def test_closing_the_panel_puts_the_drawing_back_unchanged(panel_run):
     if r["freecad_version"][:2] == ["0", "20"]:
         # 0.20 cannot clear the mark: the preview's moves do not set it (NoModify)
         assert r["modified_while_dragging"] is False
+    assert r["saved_drawn"] == [] and r["value_after_save"] == pytest.approx(90.0, abs=1e-9)
     assert r["cancel_found"] and r["closed"] and not r["in_edit_after"]
     assert r["restored_exactly"] == []
     assert r["undo_count_same"] and r["touched_after"] == []

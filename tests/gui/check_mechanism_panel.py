@@ -298,6 +298,12 @@ def check():
         (box or panel_widget).grab().save(os.path.join(in_freecad.output_dir(),
                                                        "mechanism_panel_only.png"))
     result["modified_while_dragging"] = bool(gui.Modified)
+    # saving while a pose is shown saves the drawing: the panel puts it back first
+    FreeCADGui.runCommand("Std_Save")
+    in_freecad.wait(0.3)
+    saved = placements(doc)
+    result["saved_drawn"] = [n for n in drawn if drawn[n] != saved[n]]
+    result["value_after_save"] = panel.preview.value(hinge, coordinate)
     # -- Cancel, through the task dialog's button ---------------------------------------------
     cancel = dialog_button("Cancel")
     result["cancel_found"] = cancel is not None
