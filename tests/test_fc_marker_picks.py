@@ -88,8 +88,38 @@ def test_renumbered_face_of_a_cut_is_flagged_and_export_refuses(freecad, doc, pr
     assert marker.Placement.Base != before or marker.Problem
 
 
-def test_face_moved_far_within_its_solid_is_flagged(freecad, doc):
-    """The issue's case: still a plane facing the same way, but 200 mm away in the solid."""
+def test_renumbered_face_facing_the_same_way_is_flagged(freecad, doc):
+    """The issue's case: still a plane facing the same way, but another face of the solid (a
+    stepped block rebuilt in another order: 'Face2', the low step's top, is now the high one's)."""
+    import Part
+    from MultibodyWB import factory
+    from MultibodyWB.objects.marker import accept_pick
+    low = Part.makeBox(50, 20, 10)
+    high = Part.makeBox(20, 20, 30, freecad.Vector(50, 0, 0))
+    part = doc.addObject("Part::Feature", "Step")
+    part.Shape = low.fuse(high).removeSplitter()
+    doc.recompute()
+    mech = factory.make_mechanism(doc, "M")
+    body = factory.make_body(doc, mech, part, name="StepBody")
+    top = _face(part.Shape, lambda f: abs(f.CenterOfMass.z - 10) < 1e-9 and
+                abs(f.CenterOfMass.x - 25) < 1e-9)
+    marker = factory.make_marker(doc, body, (part, top), name="StepMarker")
+    doc.recompute()
+    assert marker.Problem == ""
+    part.Shape = high.fuse(low).removeSplitter()            # the same solid, faces renumbered
+    doc.recompute()
+    assert abs(part.Shape.getElement(top).CenterOfMass.z - 30) < 1e-9
+    assert f"'{top}' of 'Step' is not the face that was picked: its centre moved 40.31 mm " \
+        "within the solid (from (25, 10, 10) mm to (60, 10, 30) mm in the solid's frame) " \
+        "while the solid's size changed by 0.00 mm" in marker.Problem, marker.Problem
+    # the user says it is the face meant: the problem goes
+    accept_pick(marker)
+    assert marker.Problem == ""
+
+
+def test_the_whole_shape_shifted_is_no_move_on_the_solid(freecad, doc):
+    """A shape rebuilt 200 mm further within its own placement (its base feature moved): every
+    element is where it was on the solid; the marker follows, unflagged."""
     import Part
     from MultibodyWB import factory
     part = doc.addObject("Part::Feature", "Block")
@@ -100,16 +130,10 @@ def test_face_moved_far_within_its_solid_is_flagged(freecad, doc):
     end = _face(part.Shape, lambda f: abs(f.CenterOfMass.x - 20) < 1e-9)
     marker = factory.make_marker(doc, body, (part, end), name="EndMarker")
     doc.recompute()
-    assert marker.Problem == ""
-    part.Shape = Part.makeBox(20, 20, 20, freecad.Vector(200, 0, 0))     # same size, moved
+    part.Shape = Part.makeBox(20, 20, 20, freecad.Vector(200, 0, 0))
     doc.recompute()
-    assert f"'{end}' of 'Block' is not the face that was picked: its centre moved 200" \
-        in marker.Problem, marker.Problem
-    assert "while the solid's size changed by 0" in marker.Problem
-    # the user says it is the face meant: the problem goes
-    from MultibodyWB.objects.marker import accept_pick
-    accept_pick(marker)
     assert marker.Problem == ""
+    assert marker.Placement.Base.x == pytest.approx(220)
 
 
 def test_edits_that_carry_the_element_along_pass(freecad, doc):

@@ -49,8 +49,9 @@ last placement and every property, and its check says which property to fix
 No silent moves: ``PickedSignature`` records, when the element is picked, what it was in its
 solid's own frame (:func:`signature`: kind, centre, normal or axis, radius, and the solid's size).
 After a recompute the element of that name is compared with it (:func:`signature_change`): when
-it now faces another way, has its axis turned, or has moved further within the solid than the
-solid's size changed (the faces were renumbered: ``Face6`` is now another face), the marker is
+it now faces another way, has its axis turned, or has moved further within the solid (from the
+middle of its bounding box) than the solid's size changed (the faces were renumbered: ``Face6``
+is now another face), the marker is
 flagged, naming the element and saying where it was and where it is now, and the export refuses
 the model; the attachment is not changed. An edit that carries the element along (a link made
 longer moves its end face with it) passes. If the new element is the one meant, pick it again or
@@ -445,8 +446,9 @@ def _direction(element, kind):
 
 def signature(solid, sub):
     """What the element ``sub`` of ``solid`` is, in the solid's own frame: a dict with ``kind``,
-    ``center`` (mm), ``direction`` (unit vector or None), ``radius`` (mm or None), ``size``
-    (the solid's bounding box in its own frame, mm); None if there is no such element."""
+    ``center`` (mm), ``from_middle`` (the centre from the middle of the solid's bounding box,
+    mm), ``direction`` (unit vector or None), ``radius`` (mm or None), ``size`` (the solid's
+    bounding box in its own frame, mm); None if there is no such element."""
     element = get_element(solid, sub)
     shape = solid_shape(solid)
     if element is None or shape is None:
@@ -464,7 +466,9 @@ def signature(solid, sub):
     local = shape.copy()
     local.Placement = FreeCAD.Placement()
     box = local.BoundBox
+    middle = box.Center
     return {"kind": kind, "center": [round(x, 9) for x in center],
+            "from_middle": [round(x, 9) for x in center - middle],
             "direction": None if direction is None else [round(x, 12) for x in direction],
             "radius": None if radius is None else round(float(radius), 9),
             "size": [round(box.XLength, 9), round(box.YLength, 9), round(box.ZLength, 9)]}
@@ -510,7 +514,10 @@ def signature_change(recorded, now):
             now_what = "faces" if recorded["kind"] == "plane" else "has it along"
             return (f"it {what} {_words(a)} at {_point(recorded['center'])} in the solid's "
                     f"frame, it now {now_what} {_words(b)} at {_point(now['center'])}")
-    moved = sum((x - y) ** 2 for x, y in zip(recorded["center"], now["center"])) ** 0.5
+    # measured from the middle of the solid's bounding box: the whole shape shifted within its
+    # own placement (its base feature moved) is no move of the element on the solid
+    key = "from_middle" if "from_middle" in recorded and "from_middle" in now else "center"
+    moved = sum((x - y) ** 2 for x, y in zip(recorded[key], now[key])) ** 0.5
     grown = sum((x - y) ** 2 for x, y in zip(recorded["size"], now["size"])) ** 0.5
     scale = max(1.0, max(now["size"]))
     if moved > grown + _LENGTH_TOL * scale:
