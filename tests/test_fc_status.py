@@ -66,12 +66,28 @@ class _Command:
     ENDS = 2
 
 
+def _selection_module(monkeypatch):
+    """``MultibodyWB.commands.selection`` without the package's ``__init__`` (which registers
+    the commands and needs the GUI)."""
+    import importlib
+    import sys
+    import types
+    from pathlib import Path
+
+    import MultibodyWB
+    if "MultibodyWB.commands" not in sys.modules:
+        stub = types.ModuleType("MultibodyWB.commands")
+        stub.__path__ = [str(Path(MultibodyWB.__file__).parent / "commands")]
+        monkeypatch.setitem(sys.modules, "MultibodyWB.commands", stub)
+        monkeypatch.delitem(sys.modules, "MultibodyWB.commands.selection", raising=False)
+    return importlib.import_module("MultibodyWB.commands.selection")
+
+
 def test_why_a_command_is_not_active(freecad, doc, monkeypatch):
-    import FreeCADGui
-    # the commands package registers its commands when imported: a no-op without the GUI
-    monkeypatch.setattr(FreeCADGui, "addCommand", lambda *args: None, raising=False)
     from MultibodyWB import factory
-    from MultibodyWB.commands.selection import Pick, RULES, Selection, why
+    selection = _selection_module(monkeypatch)
+    Pick, RULES, Selection, why = (selection.Pick, selection.RULES, selection.Selection,
+                                   selection.why)
     a = doc.addObject("Part::Box", "A")
     b = doc.addObject("Part::Box", "B")
     free = doc.addObject("Part::Box", "Loose")
