@@ -160,3 +160,31 @@ def test_edits_that_carry_the_element_along_pass(freecad, doc):
     cyl.Height = 30
     doc.recompute()
     assert top.Problem == "" and rim.Problem == ""
+
+
+def test_a_pick_put_back_without_its_signature_is_not_flagged(freecad, doc):
+    """A panel's Cancel (or Undo) puts the marker's attachment and pick back while the signature
+    recorded for the other pick stays: that signature is stale, not a change of the solid."""
+    import json
+
+    from MultibodyWB import factory
+    from MultibodyWB.objects.marker import attach, support_property
+    box = doc.addObject("Part::Box", "Box")
+    doc.recompute()
+    mech = factory.make_mechanism(doc, "M")
+    body = factory.make_body(doc, mech, box, name="BoxBody")
+    marker = factory.make_marker(doc, body, (box, "Face1"), name="M1")
+    doc.recompute()
+    kept = {p: getattr(marker, p) for p in (support_property(marker), "MapMode", "MapReversed",
+                                             "MapPathParameter", "AttachmentOffset",
+                                             "PickedElement", "PickedGeometry")}
+    attach(marker, box, "Edge1")                        # picked again elsewhere...
+    assert json.loads(marker.PickedSignature)["element"] == "Box.Edge1"
+    for prop, value in kept.items():                    # ...and put back, signature left
+        setattr(marker, prop, value)
+    doc.recompute()
+    assert marker.Problem == ""
+    marker.touch()
+    doc.recompute()
+    assert marker.Problem == ""
+    assert json.loads(marker.PickedSignature)["element"] == "Box.Face1"   # recorded again

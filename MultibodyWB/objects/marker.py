@@ -277,8 +277,8 @@ class MarkerProxy(BaseProxy):
         own = self.check(obj)
         if own:
             self.report(obj, own, announce=True)
-        elif not obj.PickedSignature:
-            record_signature(obj)
+        elif recorded_signature(obj) is None:
+            record_signature(obj)           # older documents, or a pick put back by Undo
 
     def follow_face_middle(self, obj):
         """Keep a marker picked on a cylindrical or conical face halfway along the face.
@@ -334,8 +334,8 @@ class MarkerProxy(BaseProxy):
                     problems.append((support, f"'{sub}' of '{solid.Label}' is now a "
                                               f"{classify(element)}, it was a {kind} when picked "
                                               "(the solid's topology changed): pick it again"))
-                elif kind and sub == picked_sub and obj.PickedSignature:
-                    change = signature_change(obj.PickedSignature, signature(solid, sub))
+                elif kind and sub == picked_sub and recorded_signature(obj) is not None:
+                    change = signature_change(recorded_signature(obj), signature(solid, sub))
                     if change:
                         problems.append((support, f"'{sub}' of '{solid.Label}' is not the "
                                                   f"{_NOUNS.get(kind, 'element')} that was "
@@ -527,11 +527,33 @@ def signature_change(recorded, now):
     return ""
 
 
+def recorded_signature(marker):
+    """The signature recorded for the marker's current pick, or None.
+
+    A signature recorded for another pick (``PickedElement`` and ``PickedGeometry`` put back by
+    Undo or by a panel's Cancel while the signature stayed) is stale: None, and the marker
+    records its pick again at its next recompute without problems.
+    """
+    text = getattr(marker, "PickedSignature", "")
+    if not text:
+        return None
+    try:
+        recorded = json.loads(text)
+    except ValueError:
+        return None
+    if recorded.get("element") != marker.PickedElement or \
+            recorded.get("kind") != marker.PickedGeometry:
+        return None
+    return recorded
+
+
 def record_signature(marker):
     """Record what the marker's picked element is now (``PickedSignature``)."""
     solid_name, _, sub = marker.PickedElement.partition(".")
     solid = marker.Document.getObject(solid_name) if solid_name else None
     found = signature(solid, sub) if solid is not None and sub else None
+    if found is not None:
+        found["element"] = marker.PickedElement
     text = json.dumps(found) if found is not None else ""
     if marker.PickedSignature != text:
         marker.PickedSignature = text
@@ -540,7 +562,8 @@ def record_signature(marker):
 def changed_pick(marker):
     """How the element the marker was picked on has changed since (:func:`signature_change`),
     in words; "" when it is the same, gone or of another kind (those are other problems)."""
-    if type_of(marker) != TYPE or not marker.PickedSignature:
+    recorded = recorded_signature(marker) if type_of(marker) == TYPE else None
+    if recorded is None:
         return ""
     solid_name, _, sub = marker.PickedElement.partition(".")
     solid = marker.Document.getObject(solid_name) if solid_name else None
@@ -549,7 +572,7 @@ def changed_pick(marker):
     now = signature(solid, sub)
     if now is None or now["kind"] != marker.PickedGeometry:
         return ""
-    return signature_change(marker.PickedSignature, now)
+    return signature_change(recorded, now)
 
 
 def accept_pick(marker):
