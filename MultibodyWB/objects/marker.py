@@ -276,7 +276,10 @@ class MarkerProxy(BaseProxy):
         self.follow_face_middle(obj)
         own = self.check(obj)
         if own:
-            self.report(obj, own, announce=True)
+            # said in the report view: what an edit of the solid did to the pick (FreeCAD speaks
+            # for itself when it cannot attach, also in passing while an Undo rebuilds)
+            self.report(obj, own, announce=lambda prop, message:
+                        not message.startswith("FreeCAD cannot attach it"))
         elif recorded_signature(obj) is None:
             record_signature(obj)           # older documents, or a pick put back by Undo
 
