@@ -108,6 +108,7 @@ class KinematicPreview:
         self._free = self._independent()
         self._bodies = [b.name for b in self.model.bodies]
         self._animator = Animator(mechanism, self._rest_results(), markers=True)
+        self._quieted = []
 
     # -- what can be moved ----------------------------------------------------------------------
     def _label(self, hinge, coordinate):
@@ -130,6 +131,11 @@ class KinematicPreview:
         the mechanism's mobility with its driven coordinates held: each can be set with the
         others of the set held and the loops closed by the remaining coordinates."""
         return [self._pair(lab) for lab in self._free]
+
+    def driven_coordinates(self):
+        """The coordinates that have drivers (``(hinge object, coordinate name)``): held where
+        they are while the free ones move; they can be set too."""
+        return [self._pair(lab) for lab in self.driven]
 
     def _scaled_jacobian(self, q):
         J, rows = loop_jacobian(self.model, self.topology, q)
@@ -168,6 +174,20 @@ class KinematicPreview:
             if rank(rest) == full:
                 held.append(lab)
         return [lab for lab in self._preference if lab in held]
+
+    def drawing_gaps(self, tolerance_mm=0.01, tolerance_deg=0.01):
+        """Tree hinges the drawing does not satisfy (their markers apart or turned more than
+        allowed), in words with the user's units: the preview places the parts where those
+        hinges put them, so they jump there at the first move. Empty when the drawing fits."""
+        out = []
+        for name in self.topology.tree_hinges:
+            res = np.asarray(self.mobility.drawn_residuals.get(name, np.zeros(6)))
+            angle = float(np.degrees(np.linalg.norm(res[:3])))
+            gap = float(np.linalg.norm(res[3:]) * 1000.0)
+            if gap > tolerance_mm or angle > tolerance_deg:
+                out.append(f"'{name}' is drawn {user_string(gap, 'x')} and "
+                           f"{user_string(angle, 'rz')} away from what the hinge allows")
+        return out
 
     # -- values -------------------------------------------------------------------------------
     def value(self, hinge, coordinate):
@@ -229,10 +249,12 @@ class KinematicPreview:
         held = [lab for lab in self._independent(first=label) if lab != label]
         held += [lab for lab in self.driven if lab != label]
         if held:
-            lines.append("Held where they are: " + ", ".join(
-                f"'{lab.rsplit('.', 1)[0]}' {lab.rsplit('.', 1)[1]} = "
-                f"{user_string(self.q[self._index[lab]] * _SCALE[_kind(lab.rsplit('.', 1)[1])], lab.rsplit('.', 1)[1])}"
-                for lab in held) + ".")
+            words = []
+            for lab in held:
+                name, c = lab.rsplit(".", 1)
+                value = self.q[self._index[lab]] * _SCALE[_kind(c)]
+                words.append(f"'{name}' {c} = {user_string(value, c)}")
+            lines.append("Held where they are: " + ", ".join(words) + ".")
         return "\n".join(lines)
 
     # -- moving the solids --------------------------------------------------------------------
@@ -253,7 +275,29 @@ class KinematicPreview:
         return Results(names, np.array([row]), meta={"bodies": list(self._bodies),
                                                      "hinges": []})
 
+    def _quiet(self, on):
+        """While the preview shows a pose, the moved objects' ``Placement`` changes do not mark
+        the document modified (property status ``NoModify``; FreeCAD 0.20 cannot clear the
+        mark afterwards, 1.0 can and the Animator does); off again when the drawn pose is back."""
+        if on:
+            for obj in self._animator.objects:
+                try:
+                    if "NoModify" not in obj.getPropertyStatus("Placement"):
+                        obj.setPropertyStatus("Placement", "NoModify")
+                        self._quieted.append(obj)
+                except (AttributeError, ValueError, RuntimeError, ReferenceError):
+                    continue
+            return
+        for obj in self._quieted:
+            try:
+                obj.setPropertyStatus("Placement", "-NoModify")
+            except (AttributeError, ValueError, RuntimeError, ReferenceError):
+                continue
+        self._quieted = []
+
     def _move(self):
+        if not self._quieted:
+            self._quiet(True)
         poses = self.poses()
         moving = self._animator.bodies
         R = np.array([poses[b].R for b in moving]).reshape(-1, 3, 3)
@@ -269,6 +313,7 @@ class KinematicPreview:
         """Back to the drawn coordinates (the solids put back)."""
         self.q = self.q_drawn.copy()
         self._animator.restore()
+        self._quiet(False)
 
     def restore(self):
         """Put every solid and marker back exactly where it was drawn (the document left as it

@@ -111,7 +111,7 @@ def test_every_command_is_in_the_toolbars_and_the_menu(commands_run):
         "MultibodyWB_Simulate", "MultibodyWB_Play", "MultibodyWB_Plot"]
     assert r["menu"] == r["commands"]
     names = [n for n in r["commands"] if n != "Separator"]
-    assert len(names) == len(set(names)) == 10 + len(r["hinge_types"]) + len(r["force_types"])
+    assert len(names) == len(set(names)) == 11 + len(r["hinge_types"]) + len(r["force_types"])
     assert set(names) <= set(r["registered"])
     hinges = r["toolbars"]["Multibody hinges"]
     assert hinges == [f"MultibodyWB_Hinge{t.capitalize()}" for t in r["hinge_types"]]

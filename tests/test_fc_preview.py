@@ -41,6 +41,7 @@ def test_coordinates_and_free_set(engine):
     assert names == [("MainBearing", "rz"), ("WristPin", "rx"), ("WristPin", "ry"),
                      ("Cylinder", "z")]
     assert p.driven == ("MainBearing.rz",)
+    assert [(h.Label, c) for h, c in p.driven_coordinates()] == [("MainBearing", "rz")]
     # one degree of freedom, and it is driven: nothing left to drag
     assert p.mobility.dof == 1
     assert p.free_coordinates() == []
@@ -106,3 +107,16 @@ def test_unreachable_refused_in_words(freecad, engine):
     with pytest.raises(KeyError, match="no tree coordinate"):
         p.set(doc.getObject("MainBearing"), "x", 1.0)
     p.restore()
+
+
+def test_drawing_gaps_name_the_hinge_in_user_units(freecad, engine):
+    from MultibodyWB.preview import KinematicPreview
+    doc, mech = engine
+    assert KinematicPreview(mech).drawing_gaps() == []         # the engine is drawn assembled
+    marker = doc.getObject("FrameMain")                        # the main bearing, frame side
+    offset = marker.AttachmentOffset
+    marker.AttachmentOffset = freecad.Placement(offset.Base + freecad.Vector(0, 0, 10),
+                                                offset.Rotation)
+    doc.recompute()
+    gaps = KinematicPreview(mech).drawing_gaps()
+    assert gaps == ["'MainBearing' is drawn 10.00 mm and 0.00 ° away from what the hinge allows"]

@@ -5,7 +5,7 @@ they do) that act through ``FreeCADGui.doCommand`` so that a user's actions are 
 macro (see :mod:`.base`). The modules define them: :mod:`.model` (mechanism, body, ground,
 marker), :mod:`.hinges` (one per hinge type of the solver's ``HINGE_TYPES``), :mod:`.forces` (one
 per ``FORCE_TYPES``) and :mod:`.files` (neutral XML export and import, topology figure) and
-:mod:`.simulation` (simulate, play, plot); this
+:mod:`.simulation` (simulate, play, plot) and :mod:`.check` (status and drag to check); this
 package registers them all with ``FreeCADGui.addCommand`` when it is imported.
 
 This package is imported only from ``MultibodyWorkbench.Initialize()`` (InitGui.py), i.e. with the
@@ -15,11 +15,11 @@ menu order, with ``"Separator"`` between the groups.
 
 import FreeCADGui
 
-from . import files, forces, hinges, model, simulation
+from . import check, files, forces, hinges, model, simulation
 
 #: Toolbar title -> the classes of its commands, in order.
 GROUPS = {
-    "Multibody model": model.COMMANDS + files.COMMANDS,
+    "Multibody model": model.COMMANDS + files.COMMANDS + check.COMMANDS,
     "Multibody hinges": hinges.COMMANDS,
     "Multibody forces": forces.COMMANDS,
     "Multibody simulation": simulation.COMMANDS,

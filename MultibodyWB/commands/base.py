@@ -131,11 +131,65 @@ class Command:
                 "ToolTip": self.TOOL_TIP}
 
     def IsActive(self):
-        return selection_module.RULES[self.NEEDS](selection_module.current(), self)
+        selection = selection_module.current()
+        active = bool(selection_module.RULES[self.NEEDS](selection, self))
+        explain(self, "" if active else selection_module.why(self.NEEDS, selection, self))
+        return active
 
     def Activated(self):
         sel = selection_module.current()
         if not selection_module.RULES[self.NEEDS](sel, self):
-            message(self.MENU_TEXT, "This command needs another selection.", [self.TOOL_TIP])
+            reason = selection_module.why(self.NEEDS, sel, self)
+            message(self.MENU_TEXT, f"Not available now: {reason}.", [self.TOOL_TIP])
             return
         ACTIONS[self.ACTION](self, sel)
+
+
+# -- why a greyed-out command is greyed out ---------------------------------------------------
+#: Command name -> the reason its tool tip shows now ("" when active).
+_REASONS = {}
+
+
+def command_actions(name):
+    """The Qt actions (toolbar buttons, menu entries) of the registered command ``name``."""
+    import FreeCADGui
+    getter = getattr(getattr(FreeCADGui, "Command", None), "get", None)
+    if getter is not None:
+        try:
+            command = getter(name)
+            actions = command.getAction() if command is not None else []
+            if actions:
+                return list(actions)
+        except Exception:  # noqa: BLE001 - older FreeCAD: look the actions up by name
+            pass
+    window = main_window()
+    if window is None:
+        return []
+    return [a for a in window.findChildren(widgets().QAction) if a.objectName() == name]
+
+
+def tool_tip(command, reason):
+    """The tool tip of ``command``: its own, and while it is greyed out, why."""
+    if not reason:
+        return command.TOOL_TIP
+    return f"{command.TOOL_TIP}\n\nNot available now: {reason}."
+
+
+def explain(command, reason):
+    """Show ``reason`` (why ``command`` is greyed out; "" when it is active) in its tool tip
+    and in the status bar text of its buttons and menu entries (changed only when it changes)."""
+    name = command.command_name()
+    if _REASONS.get(name) == reason:
+        return
+    try:
+        actions = command_actions(name)
+    except Exception:  # noqa: BLE001 - no GUI (a test calling IsActive): nothing to show
+        return
+    if not actions:
+        return
+    _REASONS[name] = reason
+    text = tool_tip(command, reason)
+    status = f"{command.MENU_TEXT}: not available now: {reason}" if reason else command.TOOL_TIP
+    for action in actions:
+        action.setToolTip(text)
+        action.setStatusTip(status)

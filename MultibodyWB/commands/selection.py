@@ -97,7 +97,8 @@ def end_body(end):
 def has_solids(obj):
     """Whether ``obj`` has a shape with at least one solid."""
     shape = getattr(obj, "Shape", None)
-    if shape is None or not hasattr(shape, "ShapeType") or shape.isNull():
+    # isNull first: a null shape (an empty sketch) raises on ShapeType
+    if shape is None or not hasattr(shape, "isNull") or shape.isNull():
         return False
     if shape.ShapeType == "Solid":
         return True
@@ -200,3 +201,126 @@ RULES = {
     "marker_targets": _marker_targets,      # picks on bodies' solids, or bodies
     "ends": _ends,                          # command.ENDS markers or picks, on as many bodies
 }
+
+
+# -- why a command is not active: said in its tool tip and status-bar text ----------------------
+def _name(obj):
+    return f"'{getattr(obj, 'Label', '?')}'"
+
+
+def _not_a_solid(obj):
+    kind = getattr(obj, "TypeId", "")
+    if "Sketch" in kind:
+        return f"{_name(obj)} is a sketch, not a solid: pad or extrude it first"
+    return f"{_name(obj)} is not a solid (it has no volume)"
+
+
+def _why_document(selection, command):
+    return "open or create a document first"
+
+
+def _why_mechanism(selection, command):
+    if selection.document is None:
+        return _why_document(selection, command)
+    return "the document has no mechanism yet: select solids and press Body from solids"
+
+
+def _why_free_solids(selection, command):
+    if selection.document is None:
+        return _why_document(selection, command)
+    if selection.empty:
+        return "select one or more solids (in the 3D view or the tree)"
+    if selection.others:
+        return _not_a_solid(selection.others[0])
+    if selection.objects:
+        return f"{_name(selection.objects[0])} is already a Multibody object: select solids"
+    taken = next((p for p in selection.picks if p.body is not None), None)
+    if taken is not None:
+        return f"{_name(taken.solid)} is already a solid of body {_name(taken.body)}"
+    return ""
+
+
+def _why_ground(selection, command):
+    bodies = selection.of_type(BODY)
+    if bodies and mechanism_of(bodies[0]) is None:
+        return f"body {_name(bodies[0])} belongs to no mechanism"
+    if len(bodies) > 1:
+        return "select one body (or solids that are not yet in a body)"
+    return _why_free_solids(selection, command)
+
+
+def _why_marker_targets(selection, command):
+    if selection.document is None:
+        return _why_document(selection, command)
+    if selection.empty:
+        return "select a face, edge or vertex of a body's solid (or a body)"
+    if selection.others:
+        return _not_a_solid(selection.others[0])
+    loose = next((p for p in selection.picks if p.body is None), None)
+    if loose is not None:
+        return f"{_name(loose.solid)} belongs to no body: make it a body first (Body from solids)"
+    other = next((o for o in selection.objects if type_of(o) != BODY), None)
+    if other is not None:
+        return f"{_name(other)} is not a body: select a body or faces, edges, vertices of one"
+    return ""
+
+
+def _why_ends(selection, command):
+    n = command.ENDS
+    what = (f"select {n} ends: markers, or a face, edge or vertex on each of {n} different "
+            "bodies") if n != 1 else \
+        "select one end: a marker, or a face, edge or vertex of a body's solid"
+    if selection.document is None:
+        return _why_document(selection, command)
+    if selection.empty:
+        return what
+    if selection.others:
+        return f"{_not_a_solid(selection.others[0])}; {what}"
+    loose = next((p for p in selection.picks if p.body is None), None)
+    if loose is not None:
+        return f"{_name(loose.solid)} belongs to no body: make it a body first (Body from solids)"
+    other = next((o for o in selection.objects if type_of(o) != MARKER), None)
+    if other is not None:
+        return f"{_name(other)} is not a marker; {what}"
+    ends = selection.ends()
+    if len(ends) != n:
+        return f"{len(ends)} selected; {what}"
+    bodies = [end_body(e) for e in ends]
+    if any(b is None for b in bodies):
+        return "a selected marker is on no body"
+    if len({b.Name for b in bodies}) < len(bodies):
+        seen = {}
+        for b in bodies:
+            if b.Name in seen:
+                return (f"two ends are on the same body {_name(b)} (e.g. two faces of one "
+                        "body): it joins different bodies")
+            seen[b.Name] = b
+    owners = {getattr(mechanism_of(b), "Name", None) for b in bodies}
+    if None in owners:
+        return "a selected body belongs to no mechanism"
+    if len(owners) > 1:
+        return "the ends are in different mechanisms"
+    return ""
+
+
+#: Rule name -> function(selection, command) -> why the command is not active ("" if it is).
+WHY = {
+    "always": lambda selection, command: "",
+    "document": _why_document,
+    "mechanism": _why_mechanism,
+    "free_solids": _why_free_solids,
+    "ground": _why_ground,
+    "marker_targets": _why_marker_targets,
+    "ends": _why_ends,
+    "results": lambda selection, command: (
+        _why_mechanism(selection, command) if not mechanisms(selection.document)
+        else "the mechanism has no stored run yet: Simulate first"),
+}
+
+
+def why(rule, selection, command):
+    """Why ``command`` (whose ``NEEDS`` is ``rule``) is not active for ``selection``, in words;
+    a generic sentence for a rule without its own explanation."""
+    explain = WHY.get(rule)
+    text = explain(selection, command) if explain is not None else ""
+    return text or "this command needs another selection"

@@ -327,20 +327,27 @@ class BaseProxy:
         """
         return []
 
-    def report(self, obj, problems):
-        """Mark the object with ``problems`` (list of (property, message)) and print the new ones.
+    def report(self, obj, problems, announce=False):
+        """Mark the object with ``problems`` (list of (property, message)).
 
         ``property`` is empty for a problem no single property can fix.
 
-        The ``Problem`` property gets one line per problem; each problem not already there is
-        printed to the report view as an error naming the object and the property.
+        The ``Problem`` property gets one line per problem: the object's state, shown in the tree
+        (icon badge) and in the mechanism's status. Nothing is printed while a model is being
+        built (a body not yet connected is a state, not an error): the problems are listed as
+        errors when the user exports, checks or runs. ``announce`` (True, or a function of
+        ``(property, message)`` choosing which) prints each new problem as a warning in the
+        report view, for a change the user did not make on this object (a marker whose picked
+        face became another face after an edit of its solid).
         """
         lines = [f"{prop}: {message}" if prop else message for prop, message in problems]
         text = "\n".join(lines)
-        old = set(obj.Problem.split("\n")) if obj.Problem else set()
-        for (prop, message), line in zip(problems, lines):
-            if line not in old:
-                where = f", property {prop}" if prop else ""
-                FreeCAD.Console.PrintError(f"MultibodyWB: {self.element(obj)}{where}: {message}\n")
+        if announce:
+            old = set(obj.Problem.split("\n")) if obj.Problem else set()
+            for (prop, message), line in zip(problems, lines):
+                if line not in old and (announce is True or announce(prop, message)):
+                    where = f", property {prop}" if prop else ""
+                    FreeCAD.Console.PrintWarning(
+                        f"MultibodyWB: {self.element(obj)}{where}: {message}\n")
         if obj.Problem != text:
             obj.Problem = text

@@ -45,13 +45,26 @@ the element (or the edge the marker is attached to) is gone or is now another ki
 (FreeCAD's topological naming: ``Face7`` may be another face after an edit), the marker keeps its
 last placement and every property, and its check says which property to fix
 (:meth:`MarkerProxy.check`).
+
+No silent moves: ``PickedSignature`` records, when the element is picked, what it was in its
+solid's own frame (:func:`signature`: kind, centre, normal or axis, radius, and the solid's size).
+After a recompute the element of that name is compared with it (:func:`signature_change`): when
+it now faces another way, has its axis turned, or has moved further within the solid (from the
+middle of its bounding box) than the solid's size changed (the faces were renumbered: ``Face6``
+is now another face), the marker is
+flagged, naming the element and saying where it was and where it is now, and the export refuses
+the model; the attachment is not changed. An edit that carries the element along (a link made
+longer moves its end face with it) passes. If the new element is the one meant, pick it again or
+accept it (:func:`accept_pick`).
 """
+
+import json
 
 from dataclasses import dataclass
 
 import FreeCAD
 
-from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, type_of
+from .base import HIDDEN, READ_ONLY, BaseProxy, Prop, quantity_prop, type_of
 from .body import TYPE as BODY_TYPE
 from .body import solid_placement, solid_shape
 
@@ -236,6 +249,10 @@ class MarkerProxy(BaseProxy):
              "Kind of the picked element when it was picked (circle, plane, cylinder, line, "
              "vertex...); a different kind now means the solid's topology changed", default="",
              mode=READ_ONLY),
+        Prop("PickedSignature", "App::PropertyString", "Marker",
+             "What the picked element was when it was picked, in its solid's own frame (kind, "
+             "centre, normal or axis, radius; mm): a recompute that makes it another element "
+             "flags the marker", default="", mode=HIDDEN, output=True),
         quantity_prop("AxialShift", "Marker",
                       "For a cylindrical or conical face: how far the attachment offset moves the "
                       "frame along the axis, from the face's circular edge to its middle (kept "
@@ -259,7 +276,12 @@ class MarkerProxy(BaseProxy):
         self.follow_face_middle(obj)
         own = self.check(obj)
         if own:
-            self.report(obj, own)
+            # said in the report view: what an edit of the solid did to the pick (FreeCAD speaks
+            # for itself when it cannot attach, also in passing while an Undo rebuilds)
+            self.report(obj, own, announce=lambda prop, message:
+                        not message.startswith("FreeCAD cannot attach it"))
+        elif recorded_signature(obj) is None:
+            record_signature(obj)           # older documents, or a pick put back by Undo
 
     def follow_face_middle(self, obj):
         """Keep a marker picked on a cylindrical or conical face halfway along the face.
@@ -315,6 +337,16 @@ class MarkerProxy(BaseProxy):
                     problems.append((support, f"'{sub}' of '{solid.Label}' is now a "
                                               f"{classify(element)}, it was a {kind} when picked "
                                               "(the solid's topology changed): pick it again"))
+                elif kind and sub == picked_sub and recorded_signature(obj) is not None:
+                    change = signature_change(recorded_signature(obj), signature(solid, sub))
+                    if change:
+                        problems.append((support, f"'{sub}' of '{solid.Label}' is not the "
+                                                  f"{_NOUNS.get(kind, 'element')} that was "
+                                                  f"picked: {change} (the solid's faces or "
+                                                  "edges were renumbered by a change): pick it "
+                                                  "again, or accept it as it is now ("
+                                                  "the Mechanism's panel: Accept changed "
+                                                  "picks)"))
         if not problems and "Invalid" in obj.State:
             problems.append((support, f"FreeCAD cannot attach it: {obj.getStatusString()}"))
         return problems
@@ -382,5 +414,173 @@ def attach(marker, solid, sub, offset=None):
     marker.AttachmentOffset = own.multiply(offset) if offset is not None else own
     marker.PickedElement = f"{solid.Name}.{sub}" if sub else solid.Name
     marker.PickedGeometry = kind
+    record_signature(marker)
     marker.positionBySupport()
     return kind
+
+
+# --------------------------------------------------------------------------------------------------
+# What was picked: signatures
+# --------------------------------------------------------------------------------------------------
+
+#: Kind of element -> the word messages use.
+_NOUNS = {"vertex": "vertex", "circle": "edge", "line": "edge", "curve": "edge"}
+_NOUNS.update({k: "face" for k in ("plane", "cylinder", "cone", "torus", "revolution", "sphere",
+                                   "surface")})
+
+#: Directions closer than this (1 - cos) are the same; positions closer than this fraction of the
+#: solid's size (at least 1e-6 mm) are the same.
+_DIRECTION_TOL = 1e-9
+_LENGTH_TOL = 1e-7
+
+
+def _direction(element, kind):
+    """The element's normal (planes, outward), axis (surfaces of revolution, circles) or
+    direction (lines), global; None for other kinds."""
+    if kind == "plane":
+        u, v = element.Surface.parameter(element.CenterOfMass)
+        return FreeCAD.Vector(element.normalAt(u, v))
+    if kind == "line":
+        return FreeCAD.Vector(element.Curve.Direction)
+    axis = element_axis(element) if kind in ("cylinder", "cone", "circle", "torus",
+                                               "revolution") else None
+    return None if axis is None else axis[1]
+
+
+def signature(solid, sub):
+    """What the element ``sub`` of ``solid`` is, in the solid's own frame: a dict with ``kind``,
+    ``center`` (mm), ``from_middle`` (the centre from the middle of the solid's bounding box,
+    mm), ``direction`` (unit vector or None), ``radius`` (mm or None), ``size`` (the solid's
+    bounding box in its own frame, mm); None if there is no such element."""
+    element = get_element(solid, sub)
+    shape = solid_shape(solid)
+    if element is None or shape is None:
+        return None
+    kind = classify(element)
+    frame = solid_placement(solid)
+    inverse = frame.inverse()
+    center = inverse.multVec(element_center(element))
+    direction = _direction(element, kind)
+    if direction is not None:
+        direction = inverse.Rotation.multVec(direction)
+    geometry = getattr(element, "Surface", None) or getattr(element, "Curve", None)
+    radius = getattr(geometry, "Radius", None) if kind in ("cylinder", "circle", "sphere") \
+        else None
+    local = shape.copy()
+    local.Placement = FreeCAD.Placement()
+    box = local.BoundBox
+    middle = box.Center
+    return {"kind": kind, "center": [round(x, 9) for x in center],
+            "from_middle": [round(x, 9) for x in center - middle],
+            "direction": None if direction is None else [round(x, 12) for x in direction],
+            "radius": None if radius is None else round(float(radius), 9),
+            "size": [round(box.XLength, 9), round(box.YLength, 9), round(box.ZLength, 9)]}
+
+
+def _words(vector):
+    """A direction in words: ``+x``, ``-z``, or its components."""
+    for i, axis in enumerate("xyz"):
+        for sign in (1, -1):
+            if abs(vector[i] - sign) < 1e-9:
+                return f"{'+' if sign > 0 else '-'}{axis}"
+    return "(" + ", ".join(f"{x:.3g}" for x in vector) + ")"
+
+
+def _mm(value):
+    return FreeCAD.Units.Quantity(f"{float(value)!r} mm").UserString
+
+
+def _point(p):
+    return "(" + ", ".join(f"{x:.6g}" for x in p) + ") mm"
+
+
+def signature_change(recorded, now):
+    """How the element now differs from the one picked (``recorded``, a signature or its JSON),
+    in words; "" when it is evidently the same element (also when it was carried along by a
+    change of the solid's size no larger than its own move)."""
+    if isinstance(recorded, str):
+        try:
+            recorded = json.loads(recorded)
+        except ValueError:
+            return ""
+    if not recorded or now is None:
+        return ""
+    if recorded["kind"] != now["kind"]:
+        return f"it was a {recorded['kind']}, it is now a {now['kind']}"
+    a, b = recorded.get("direction"), now.get("direction")
+    if a is not None and b is not None:
+        dot = sum(x * y for x, y in zip(a, b))
+        same = 1.0 - dot <= _DIRECTION_TOL if recorded["kind"] == "plane" \
+            else 1.0 - abs(dot) <= _DIRECTION_TOL
+        if not same:
+            what = "faced" if recorded["kind"] == "plane" else "had its axis along"
+            now_what = "faces" if recorded["kind"] == "plane" else "has it along"
+            return (f"it {what} {_words(a)} at {_point(recorded['center'])} in the solid's "
+                    f"frame, it now {now_what} {_words(b)} at {_point(now['center'])}")
+    # measured from the middle of the solid's bounding box: the whole shape shifted within its
+    # own placement (its base feature moved) is no move of the element on the solid
+    key = "from_middle" if "from_middle" in recorded and "from_middle" in now else "center"
+    moved = sum((x - y) ** 2 for x, y in zip(recorded[key], now[key])) ** 0.5
+    grown = sum((x - y) ** 2 for x, y in zip(recorded["size"], now["size"])) ** 0.5
+    scale = max(1.0, max(now["size"]))
+    if moved > grown + _LENGTH_TOL * scale:
+        return (f"its centre moved {_mm(moved)} within the solid (from "
+                f"{_point(recorded['center'])} to {_point(now['center'])} in the solid's frame) "
+                f"while the solid's size changed by {_mm(grown)}")
+    return ""
+
+
+def recorded_signature(marker):
+    """The signature recorded for the marker's current pick, or None.
+
+    A signature recorded for another pick (``PickedElement`` and ``PickedGeometry`` put back by
+    Undo or by a panel's Cancel while the signature stayed) is stale: None, and the marker
+    records its pick again at its next recompute without problems.
+    """
+    text = getattr(marker, "PickedSignature", "")
+    if not text:
+        return None
+    try:
+        recorded = json.loads(text)
+    except ValueError:
+        return None
+    if recorded.get("element") != marker.PickedElement or \
+            recorded.get("kind") != marker.PickedGeometry:
+        return None
+    return recorded
+
+
+def record_signature(marker):
+    """Record what the marker's picked element is now (``PickedSignature``)."""
+    solid_name, _, sub = marker.PickedElement.partition(".")
+    solid = marker.Document.getObject(solid_name) if solid_name else None
+    found = signature(solid, sub) if solid is not None and sub else None
+    if found is not None:
+        found["element"] = marker.PickedElement
+    text = json.dumps(found) if found is not None else ""
+    if marker.PickedSignature != text:
+        marker.PickedSignature = text
+
+
+def changed_pick(marker):
+    """How the element the marker was picked on has changed since (:func:`signature_change`),
+    in words; "" when it is the same, gone or of another kind (those are other problems)."""
+    recorded = recorded_signature(marker) if type_of(marker) == TYPE else None
+    if recorded is None:
+        return ""
+    solid_name, _, sub = marker.PickedElement.partition(".")
+    solid = marker.Document.getObject(solid_name) if solid_name else None
+    if solid is None or not sub:
+        return ""
+    now = signature(solid, sub)
+    if now is None or now["kind"] != marker.PickedGeometry:
+        return ""
+    return signature_change(recorded, now)
+
+
+def accept_pick(marker):
+    """Take the element the marker is attached to now as the one meant: record its signature
+    again and recompute the marker (its problem goes if nothing else is wrong)."""
+    record_signature(marker)
+    marker.touch()
+    marker.Document.recompute()

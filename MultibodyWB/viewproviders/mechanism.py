@@ -14,15 +14,23 @@ solids redraws the members.
 
 In the tree the mechanism holds its bodies, hinges, forces and simulation; the markers sit under
 their bodies (:mod:`.body`).
+
+Its state (the object's ``Status``, :func:`MultibodyWB.objects.mechanism.mechanism_status`) shows
+in the tree: the icon carries a badge, a red warning while something blocks a run, else a green
+disc with the number of degrees of freedom, and the tree item's tool tip is the status text.
+Double-click (or the Check command) opens the mechanism's task panel
+(:mod:`MultibodyWB.gui.task_mechanism`): the status in full and one slider per free degree of
+freedom to drag the mechanism, its loops closed.
 """
 
 import math
+import os
 
 from ..objects.base import type_of
 from ..objects.body import TYPE as BODY
 from ..objects.body import solid_shape
 from ..objects.marker import TYPE as MARKER
-from .base import DEFAULT_SIZE, Display, ViewProvider, redraw
+from .base import DEFAULT_SIZE, Display, ViewProvider, problem_icon, redraw
 
 #: Automatic symbol size: this fraction of the diagonal of the bodies' bounding box.
 AUTO_FRACTION = 0.1
@@ -97,6 +105,9 @@ class ViewProviderMechanism(ViewProvider):
             for member in obj.Group:           # the ground's icon
                 if type_of(member) == BODY and hasattr(member.ViewObject, "signalChangeIcon"):
                     member.ViewObject.signalChangeIcon()
+        elif prop == "Status":
+            self.ViewObject.signalChangeIcon()
+            show_tooltip_later(obj)
 
     def view_changed(self, vobj, prop):
         if prop in {p[1] for p in VIEW_PROPERTIES}:
@@ -106,6 +117,43 @@ class ViewProviderMechanism(ViewProvider):
         """Draw the members once the whole document is there."""
         self._auto_size = None
         self.redraw_members()
+        show_tooltip_later(self.Object)
+
+    # -- status ---------------------------------------------------------------------------------
+    def problem(self):
+        """The lines of the status that block a run ("" when it can run): the icon's badge."""
+        obj = getattr(self, "Object", None)
+        status = getattr(obj, "Status", "") or ""
+        blocking = [line for line in status.split("\n")[1:] if line.startswith("To fix")]
+        return "\n".join(blocking) or (getattr(obj, "Problem", "") or "")
+
+    def getIcon(self):
+        from .. import gui_utils
+        path = gui_utils.icon_path(self.ICON)
+        if not hasattr(self, "Object"):
+            return path
+        if self.problem():
+            return problem_icon(path)
+        dof = status_dof(self.Object)
+        return dof_icon(path, dof) if dof is not None else path
+
+    def doubleClicked(self, vobj):
+        """Open the mechanism's task panel (status and drag to check)."""
+        from ..gui import task_mechanism
+        return task_mechanism.open_panel(vobj.Object)
+
+    def setEdit(self, vobj, mode=0):
+        if mode != 0:
+            return None          # transform etc.: FreeCAD's own
+        from ..gui import task_mechanism
+        return task_mechanism.open_panel(vobj.Object, from_set_edit=True)
+
+    def unsetEdit(self, vobj, mode=0):
+        if mode != 0:
+            return None
+        from ..gui import task_mechanism
+        task_mechanism.edit_ended(vobj.Object)
+        return True
 
     # -- settings -------------------------------------------------------------------------------
     def settings(self):
@@ -141,3 +189,103 @@ class ViewProviderMechanism(ViewProvider):
     def redraw_members(self):
         for member in self.Object.Group:
             redraw(member)
+
+
+# --------------------------------------------------------------------------------------------------
+# The status in the tree
+# --------------------------------------------------------------------------------------------------
+
+def status_dof(mechanism):
+    """The degrees of freedom the status reports (None while not known)."""
+    status = getattr(mechanism, "Status", "") or ""
+    for line in status.split("\n"):
+        if line.startswith("Degrees of freedom: "):
+            try:
+                return int(line.split(": ", 1)[1].split(" ", 1)[0])
+            except ValueError:
+                return None
+    return None
+
+
+def dof_icon(path, dof):
+    """The icon ``path`` with a green disc holding the number of degrees of freedom, as a PNG
+    made once in FreeCAD's cache."""
+    import FreeCAD
+    from PySide import QtCore, QtGui
+    folder = os.path.join(FreeCAD.getUserCachePath(), "MultibodyWB", "icons")
+    name = os.path.splitext(os.path.basename(path))[0]
+    target = os.path.join(folder, f"{name}-dof{dof}.png")
+    if os.path.isfile(target) and os.path.getmtime(target) >= os.path.getmtime(path):
+        return target
+    os.makedirs(folder, exist_ok=True)
+    size = 64
+    pixmap = QtGui.QIcon(path).pixmap(size, size)
+    painter = QtGui.QPainter(pixmap)
+    painter.setRenderHint(QtGui.QPainter.Antialiasing)
+    painter.setPen(QtGui.QPen(QtGui.QColor("#0b1521"), 2))
+    painter.setBrush(QtGui.QColor("#4e9a06"))
+    painter.drawEllipse(QtCore.QRectF(31, 31, 32, 32))
+    font = painter.font()
+    font.setPixelSize(24 if dof < 10 else 16)
+    font.setBold(True)
+    painter.setFont(font)
+    painter.setPen(QtGui.QColor("#ffffff"))
+    painter.drawText(QtCore.QRectF(31, 31, 32, 32), QtCore.Qt.AlignCenter, str(dof))
+    painter.end()
+    pixmap.save(target, "PNG")
+    return target
+
+
+def tree_items(obj):
+    """The items of ``obj`` in FreeCAD's tree views (under its document's item)."""
+    import FreeCADGui
+    from ..gui.qt import QtWidgets
+    found = []
+    window = FreeCADGui.getMainWindow()
+    if window is None:
+        return found
+    label, doc_label = obj.Label, obj.Document.Label
+    for tree in window.findChildren(QtWidgets.QTreeWidget):
+        if tree.metaObject().className() != "Gui::TreeWidget":
+            continue
+        stack = [(tree.topLevelItem(i), False) for i in range(tree.topLevelItemCount())]
+        while stack:
+            item, in_doc = stack.pop()
+            if in_doc and item.text(0) == label:
+                found.append(item)
+            inside = in_doc or item.text(0) == doc_label
+            stack += [(item.child(i), inside) for i in range(item.childCount())]
+    return found
+
+
+def status_tooltip(mechanism):
+    """The tool tip of the mechanism's tree item: its label and status."""
+    status = getattr(mechanism, "Status", "") or ""
+    return f"{mechanism.Label}: {status}" if status else mechanism.Label
+
+
+def show_tooltip(mechanism):
+    """Put the status into the tool tip of the mechanism's tree items."""
+    try:
+        text = status_tooltip(mechanism)
+        for item in tree_items(mechanism):
+            item.setToolTip(0, text)
+    except (ReferenceError, RuntimeError, AttributeError):   # deleted meanwhile
+        return
+
+
+def show_tooltip_later(mechanism):
+    """:func:`show_tooltip` once the tree has made the item (a new object gets it later)."""
+    import FreeCAD
+    if not FreeCAD.GuiUp:
+        return
+    from ..gui.qt import QtCore
+    doc, name = mechanism.Document.Name, mechanism.Name
+
+    def update():
+        d = FreeCAD.listDocuments().get(doc)
+        obj = d.getObject(name) if d is not None else None
+        if obj is not None:
+            show_tooltip(obj)
+    QtCore.QTimer.singleShot(0, update)
+    QtCore.QTimer.singleShot(300, update)
