@@ -216,35 +216,28 @@ def _check_hinge(model, h: Hinge, c):
     if kind.elastic and h.stiffness is None:
         c.add(h, "Stiffness", f"a {kind.name} hinge needs its six stiffnesses")
     seen = set()
-    for d in h.drivers:
+    for field, actuator in [("Driver", d) for d in h.drivers] + [("Motor", m) for m in h.motors]:
         if "driver" not in kind.options:
-            c.add(h, "Driver", f"a {kind.name} hinge cannot be driven")
+            c.add(h, field, f"a {kind.name} hinge cannot be driven")
             break
-        if d.coordinate not in kind.coordinates:
-            c.add(h, "Driver", f"coordinate '{d.coordinate}' is not one of the {kind.name} hinge's "
-                               f"({', '.join(kind.coordinates)})")
-        elif d.coordinate in seen:
-            c.add(h, "Driver", f"coordinate '{d.coordinate}' is driven twice")
-        seen.add(d.coordinate)
-        try:
-            parse(d.expression)
-        except ExpressionError as exc:
-            c.add(h, "Driver", f"'{d.expression}': {exc}")
-    for mo in h.motors:
-        if "driver" not in kind.options:
-            c.add(h, "Motor", f"a {kind.name} hinge cannot be driven")
-            break
-        if mo.coordinate not in kind.coordinates:
-            c.add(h, "Motor", f"coordinate '{mo.coordinate}' is not one of the {kind.name} hinge's "
-                              f"({', '.join(kind.coordinates)})")
-        elif mo.coordinate in seen:
-            c.add(h, "Motor", f"coordinate '{mo.coordinate}' has a driver or motor already")
-        seen.add(mo.coordinate)
-        if not np.isfinite(mo.speed):
-            c.add(h, "Motor", f"the speed of coordinate '{mo.coordinate}' must be a finite number")
-        if not np.isfinite(mo.ramp_time) or mo.ramp_time < 0.0:
-            c.add(h, "Motor", f"the ramp time of coordinate '{mo.coordinate}' must be zero or "
-                              "positive (s)")
+        coordinate = actuator.coordinate
+        if coordinate not in kind.coordinates:
+            c.add(h, field, f"coordinate '{coordinate}' is not one of the {kind.name} hinge's "
+                            f"({', '.join(kind.coordinates)})")
+        elif coordinate in seen:
+            c.add(h, field, f"coordinate '{coordinate}' has a driver or motor already")
+        seen.add(coordinate)
+        if field == "Driver":
+            try:
+                parse(actuator.expression)
+            except ExpressionError as exc:
+                c.add(h, field, f"'{actuator.expression}': {exc}")
+            continue
+        if not np.isfinite(actuator.speed):
+            c.add(h, field, f"the speed of coordinate '{coordinate}' must be a finite number")
+        if not np.isfinite(actuator.ramp_time) or actuator.ramp_time < 0.0:
+            c.add(h, field, f"the ramp time of coordinate '{coordinate}' must be zero or "
+                            "positive (s)")
     w = h.initial_angular_velocity
     if w is not None:
         if kind.name not in ("spherical", "free", "bushing"):
