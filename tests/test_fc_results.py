@@ -82,7 +82,7 @@ def test_a_stored_run_has_its_file_and_properties(freecad, doc, engine):
     created = datetime.datetime.fromisoformat(obj.Created)
     assert abs((datetime.datetime.now().astimezone() - created).total_seconds()) < 60
     assert list(obj.Warnings) == list(results.meta.get("warnings", []))
-    assert obj.Summary == results.summary()
+    assert obj.Summary == results.summary("mm", 1000.0)       # the document's units
     for prop in ("ResultFile", "Method", "Frames", "Summary", "EndTime"):
         assert obj.getEditorMode(prop) == ["ReadOnly"], prop
     assert os.path.basename(obj.ResultFile) == "Result.npz" and os.path.isfile(obj.ResultFile)

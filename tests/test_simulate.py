@@ -400,3 +400,12 @@ def test_driven_run_does_not_depend_on_how_it_is_chunked(monkeypatch):
     monkeypatch.setattr(sim, "CHUNK_SECONDS", 1e-9)        # one output row per chunk
     chunked = sim.simulate(model, t_end=0.003)
     assert np.array_equal(reference.data, chunked.data)
+
+
+def test_the_summary_gives_positions_in_the_unit_asked_for():
+    from MultibodyWB.examples import build
+    res = simulate(build("double_pendulum"), t_end=0.01, step=1e-3, output_step=1e-2)
+    si, mm = res.summary(), res.summary("mm", 1000.0)
+    assert "base origins (m):" in si and "base origins (mm):" in mm
+    z = res.position("Lower")[-1][2]
+    assert f"z {z: .6g}" in si and f"z {z * 1000.0: .6g}" in mm
