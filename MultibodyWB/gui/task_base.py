@@ -218,7 +218,8 @@ def property_field(obj, prop):
     elif is_text_quantity(prop):
         # a text with its unit, shown and recorded as the property keeps it
         w = QtWidgets.QLineEdit()
-        w.setProperty("unit_example", f"-0.000 {prop.unit}")     # the width it needs (fit_narrow)
+        example = "0, 0, -9810" if prop.vector else "-0.000"
+        w.setProperty("unit_example", f"{example} {prop.unit}")    # the width it needs (fit_narrow)
 
         def read(w=w, prop=prop):
             return quantity_text(prop, plain_units(w.text()))
