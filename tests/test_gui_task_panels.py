@@ -5,10 +5,12 @@ from solids, whose main bearing's initial angle typed in its panel moves the par
 closed.
 
 Screenshots (``panel_hinge.png``, ``panel_body.png``, ``panel_force.png``, ``panel_marker.png``,
-``panel_hinge_new.png``, ``panel_hinge_unreachable.png``: the whole main window) are copied to
-``$MBWB_ARTIFACTS_DIR`` when set.
+``panel_hinge_new.png``, ``panel_hinge_unreachable.png``: the whole main window;
+``panel_hinge_form.png``, ``panel_body_form.png``, ``panel_force_form.png``: the panel's whole
+form) are copied to ``$MBWB_ARTIFACTS_DIR`` when set.
 """
 
+import math
 import os
 import re
 import shutil
@@ -22,7 +24,8 @@ pytestmark = pytest.mark.gui
 
 GUI_DIR = Path(__file__).resolve().parent / "gui"
 SHOTS = ("panel_hinge.png", "panel_body.png", "panel_force.png", "panel_marker.png",
-         "panel_hinge_new.png", "panel_hinge_unreachable.png")
+         "panel_hinge_new.png", "panel_hinge_unreachable.png", "panel_hinge_form.png",
+         "panel_body_form.png", "panel_force_form.png")
 #: The marker's own check after FreeCAD's Undo of a re-attachment (FreeCAD restores the
 #: attachment's properties one by one and marks the marker invalid until the next recompute).
 EXPECTED = re.compile(r"^(Err: )?(\d\d:\d\d:\d\d  )?MultibodyWB: Marker '[^']*', property "
@@ -57,6 +60,42 @@ def test_hinge_panel_opens_on_double_click_with_the_type_s_fields(panels):
     assert h["initial_shown"] in ("0\u00b0", "-0\u00b0")          # as drawn
     assert h["driver_label"] == "Driver rz (rad)"
     assert h["rate_from_rpm"] == pytest.approx(360.0)            # 60 rpm typed: 360 deg/s
+
+
+def test_text_quantities_show_their_text_and_take_any_unit_of_their_kind(panels):
+    h = panels["hinge"]
+    assert h["text_fields_shown"] == {"StiffnessRz": "0 N*m/rad", "DampingRz": "0 N*m*s/rad",
+                                      "MotorRampTimeRz": "0 s"}
+    # kept as typed, read in the property's unit
+    stiffness, ramp = h["text_live"]["StiffnessRz"], h["text_live"]["MotorRampTimeRz"]
+    assert stiffness[0] == "35 N*mm/deg"
+    assert stiffness[1] == pytest.approx(35e-3 * 180.0 / math.pi, rel=1e-12)
+    assert ramp[0] == "10 us" and ramp[1] == pytest.approx(1e-5, rel=1e-12)
+    # nonsense is named with its field and not applied; OK keeps the panel open
+    text = h["nonsense_message"]
+    assert "field Damping rz: 'abc' is not a quantity in N*m*s/rad" in text, text
+    assert h["nonsense_visible"] and h["damping_after_nonsense"] == "0 N*m*s/rad"
+    assert h["ok_refused_nonsense"]
+    assert h["damping_typed_pretty"] == "0.5 N*m*s/rad"           # N·m·s/rad as the panel shows
+    # Cancel puts the texts back exactly
+    assert h["texts_after_cancel"] == h["text_fields_shown"]
+    # OK: a bare number completed with the unit, the others as typed; undone in one step
+    assert h["texts_shown_typed"] == {"StiffnessRz": "2 N*m/rad", "DampingRz": "35 N*mm*s/deg",
+                                      "MotorRampTimeRz": "10 us"}      # the field completed
+    assert h["texts_after_ok"] == {"StiffnessRz": "2 N*m/rad", "DampingRz": "35 N*mm*s/deg",
+                                   "MotorRampTimeRz": "10 us"}
+    assert h["damping_after_ok"] == pytest.approx(35e-3 * 180.0 / math.pi, rel=1e-12)
+    assert h["ramp_after_ok"] == pytest.approx(1e-5, rel=1e-12)
+    assert h["texts_after_undo"] == h["text_fields_shown"]
+    assert os.path.isfile(h["screenshot_form"])
+
+
+def test_force_panel_text_quantity(panels):
+    f = panels["force"]
+    assert f["damping_shown"] == "0 N*s/m"
+    assert f["damping_live"][0] == "1.5 N*s/mm"
+    assert f["damping_live"][1] == pytest.approx(1500.0, rel=1e-12)
+    assert f["damping_after_cancel"] == "0 N*s/m"
 
 
 def test_initial_angle_moves_the_parts_with_the_loop_closed(panels):
@@ -107,7 +146,9 @@ def test_hinge_ok_is_one_undo_step_and_keeps_the_moved_drawing(panels):
 def test_the_panel_s_edits_are_recorded_as_macro_lines(panels):
     console = panels["console"]
     assert "hinge = FreeCAD.getDocument('Panels').getObject('MainBearing')" in console
-    assert "hinge.StiffnessRz = '2.0 N*m/rad'" in console
+    assert "hinge.StiffnessRz = '2 N*m/rad'" in console         # text quantities: strings
+    assert "hinge.DampingRz = '35 N*mm*s/deg'" in console
+    assert "hinge.MotorRampTimeRz = '10 us'" in console
     assert "hinge.InitialRz = '30.0 deg'" in console
     assert "getObject('CrankWeb').Placement = FreeCAD.Placement(" in console
     assert "body.Density = '2700.0 kg/m^3'" in console
@@ -123,6 +164,11 @@ def test_body_panel_shows_mass_properties_with_units_recomputed_live(panels):
     _opened(b["opened"], "BodyPanel", "Rod")
     assert b["mass_text"].endswith(" kg") and b["ixx_text"].endswith(" kg\u00b7mm\u00b2")
     assert b["com_text"].endswith(" mm")
+    # the values shown are the body's (6 significant digits)
+    assert float(b["ixx_text"].split()[0]) == pytest.approx(b["ixx_value"], rel=1e-5)
+    assert float(b["mass_text"].split()[0]) == pytest.approx(b["mass_value"], rel=1e-5)
+    assert float(b["ixx_text_live"].split()[0]) == pytest.approx(b["ixx_value_live"], rel=1e-5)
+    assert b["ixx_value_live"] == pytest.approx(b["ixx_value"] * 2700 / 7850, rel=1e-5)
     assert b["mass_ratio_live"] == pytest.approx(2700 / 7850)    # steel -> aluminium, live
     assert b["mass_text_live"] != b["mass_text"]
     assert b["card_source"] == "Material"

@@ -8,7 +8,7 @@ the property had when the panel opened, and the Python statement that makes the 
 
 - **OK** puts everything back as it was, then runs the statements with ``FreeCADGui.doCommand``
   inside one undo transaction: the edit is one undo step, and it is recorded in the Python console
-  and in a macro being recorded (``hinge.StiffnessRz = '2.0 N*m/rad'``);
+  and in a macro being recorded (``hinge.StiffnessRz = '2 N*m/rad'``);
 - **Cancel** (or closing the panel any other way: another object's panel opened, the document
   closed) puts everything back.
 
@@ -18,10 +18,12 @@ Cancel and made again by their statement on OK.
 Fields are made from the objects' property tables (:class:`~MultibodyWB.objects.base.Prop`):
 :func:`property_field` gives the widget of a property by its type (quantities as a text field
 showing the property's unit, ``2 N·m/rad``, ``30°``, and taking a number in it or any quantity of
-the same kind with its unit, ``2000 N*mm/rad``; FreeCAD's ``Gui::QuantitySpinBox`` would show a
-stiffness as ``mm^2*kg/(s^2*deg)``), and the panels show the fields of the properties the object
-shows in the property editor (its ``update_visibility`` hides the others), so a property added to
-a table appears in the panel.
+the same kind with its unit, ``2000 mm``; FreeCAD's ``Gui::QuantitySpinBox`` would show a
+stiffness as ``mm^2*kg/(s^2*deg)``; quantities kept as texts with their unit, ``2 N*m/rad``,
+``10 us``, as that text: a bare number typed in is completed with the unit, a text with a unit
+is kept as typed, as in the property editor, see :mod:`MultibodyWB.objects.units`), and the
+panels show the fields of the properties the object shows in the property editor (its
+``update_visibility`` hides the others), so a property added to a table appears in the panel.
 
 The panels are opened by double-click (:meth:`MultibodyWB.viewproviders.base.ViewProvider.setEdit`)
 and by the commands that make the objects (:func:`edit`).
@@ -33,7 +35,7 @@ import FreeCAD
 import FreeCADGui
 
 from ..objects import units
-from ..objects.base import type_of
+from ..objects.base import is_text_quantity, quantity_text, type_of
 from .qt import QtCore, QtGui, QtWidgets
 from .watch import DocumentWatch, TaskPanel, later, object_alive
 
@@ -99,6 +101,14 @@ def format_number(value):
     return f"{value:.10g}"
 
 
+def plain_units(text):
+    """A quantity text as FreeCAD parses it: the units as :func:`pretty_unit` shows them written
+    plainly (``2 N·m/rad`` -> ``2 N*m/rad``, ``kg·mm²`` -> ``kg*mm^2``, ``N·mm/°`` -> ``N*mm/deg``);
+    a text without such signs is returned as it is."""
+    return text.replace("\u00b7", "*").replace("\u00b2", "^2").replace("\u00b3", "^3") \
+        .replace("\u00b0", "deg")
+
+
 class QuantityEdit(QtWidgets.QLineEdit):
     """A text field for a quantity in a fixed unit: shows ``2 N·m/rad``, takes ``2``, ``2 N*m/rad``
     or any quantity FreeCAD converts to that unit (``2000 N*mm/rad``); an angular speed also in
@@ -107,6 +117,14 @@ class QuantityEdit(QtWidgets.QLineEdit):
     def __init__(self, unit, parent=None):
         super().__init__(parent)
         self.unit = unit
+        self.editingFinished.connect(self._tidy)
+
+    def _tidy(self):
+        """Left after typing: the value shown in the field's unit, its number first."""
+        try:
+            self.set_internal(self.internal())
+        except ValueError:
+            pass                               # the panel says what is wrong
 
     def set_internal(self, value):
         """Show a value given in FreeCAD's internal units."""
@@ -197,6 +215,26 @@ def property_field(obj, prop):
         w = QtWidgets.QCheckBox()
         field = Field(prop, w, w.isChecked, lambda v: w.setChecked(bool(v)),
                       lambda f: w.toggled.connect(f))
+    elif is_text_quantity(prop):
+        # a text with its unit, shown and recorded as the property keeps it
+        w = QtWidgets.QLineEdit()
+        example = "0, 0, -9810" if prop.vector else "-0.000"
+        w.setProperty("unit_example", f"{example} {prop.unit}")    # the width it needs (fit_narrow)
+
+        def read(w=w, prop=prop):
+            return quantity_text(prop, plain_units(w.text()))
+
+        def write(v, w=w):
+            w.setText(str(v))
+            w.setCursorPosition(0)             # the number shows first in a narrow field
+
+        def finished(w=w, read=read, write=write):
+            try:
+                write(read())                  # a bare number typed in: shown with its unit
+            except ValueError:
+                pass                           # the panel says what is wrong
+        w.editingFinished.connect(finished)
+        field = Field(prop, w, read, write, lambda f, w=w: w.textEdited.connect(f))
     elif prop.type == "App::PropertyString":
         w = QtWidgets.QLineEdit()
 
@@ -262,7 +300,10 @@ def fit_narrow(widget):
         form.setRowWrapPolicy(QtWidgets.QFormLayout.WrapLongRows)
         form.setFieldGrowthPolicy(QtWidgets.QFormLayout.AllNonFixedFieldsGrow)
     for w in widget.findChildren(QtWidgets.QLineEdit):
-        w.setMinimumWidth(50)
+        example = w.property("unit_example")
+        # a text quantity keeps room for a number and its unit (its row wraps if need be)
+        w.setMinimumWidth(max(50, w.fontMetrics().horizontalAdvance(example) + 12)
+                          if example else 50)
     for w in widget.findChildren(QtWidgets.QDoubleSpinBox):
         w.setMinimumWidth(40)
         w.setButtonSymbols(QtWidgets.QAbstractSpinBox.NoButtons)

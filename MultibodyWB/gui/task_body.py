@@ -17,6 +17,8 @@ import re
 import FreeCAD
 import FreeCADGui
 
+from ..objects import units
+from ..objects.base import quantity_value
 from ..objects.body import INERTIA_NAMES, BodyProxy
 from ..objects.mechanism import mechanism_of
 from .qt import QtWidgets
@@ -170,13 +172,14 @@ class BodyPanel(EditPanel):
     def _show_mass(self):
         obj = self.obj
         for name, (_, unit) in SHOWN.items():
-            value = getattr(obj, name).Value / FreeCAD.Units.Quantity(f"1 {unit}").Value
+            value = quantity_value(obj, name) / units.factor(unit)
             self.shown[name].setText(f"{short(value)} {pretty_unit(unit)}")
         c = obj.CenterOfMass
         size = max(1.0, abs(c.x), abs(c.y), abs(c.z))
         self.shown["CenterOfMass"].setText(
             "(" + ", ".join(short(x, size) for x in (c.x, c.y, c.z)) + ") mm")
-        inertia = [getattr(obj, name).Value for name in INERTIA_NAMES]
+        # the inertia properties are texts with their unit (kg*mm^2), computed by the body
+        inertia = [quantity_value(obj, name) / units.factor("kg*mm^2") for name in INERTIA_NAMES]
         size = max(abs(x) for x in inertia[:3]) if any(inertia[:3]) else 1.0
         for name, value in zip(INERTIA_NAMES, inertia):
             self.shown[name].setText(f"{short(value, size)} {pretty_unit('kg*mm^2')}")

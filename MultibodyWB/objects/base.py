@@ -109,6 +109,18 @@ def is_text_quantity(prop):
     return prop.type == units.TEXT and prop.unit is not None
 
 
+def quantity_text(prop, value):
+    """The text the text quantity ``prop`` keeps for ``value`` typed in (a task panel's field):
+    a bare number completed with the unit (``"2"`` -> ``"2 N*m/rad"``), a text with its unit as
+    typed (``"35 N*mm/deg"``, ``"10 us"``).
+
+    Raises ValueError saying what is expected (``'abc' is not a quantity in N*m/rad (e.g. 2
+    N*m/rad)``).
+    """
+    _parse(prop, value)
+    return _normalize(prop, value)
+
+
 def quantity_value(obj, name):
     """The value of quantity property ``name`` of ``obj`` in FreeCAD's internal units (a float),
     whether it is an ``App::PropertyQuantity`` or a text with its unit.

@@ -59,12 +59,13 @@ def widget(name, cls=None):
 
 
 def type_into(name, text):
-    """Type ``text`` into the field ``name`` (a text field) as a user."""
+    """Type ``text`` into the field ``name`` (a text field) as a user, then leave the field."""
     w = widget(name)
     edit = w if isinstance(w, W.QLineEdit) else w.findChild(W.QLineEdit)
     edit.selectAll()
     edit.setText(text)
     edit.textEdited.emit(text)   # QLineEdit.setText does not emit textEdited (typing does)
+    edit.editingFinished.emit()  # Tab or Enter
     in_freecad.process_events()
 
 
@@ -110,6 +111,20 @@ def same(p, q, tol):
         max(abs(a - b) for a, b in zip(p.Rotation.Q, q.Rotation.Q)) <= tol
 
 
+def value_in(obj, name, unit):
+    """Property ``name`` of ``obj`` (a quantity, or a text with its unit) as a number in
+    ``unit``."""
+    from MultibodyWB.objects import units
+    from MultibodyWB.objects.base import quantity_value
+    return quantity_value(obj, name) / units.factor(unit)
+
+
+def grab_form(name):
+    """Screenshot of the open panel's whole form (every field, also those scrolled away)."""
+    path = os.path.join(in_freecad.output_dir(), name)
+    return path if panel().form[0].grab().save(path) else None
+
+
 def shot(name):
     view = FreeCADGui.ActiveDocument.ActiveView
     view.viewIsometric()
@@ -141,6 +156,21 @@ def check_hinge(doc, mechanism, result):
     r["driver_label"] = panel().fields["DriverRz"].label.text()
     type_into("InitialRateRz", "60 rpm")
     r["rate_from_rpm"] = hinge.InitialRateRz.Value           # deg/s
+    # quantities kept as texts with their unit: shown as that text, typed in any unit of the kind
+    r["text_fields_shown"] = {name: widget(name).text()
+                              for name in ("StiffnessRz", "DampingRz", "MotorRampTimeRz")}
+    type_into("StiffnessRz", "35 N*mm/deg")
+    type_into("MotorRampTimeRz", "10 us")
+    r["text_live"] = {name: [getattr(hinge, name), value_in(hinge, name, unit)]
+                      for name, unit in (("StiffnessRz", "N*m/rad"), ("MotorRampTimeRz", "s"))}
+    type_into("DampingRz", "abc")                             # nonsense: said, not applied
+    r["nonsense_message"] = widget("message").text()
+    r["nonsense_visible"] = widget("message").isVisible()
+    r["damping_after_nonsense"] = hinge.DampingRz
+    r["ok_refused_nonsense"] = click("Ok") and panel() is not None and \
+        bool(FreeCADGui.Control.activeDialog())
+    type_into("DampingRz", "0.5 N\u00b7m\u00b7s/rad")           # as the panel writes units
+    r["damping_typed_pretty"] = hinge.DampingRz
     # the initial angle typed in: the parts move, the loop stays closed
     type_into("InitialRz", "30 \u00b0")
     in_freecad.wait(0.3)
@@ -157,27 +187,38 @@ def check_hinge(doc, mechanism, result):
     r["after_cancel_open"] = bool(FreeCADGui.Control.activeDialog())
     r["moved_after_cancel"] = moved(drawn, placements(doc), tol=0.0)
     r["initial_after_cancel"] = hinge.InitialRz.Value
+    r["texts_after_cancel"] = {name: getattr(hinge, name)
+                               for name in ("StiffnessRz", "DampingRz", "MotorRampTimeRz")}
     r["undo_after_cancel"] = doc.UndoCount - undo0
     r["in_edit_after_cancel"] = FreeCADGui.ActiveDocument.getInEdit() is not None
 
     # OK: the angle and a stiffness, one undo step, the parts stay moved
     double_click(hinge)
     type_into("InitialRz", "30 \u00b0")
-    type_into("StiffnessRz", "2")
+    type_into("StiffnessRz", "2")                              # a number: in N*m/rad
+    type_into("DampingRz", "35 N*mm*s/deg")
+    type_into("MotorRampTimeRz", "10 us")
     in_freecad.wait(0.2)
+    r["texts_shown_typed"] = {name: widget(name).text()
+                              for name in ("StiffnessRz", "DampingRz", "MotorRampTimeRz")}
+    r["screenshot_form"] = grab_form("panel_hinge_form.png")
     r["ok_clicked"] = click("Ok")
     r["undo_after_ok"] = doc.UndoCount - undo0
     r["undo_name"] = list(doc.UndoNames[:1])
-    r["stiffness_after_ok"] = hinge.StiffnessRz.getValueAs("N*m/rad").Value if hasattr(
-        hinge.StiffnessRz.getValueAs("N*m/rad"), "Value") else float(
-        hinge.StiffnessRz.getValueAs("N*m/rad"))
+    r["stiffness_after_ok"] = value_in(hinge, "StiffnessRz", "N*m/rad")
+    r["texts_after_ok"] = {name: getattr(hinge, name)
+                           for name in ("StiffnessRz", "DampingRz", "MotorRampTimeRz")}
+    r["damping_after_ok"] = value_in(hinge, "DampingRz", "N*m*s/rad")
+    r["ramp_after_ok"] = value_in(hinge, "MotorRampTimeRz", "s")
     r["angle_after_ok"] = turned(r0, crank_rotation(doc))
     r["moved_after_ok"] = moved(drawn, placements(doc))
     r["residuals_after_ok"] = residuals(mechanism)
     doc.undo()
     doc.recompute()
     r["moved_after_undo"] = moved(drawn, placements(doc), tol=1e-9)
-    r["stiffness_after_undo"] = hinge.StiffnessRz.Value
+    r["stiffness_after_undo"] = value_in(hinge, "StiffnessRz", "N*m/rad")
+    r["texts_after_undo"] = {name: getattr(hinge, name)
+                             for name in ("StiffnessRz", "DampingRz", "MotorRampTimeRz")}
     doc.redo()
     doc.recompute()
     r["angle_after_redo"] = turned(r0, crank_rotation(doc))
@@ -210,12 +251,17 @@ def check_body(doc, result):
     r["opened"] = double_click(body)
     r["mass_text"] = widget("Mass").text()
     r["ixx_text"] = widget("Ixx").text()
+    r["ixx_value"] = value_in(body, "Ixx", "kg*mm^2")              # a text with its unit
+    r["mass_value"] = value_in(body, "Mass", "kg")
     r["com_text"] = widget("CenterOfMass").text()
     type_into("Density", "2700 kg/m^3")
     in_freecad.wait(0.2)
     r["mass_text_live"] = widget("Mass").text()
     r["mass_ratio_live"] = body.Mass.Value / mass0
+    r["ixx_text_live"] = widget("Ixx").text()
+    r["ixx_value_live"] = value_in(body, "Ixx", "kg*mm^2")
     r["screenshot"] = shot("panel_body.png")
+    r["screenshot_form"] = grab_form("panel_body_form.png")
     card = widget("material_card", W.QComboBox)
     index = card.findText("Steel-Generic")
     card.setCurrentIndex(index)
@@ -278,7 +324,12 @@ def check_force(doc, result):
                                 if box.isVisible())
     r["spring_second_end_shown"] = widget("pick1").isVisible()
     r["magnitude_label"] = panel().fields["Magnitude"].label.text()
+    r["damping_shown"] = widget("Damping").text()               # a text with its unit
+    type_into("Damping", "1.5 N*s/mm")
+    r["damping_live"] = [force.Damping, value_in(force, "Damping", "N*s/m")]
+    r["screenshot_form"] = grab_form("panel_force_form.png")
     click("Cancel")
+    r["damping_after_cancel"] = force.Damping
     r["type_after_cancel"] = force.ForceType
     r["direction_after_cancel"] = list(force.Direction)
     r["direction_restored"] = force.Direction == direction0
