@@ -93,8 +93,10 @@ def test_double_click_opens_the_panel_and_the_slider_drags_the_loop(panel_run):
     assert r["panel_open"] and r["in_edit"] == "Mechanism"
     assert r["headline"] == "1 degree of freedom"
     assert "Grübler–Kutzbach count -2" in r["details"]
-    assert r["free"] == [["Revolute", "rz"]]                 # the crank, at the ground
-    assert r["sliders"] == ["Revolute.rz"]
+    crank = r["crank_hinge_label"]                          # the crank, at the ground
+    assert crank.endswith("Ground revolute")
+    assert r["free"] == [[crank, "rz"]]
+    assert r["sliders"] == ["Revolute.rz"]                   # by the hinge's internal name
     assert r["slider_start"] == pytest.approx(90.0, abs=1e-9)    # drawn at 90 deg
     assert r["value_after"] == pytest.approx(120.0, abs=1e-9)
     assert r["value_label"] == "120.00 °"

@@ -263,6 +263,8 @@ def check():
     sliders = drag.findChildren(widgets.QSlider) if drag is not None else []
     result["sliders"] = [s.objectName() for s in sliders]
     result["free"] = [(h.Label, c) for h, c in panel.preview.free_coordinates()]
+    result["crank_hinge_label"] = [o for o in mechanism.Group if getattr(
+        getattr(o, "Proxy", None), "Type", "") == "Multibody::Hinge"][0].Label   # hinge A
     hinge, coordinate = panel.preview.free_coordinates()[0]
     slider = next(s for s in sliders if s.objectName() == f"{hinge.Name}.{coordinate}")
     start = panel.preview.value(hinge, coordinate)
