@@ -231,6 +231,18 @@ def test_hinge_command_opens_the_new_hinge_s_panel(panels):
     assert c["type_after_undo"] == "revolute" and c["made_after_undo"] == []
 
 
+def test_apply_makes_one_undo_step_and_keeps_the_panel_open(panels):
+    r = panels["apply"]
+    assert r["opened"] and r["apply_clicked"]
+    assert r["undo_after_apply"] == 1 and r["undo_name"] == ["Edit hinge"]
+    assert r["open_after_apply"]
+    assert r["stiffness_after_apply"] == pytest.approx(3.0)
+    assert r["damping_typed"] == pytest.approx(1.0)                 # live, then cancelled
+    assert r["damping_after_cancel_is_back"]
+    assert r["stiffness_after_cancel"] == pytest.approx(3.0)         # applied: stays
+    assert r["undo_after_cancel"] == 1
+
+
 def test_panels_report_nothing_unexpected(panels):
     problems = [p for p in panels["_problems"]
                 if not all(EXPECTED.match(line) or not line.strip() for line in p.splitlines())]

@@ -488,10 +488,21 @@ class EditPanel(TaskPanel):
 
     # -- FreeCAD's task dialog --------------------------------------------------------------------
     def getStandardButtons(self):
-        return int(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Cancel)
+        return int(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Apply
+                   | QtWidgets.QDialogButtonBox.Cancel)
+
+    def clicked(self, button):
+        """Apply: the changes so far become one recorded undo step (as OK), and the panel stays
+        open on the object for more (a fresh panel, so Cancel then puts back only what follows)."""
+        if button != int(QtWidgets.QDialogButtonBox.Apply) or self.closed:
+            return
+        obj = self.obj
+        if self.accept():
+            later(lambda: edit(obj) if object_alive(obj) else None)
 
     def accept(self):
-        """OK: put everything back, then make the changes again as one recorded undo step."""
+        """OK (and Apply): put everything back, then make the changes again as one recorded undo
+        step."""
         problems = self.validate()
         if problems:
             self.say("\n".join(problems))

@@ -457,6 +457,31 @@ def describe(marker):
             "body": marker.Body.Name if marker.Body else None}
 
 
+def check_apply(doc, result):
+    """Apply: what was typed becomes one undo step, the panel stays open; Cancel afterwards puts
+    back only what was typed after Apply."""
+    hinge = doc.getObject("WristPin")
+    r = {}
+    undo0 = doc.UndoCount
+    r["opened"] = double_click(hinge)["open"]
+    damping0 = hinge.DampingRx
+    type_into("StiffnessRx", "3")
+    r["apply_clicked"] = click("Apply")
+    in_freecad.wait(0.5)
+    r["undo_after_apply"] = doc.UndoCount - undo0
+    r["undo_name"] = list(doc.UndoNames[:1])
+    r["open_after_apply"] = bool(FreeCADGui.Control.activeDialog()) and panel() is not None \
+        and not panel().closed and panel().obj.Name == "WristPin"
+    r["stiffness_after_apply"] = value_in(hinge, "StiffnessRx", "N*m/rad")
+    type_into("DampingRx", "1")
+    r["damping_typed"] = value_in(hinge, "DampingRx", "N*m*s/rad")
+    click("Cancel")
+    r["damping_after_cancel_is_back"] = hinge.DampingRx == damping0
+    r["stiffness_after_cancel"] = value_in(hinge, "StiffnessRx", "N*m/rad")
+    r["undo_after_cancel"] = doc.UndoCount - undo0
+    result["apply"] = r
+
+
 def check():
     result = {"freecad_version": FreeCAD.Version()[:3]}
     FreeCADGui.activateWorkbench(WORKBENCH)
@@ -473,7 +498,7 @@ def check():
     in_freecad.wait(0.5)
     for step in (lambda: check_hinge(doc, mechanism, result), lambda: check_body(doc, result),
                  lambda: check_force(doc, result), lambda: check_marker(doc, result),
-                 lambda: check_create(doc, result)):
+                 lambda: check_create(doc, result), lambda: check_apply(doc, result)):
         try:
             step()
             in_freecad.wait(0.2)
