@@ -487,14 +487,16 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
     scale = max(1.0, float(np.max(np.abs(qd / cs), initial=0.0)))
     stages = [free & ~given_u, free] if np.any(free & ~given_u) and np.any(free & given_u) \
         else [free]
-    for movable in stages:
-        A = rs[:, None] * J[:, movable] * cs[None, movable]
-        dx = np.linalg.lstsq(A, -rs * (J @ qd), rcond=None)[0]
-        qd_try = qd.copy()
-        qd_try[movable] += cs[movable] * dx
-        verr = float(np.max(np.abs(rs * (J @ qd_try)), initial=0.0))
-        if verr <= 1e-10 * scale:
-            break
+    qd_try, verr = qd, verr_given
+    if verr_given > 1e-10 * scale:          # consistent as given: kept exactly, not re-solved
+        for movable in stages:
+            A = rs[:, None] * J[:, movable] * cs[None, movable]
+            dx = np.linalg.lstsq(A, -rs * (J @ qd), rcond=None)[0]
+            qd_try = qd.copy()
+            qd_try[movable] += cs[movable] * dx
+            verr = float(np.max(np.abs(rs * (J @ qd_try)), initial=0.0))
+            if verr <= 1e-10 * scale:
+                break
     qd = qd_try
     if verr > 1e-8 * scale:
         problems, r0 = [], 0
