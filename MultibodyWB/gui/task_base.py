@@ -390,6 +390,32 @@ class EditPanel(TaskPanel):
         """Subclasses: statements run on OK after the recorded ones (computed before restoring)."""
         return []
 
+    def property_fields(self, layout, skip=(), label=label_of):
+        """A field for each of the object's own properties (not the common ones, not ``skip``),
+        in a group box per property group added to ``layout``; they fill ``self.fields``
+        (name -> field) and ``self.groups`` (group -> (box, form)) and call
+        ``self._field_changed(field)`` when edited."""
+        from ..objects.base import COMMON_PROPERTIES
+        self.fields, self.groups = {}, {}
+        skip = set(skip) | {p.name for p in COMMON_PROPERTIES}
+        for prop in type(self.obj.Proxy).properties():
+            if prop.name in skip or prop.name not in self.obj.PropertiesList:
+                continue
+            field = property_field(self.obj, prop)
+            if field is None:
+                continue
+            if prop.group not in self.groups:
+                box = QtWidgets.QGroupBox(prop.group)
+                box.setObjectName(prop.group)
+                self.groups[prop.group] = (box, QtWidgets.QFormLayout(box))
+                layout.addWidget(box)
+            text = QtWidgets.QLabel(label(prop))
+            text.setToolTip(prop.doc)
+            self.groups[prop.group][1].addRow(text, field.widget)
+            field.label = text
+            field.connect(self._field_changed)
+            self.fields[prop.name] = field
+
     # -- live changes -----------------------------------------------------------------------------
     def name_of(self, obj):
         """How the statements name ``obj``: a variable for the panel's object and made objects."""

@@ -7,11 +7,10 @@ direction and the picked ends at once. Live edits, one undo step on OK, Cancel p
 back (:mod:`.task_base`).
 """
 
-from ..objects.base import COMMON_PROPERTIES
 from ..objects.force import ForceProxy
 from ..solver.model import FORCE_TYPES
 from .qt import QtWidgets
-from .task_base import EditPanel, EndsBox, label_of, pretty_unit, property_field
+from .task_base import EditPanel, EndsBox, label_of, pretty_unit
 
 #: Properties with their own place in the panel.
 OWN_FIELDS = ("ForceType", "InputMarker", "OutputMarker")
@@ -44,27 +43,7 @@ class ForcePanel(EditPanel):
                             ("Marker the load acts at (the first end of a spring-damper)",
                              "Second end of a spring-damper"))
         layout.addWidget(self.ends.widget)
-        self.fields = {}
-        self.groups = {}
-        common = {p.name for p in COMMON_PROPERTIES}
-        for prop in ForceProxy.properties():
-            if prop.name in common or prop.name in OWN_FIELDS or \
-                    prop.name not in obj.PropertiesList:
-                continue
-            field = property_field(obj, prop)
-            if field is None:
-                continue
-            if prop.group not in self.groups:
-                box = QtWidgets.QGroupBox(prop.group)
-                box.setObjectName(prop.group)
-                self.groups[prop.group] = (box, QtWidgets.QFormLayout(box))
-                layout.addWidget(box)
-            label = QtWidgets.QLabel(label_of(prop))
-            label.setToolTip(prop.doc)
-            self.groups[prop.group][1].addRow(label, field.widget)
-            field.label = label
-            field.connect(self._field_changed)
-            self.fields[prop.name] = field
+        self.property_fields(layout, skip=OWN_FIELDS)
         self._refresh()
         return main
 

@@ -22,15 +22,13 @@ macro lines (:mod:`.task_base`).
 
 import FreeCAD
 
-from ..objects.base import COMMON_PROPERTIES
 from ..objects.body import TYPE as BODY
 from ..objects.hinge import (COORDINATES, OPTION_PROPERTIES, OPTION_SWITCHES, HingeProxy,
                              property_name)
 from ..objects.mechanism import mechanism_of, members
 from ..solver.model import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES
 from .qt import QtWidgets
-from .task_base import (EditPanel, EndsBox, internal_or_zero, label_of, literal, property_field,
-                        quantity_field)
+from .task_base import EditPanel, EndsBox, internal_or_zero, label_of, literal, quantity_field
 
 #: Switches of :data:`~MultibodyWB.objects.hinge.OPTION_SWITCHES` whose option's fields are
 #: edited only while they are on.
@@ -127,31 +125,12 @@ class HingePanel(EditPanel):
         layout.addWidget(frame)
 
         # the hinge's own properties, by group, from its table
-        self.fields = {}
-        self.groups = {}
         options = QtWidgets.QWidget()
         options.setObjectName("options")
         options_layout = QtWidgets.QVBoxLayout(options)
         options_layout.setContentsMargins(0, 0, 0, 0)
-        common = {p.name for p in COMMON_PROPERTIES}
-        for prop in HingeProxy.properties():
-            if prop.name in common or prop.name in OWN_FIELDS or \
-                    prop.name not in obj.PropertiesList:
-                continue
-            field = property_field(obj, prop)
-            if field is None:
-                continue
-            if prop.group not in self.groups:
-                box = QtWidgets.QGroupBox(prop.group)
-                box.setObjectName(prop.group)
-                self.groups[prop.group] = (box, QtWidgets.QFormLayout(box))
-                options_layout.addWidget(box)
-            label = QtWidgets.QLabel(label_of(prop) + expression_unit(prop))
-            label.setToolTip(prop.doc)
-            self.groups[prop.group][1].addRow(label, field.widget)
-            field.label = label
-            field.connect(self._field_changed)
-            self.fields[prop.name] = field
+        self.property_fields(options_layout, skip=OWN_FIELDS,
+                             label=lambda prop: label_of(prop) + expression_unit(prop))
         layout.addWidget(options)
         self.preview_label = QtWidgets.QLabel()
         self.preview_label.setObjectName("preview")
