@@ -467,6 +467,11 @@ class SimulatePanel(TaskPanel):
                     self.say(f"  {p}", error=True)
                 self.status.setText("Not run: the model has problems")
                 return False
+            except Exception as exc:  # noqa: BLE001 - said in the panel, never a traceback
+                self.say(f"The start could not be checked: {type(exc).__name__}: {exc}",
+                         error=True)
+                self.status.setText("Not run: the start could not be checked")
+                return False
         self.accepted_corrections = accept_corrections
         self.progress.setValue(0)
         self._busy(True)
