@@ -23,14 +23,13 @@ import FreeCAD
 import numpy as np
 
 from . import export
-from .animation import Animator
+from .animation import Animator, PoseFrame
 from .objects.hinge import TYPE as HINGE
 from .objects.mechanism import members
 from .solver.assembly import assemble
 from .solver.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
                                 loop_jacobian, loop_residual, mobility)
 from .solver.model import COORDINATE_KIND, ModelError
-from .solver.results import Results
 from .solver.topology import analyse
 
 #: Relative tolerance of the rank decisions that choose the independent coordinates.
@@ -265,15 +264,7 @@ class KinematicPreview:
 
     def _rest_results(self):
         poses = forward_kinematics(self.model, self.topology, self.q_drawn)
-        names, row = ["time"], [0.0]
-        for b in self._bodies:
-            R, p = poses[b]
-            names += [f"{b}.{a}" for a in "xyz"]
-            row += [float(x) for x in p]
-            names += [f"{b}.R{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)]
-            row += [float(x) for x in np.asarray(R).reshape(-1)]
-        return Results(names, np.array([row]), meta={"bodies": list(self._bodies),
-                                                     "hinges": []})
+        return PoseFrame({b: poses[b] for b in self._bodies})
 
     def _quiet(self, on):
         """While the preview shows a pose, the moved objects' ``Placement`` changes do not mark

@@ -514,7 +514,7 @@ class SimulatePanel(TaskPanel):
         for line in lines:
             self.say(line, error=True)
         self.status.setText("Not run yet: the start differs from the drawing")
-        frame = PoseFrame({name: (pose.R, pose.p) for name, pose in report.poses.items()
+        frame = PoseFrame({name: pose for name, pose in report.poses.items()
                            if model.body(name) is not None})
         self.start_preview = Animator(self.mechanism, frame, markers=True)
         self.start_preview.apply_frame(0)
