@@ -106,6 +106,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from . import kernels as K
 from .model import HINGE_TYPES, ModelError, Problem
 
 NZ = 13                                  #: length of a state vector
@@ -233,10 +234,12 @@ def hinge_transfer(S, c, tau, driven, dd):
 class Block:
     """A block of rows or columns of the overall transfer matrix.
 
-    ``kind``: rows ``'main'`` (main transfer equation at a root hinge) or ``'geometric'``
-    (geometric equations of a branch body's extra input); columns ``'tip'`` (a tip's path
-    unknowns) or ``'root'`` (a root hinge's reaction ``[m; q]`` on the ground).
-    ``element``: the element number (root hinge, branch body, tip body); ``name`` its name;
+    ``kind``: rows ``'main'`` (main transfer equation at a root hinge), ``'geometric'``
+    (geometric equations of a branch body's extra input) or ``'supplementary'`` (the kinematic
+    condition of a cut hinge); columns ``'tip'`` (a tip's path unknowns), ``'root'`` (a root
+    hinge's reaction ``[m; q]`` on the ground) or ``'cut'`` (a cut hinge's constraint loads).
+    ``element``: the element number (root hinge, branch body, tip body, cut hinge); ``name`` its
+    name;
     ``start, stop``: the row or column range; ``labels``: one per row or column; ``text``: a
     one-line description; ``input``: for geometric rows, the number of the branch body's input
     hinge they tie to its first input (0 otherwise).
@@ -268,9 +271,62 @@ class Substitution:
     du: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class CutBoundary:
+    """A cut hinge as a pair of boundaries (closed loops), at one instant.
+
+    Attributes
+    ----------
+    hinge : str
+        The cut hinge's name; ``element`` its number, ``type`` its type.
+    input_body, output_body : str
+        The parts of its input and output markers (the ground's name for the ground);
+        ``input_element``, ``output_element`` their numbers (0: the ground).
+    point : (3,)
+        The input marker's origin ``p`` (global, m): both boundaries of the pair sit there, one
+        on each body.
+    N : (m, 6)
+        The directions the hinge blocks, one per row, ``[rotation; translation]`` in global axes
+        (rows of ``kernels.cut_geometry``'s ``Ncol``): the load ``lam_j`` is a wrench
+        ``N_j lam_j`` (torque; force) on the input body at ``p`` and ``-N_j lam_j`` on the output
+        body.
+    directions : tuple of str
+        The blocked directions in the output marker's axes (``m_x`` ... rotations, ``m_n`` the
+        universal hinge's blocked rotation about ``Rx(a) e_z``, ``q_x`` ... translations).
+    c : (6,)
+        Velocity terms of the condition ``[w_out x w_rel; 2 w_out x v_rel]`` (+ the universal's
+        own term), rad/s^2 and m/s^2.
+    v_rel : (m,)
+        ``N^T`` (relative velocity of the input body's point to the output body's at ``p``).
+    phi : (m,)
+        Position error in the blocked directions (rad, m).
+    rhs : (m,)
+        Right-hand side of the supplementary equations, ``-2 w v_rel - w^2 phi`` (Baumgarte).
+    columns, rows : (int, int)
+        Its load columns and its supplementary rows in the overall equation (start, stop).
+    """
+
+    hinge: str
+    element: int
+    type: str
+    input_body: str
+    output_body: str
+    input_element: int
+    output_element: int
+    point: np.ndarray
+    N: np.ndarray
+    directions: tuple[str, ...]
+    c: np.ndarray
+    v_rel: np.ndarray
+    phi: np.ndarray
+    rhs: np.ndarray
+    columns: tuple[int, int]
+    rows: tuple[int, int]
+
+
 @dataclass
 class TransferEquation:
-    """The overall transfer equation ``U_all [Z; 1] = 0`` of a tree at one instant.
+    """The overall transfer equation ``U_all [Z; 1] = 0`` of a system at one instant.
 
     Attributes
     ----------
@@ -287,6 +343,9 @@ class TransferEquation:
         In element order.
     U_all : (n, n + 1)
         The overall transfer matrix; its last column multiplies the constant 1.
+    cuts : list of CutBoundary
+        The cut hinges (closed loops), in ``System.cuts`` order; empty for a tree. Their load
+        columns and supplementary rows come last, after the tree's ``n_tree``.
     """
 
     t: float
@@ -297,6 +356,12 @@ class TransferEquation:
     unknowns: list
     substitutions: list
     U_all: np.ndarray
+    cuts: list = field(default_factory=list)
+
+    @property
+    def n_tree(self) -> int:
+        """Order of the tree part: the unknowns (and equations) before the cut hinges' loads."""
+        return self.order - sum(c.N.shape[0] for c in self.cuts)
 
     @property
     def order(self) -> int:
@@ -321,10 +386,47 @@ class TransferEquation:
         """Condition number after scaling every row and column to unit max norm (units removed)."""
         if not self.order:
             return 1.0
+        return float(np.linalg.cond(self._scaled()))
+
+    def rank(self) -> int:
+        """Numerical rank of ``U`` (singular values above 1e-10 of the largest, with rows and
+        columns equilibrated); less than the order when cut hinges' constraints are redundant."""
+        if not self.order:
+            return 0
+        sv = np.linalg.svd(self._scaled(), compute_uv=False)
+        return int(np.sum(sv > 1e-10 * sv[0]))
+
+    def _scaled(self) -> np.ndarray:
         U = np.abs(self.U)
         r = 1.0 / np.maximum(U.max(axis=1), 1e-300)
         c = 1.0 / np.maximum((U * r[:, None]).max(axis=0), 1e-300)
-        return float(np.linalg.cond(self.U * r[:, None] * c[None, :]))
+        return self.U * r[:, None] * c[None, :]
+
+    def solution(self) -> np.ndarray:
+        """The solution ``Z`` of ``U Z = rhs``.
+
+        A tree: ``U`` is regular, one LU solve. With cut hinges, by blocks: the tree unknowns
+        ``Z_t`` in terms of the loads ``lam`` (``U_tt``, the tree's own overall matrix, is
+        regular), then the ``m x m`` equation of the loads from the supplementary rows,
+        ``(U_sl - U_st U_tt^-1 U_tl) lam = rhs_s - U_st U_tt^-1 rhs_t``, solved with a
+        pseudo-inverse (singular values below 1e-10 of the largest dropped, as the Riccati
+        kernel's ``close_loops``): redundant constraints (a planar loop of revolute hinges in 3D)
+        make ``U`` singular, and the loads they leave undetermined are the minimum-norm ones.
+        """
+        if not self.order:
+            return np.zeros(0)
+        if not self.cuts:
+            return np.linalg.solve(self.U, self.rhs)
+        n = self.n_tree
+        U, b = self.U, self.rhs
+        lu = scipy.linalg.lu_factor(U[:n, :n])
+        Xt = scipy.linalg.lu_solve(lu, np.column_stack([b[:n], U[:n, n:]]))
+        A = U[n:, n:] - U[n:, :n] @ Xt[:, 1:]
+        r = b[n:] - U[n:, :n] @ Xt[:, 0]
+        Us, sv, Vt = np.linalg.svd(A)
+        keep = sv > 1e-10 * sv[0] if sv.size else sv > 0
+        lam = Vt[keep].T @ ((Us[:, keep].T @ r) / sv[keep])
+        return np.concatenate([Xt[:, 0] - Xt[:, 1:] @ lam, lam])
 
     def pattern(self) -> list[list[bool]]:
         """Which (row block, column block) pairs hold non-zero entries."""
@@ -349,8 +451,12 @@ class MstmmResult:
     equation : TransferEquation
     unknowns : (n,) the solution ``Z``
     residual : float
-        Largest residual after the final sweep: ground accelerations at the roots and geometric
-        equations at the branch bodies (relative to the largest acceleration).
+        Largest residual after the final sweep: ground accelerations at the roots, geometric
+        equations at the branch bodies and the cut hinges' supplementary equations (relative to
+        the largest acceleration).
+    lam : (m,) the cut hinges' constraint loads (N m, N), in the order of their columns
+    Wcut : (nc, 6) wrench ``[torque; force]`` each cut hinge applies on its input body at its
+        input marker origin (``Instant.Wcut``); the output body receives the opposite
     """
 
     t: float
@@ -364,6 +470,8 @@ class MstmmResult:
     equation: TransferEquation
     unknowns: np.ndarray
     residual: float
+    lam: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    Wcut: np.ndarray = field(default_factory=lambda: np.zeros((0, 6)))
 
 
 @dataclass
@@ -375,6 +483,8 @@ class _Deduction:
     stages: list = field(default_factory=list)       # (hinge id, P, Mrows)
     tip_cols: dict = field(default_factory=dict)     # tip body id -> first column
     root_cols: dict = field(default_factory=dict)    # root hinge id -> first column
+    body_L: dict = field(default_factory=dict)       # body id -> (13, m): cut loads at its output
+    cut_Gp: list = field(default_factory=list)       # per cut: (bi, Gp_in, bo, Gp_out)
 
 
 def _driver_accelerations(system, t) -> np.ndarray:
@@ -435,16 +545,58 @@ def _eliminate(K, n_cols, hinge):
     return P, P, Tm
 
 
-def _deduce(system, inst, dd) -> _Deduction:
-    """Element matrices and the automatic deduction of the overall equation (see the module doc)."""
+_CUT_DIRECTIONS = ("m_x", "m_y", "m_z", "m_n"), ("q_x", "q_y", "q_z")
+
+
+def _cut_data(system):
+    """The cut hinges' constraint geometry at the state of the last ``system.instant`` call.
+
+    Reads the loop work arrays ``kernels.close_loops`` filled (``kernels.cut_geometry``: the
+    blocked directions ``Ncol``, the points, the velocity terms, velocity and position errors),
+    so that the supplementary equations use the kernel's numbers. Returns a list of dicts, one
+    per cut hinge in ``System.cuts`` order.
+    """
+    C, L = system.tree.loops, system.work.loops
+    stab0, stab1 = float(C.stab[0]), float(C.stab[1])
+    out, row = [], 0
+    for k, name in enumerate(system.cuts):
+        m = int(C.c_m[k])
+        code = int(C.c_code[k])
+        dirs = tuple(lab for b, lab in enumerate(_CUT_DIRECTIONS[0]) if (K.CUT_ROT[code] >> b) & 1)
+        dirs += tuple(lab for b, lab in enumerate(_CUT_DIRECTIONS[1])
+                      if (K.CUT_TRANS[code] >> b) & 1)
+        rs = slice(row, row + m)
+        out.append(dict(name=name, bi=int(C.c_bi[k]), bo=int(C.c_bo[k]), p=L.pcut[k].copy(),
+                        N=L.Ncol[rs].copy(), c=L.ccut[k].copy(), v_rel=L.vres[rs].copy(),
+                        phi=L.phi[rs].copy(), rhs=-stab0 * L.vres[rs] - stab1 * L.phi[rs],
+                        directions=dirs))
+        row += m
+    return out
+
+
+def _point_map(r, w) -> np.ndarray:
+    """(6, 13): ``[eps; a]`` of a body's material point at ``hp + r`` from the body's state
+    ``z`` at ``hp`` (``a + eps x r + w x (w x r)``)."""
+    G = np.zeros((6, NZ))
+    G[0:3, _E] = _I3
+    G[3:6, _A] = _I3
+    G[3:6, _E] = -skew(r)
+    G[3:6, _ONE] = np.cross(w, np.cross(w, r))
+    return G
+
+
+def _deduce(system, inst, dd, cuts=()) -> _Deduction:
+    """Element matrices and the automatic deduction of the overall equation (see the module doc).
+
+    ``cuts``: :func:`_cut_data` at the same state (closed loops).
+    """
     topo, T = system.topology, system.tree
-    if topo.cut_hinges:     # System refuses loops already
-        raise ModelError([Problem(f"Hinge '{h}'", "Type", "closes a loop; the product form "
-                                  "handles trees") for h in topo.cut_hinges])
     index = system.index
     tips = [topo.number[n] for n in topo.tips]
     roots = [topo.number[n] for n in topo.roots]
-    n_y = 6 * (len(tips) + len(roots))
+    n_t = 6 * (len(tips) + len(roots))
+    n_lam = sum(c["N"].shape[0] for c in cuts)
+    n_y = n_t + n_lam
     labels = []
     columns, rows = [], []
     d = _Deduction(equation=None)
@@ -463,6 +615,30 @@ def _deduce(system, inst, dd) -> _Deduction:
         columns.append(Block("root", k, e.name, len(labels), len(labels) + 6, lab,
                              f"root {k} {e.name}: reaction [m; q] on the ground"))
         labels.extend(lab)
+    # closed loops: the cut hinges' loads (unknowns), the loads' entry into their bodies and
+    # the supplementary equations, filled in as the two bodies of each cut are reached
+    body_loads: dict[int, list] = {}        # body index -> [(sign, first column, cut)]
+    pending = []                            # per cut: its supplementary rows so far
+    model = system.model
+    for kc, cd in enumerate(cuts):
+        name, m = cd["name"], cd["N"].shape[0]
+        h = model.hinge(name)
+        k = topo.number[name]
+        c0 = len(labels)
+        lab = tuple(f"{name}.lam_{s}" for s in cd["directions"])
+        ends = []
+        for side, ref, b in ((+1, h.input, cd["bi"]), (-1, h.output, cd["bo"])):
+            ends.append((ref.body, topo.number.get(ref.body, 0)))
+            if b >= 0:
+                body_loads.setdefault(b, []).append((side, c0, kc))
+        columns.append(Block("cut", k, name, c0, c0 + m, lab,
+                             f"cut {k} {name}: constraint loads N lam, on {ends[0][1]} "
+                             f"{ends[0][0]} (+) and {ends[1][1]} {ends[1][0]} (-) at p"))
+        labels.extend(lab)
+        row = np.zeros((m, n_y + 1))
+        row[:, -1] = -cd["N"] @ cd["c"] - cd["rhs"]
+        pending.append(row)
+        d.cut_Gp.append([None, None])
     n_tip_cols = 6 * len(tips)
     live: dict[int, np.ndarray] = {}        # element id -> expression of its output state
     eq_rows: list[np.ndarray] = []          # equation rows, (r, n_y + 1) each
@@ -494,6 +670,21 @@ def _deduce(system, inst, dd) -> _Deduction:
                                    r_in)
             d.body_B[k], d.body_geo[k] = B, geo
             live[k] = sum(Bk @ zk for Bk, zk in zip(B, z_in))
+            if i in body_loads:
+                # the cut loads on the body, sign * N_j lam_j at p: applied loads moved to hp
+                Lb = np.zeros((NZ, n_lam))
+                for side, c0, kc in body_loads[i]:
+                    N, r = cuts[kc]["N"], cuts[kc]["p"] - inst.hp[i]
+                    for j in range(N.shape[0]):
+                        Lb[_Q, c0 - n_t + j] += side * N[j, 3:]
+                        Lb[_M, c0 - n_t + j] += side * (N[j, :3] + np.cross(r, N[j, 3:]))
+                d.body_L[k] = Lb
+                live[k][:, n_t:n_y] += Lb
+                # the body's side of the supplementary equations: sign * N^T x_body(p)
+                for side, c0, kc in body_loads[i]:
+                    Gp = _point_map(cuts[kc]["p"] - inst.hp[i], inst.w[i])
+                    d.cut_Gp[kc][0 if side > 0 else 1] = (k, Gp)
+                    pending[kc] += side * (cuts[kc]["N"] @ Gp @ live[k])
             for j, (G_own, G_first) in enumerate(geo, start=1):
                 r0 = sum(len(r) for r in eq_rows)
                 eq_rows.append(G_own @ z_in[j] + G_first @ z_in[0])
@@ -531,6 +722,7 @@ def _deduce(system, inst, dd) -> _Deduction:
                 for key in list(live):
                     live[key] = sub(live[key])
                 eq_rows[:] = [sub(r) for r in eq_rows]
+                pending[:] = [sub(r) for r in pending]
                 hname = e.name
                 htype = system.model.hinge(hname).type
                 names = [nm for nm, f in zip(velocity_coordinate_names(htype), ~drv) if f]
@@ -556,17 +748,34 @@ def _deduce(system, inst, dd) -> _Deduction:
                                   f"z_root = U z (a = eps = 0 on the ground)"))
             else:
                 live[k] = zO
+    boundaries = []
+    for kc, cd in enumerate(cuts):
+        name, m = cd["name"], cd["N"].shape[0]
+        k = topo.number[name]
+        h = model.hinge(name)
+        r0 = sum(len(r) for r in eq_rows)
+        eq_rows.append(pending[kc])
+        b_in, b_out = h.input.body, h.output.body
+        rows.append(Block("supplementary", k, name, r0, r0 + m,
+                          tuple(f"{name}.{s}" for s in cd["directions"]),
+                          f"supplementary equations of cut {k} {name}: "
+                          f"N^T (x_{b_in}(p) - x_{b_out}(p) - c) = rhs"))
+        cb = next(b for b in columns if b.kind == "cut" and b.name == name)
+        boundaries.append(CutBoundary(name, k, h.type, b_in, b_out, topo.number.get(b_in, 0),
+                                      topo.number.get(b_out, 0), cd["p"], cd["N"],
+                                      cd["directions"], cd["c"], cd["v_rel"], cd["phi"],
+                                      cd["rhs"], (cb.start, cb.stop), (r0, r0 + m)))
     U_all = np.vstack(eq_rows) if eq_rows else np.zeros((0, 1))
     paths, branch_paths = _tip_paths(topo)
     d.equation = TransferEquation(inst.t, paths, branch_paths, rows, columns, labels,
-                                  substitutions, U_all)
+                                  substitutions, U_all, boundaries)
     return d
 
 
 def transfer_equation(system, t: float, y) -> TransferEquation:
     """The overall transfer equation of ``system`` at ``(t, y)``."""
     inst = system.instant(t, np.asarray(y, dtype=float))
-    return _deduce(system, inst, _driver_accelerations(system, t)).equation
+    return _deduce(system, inst, _driver_accelerations(system, t), _cut_data(system)).equation
 
 
 def solve(system, t: float, y) -> MstmmResult:
@@ -577,14 +786,20 @@ def solve(system, t: float, y) -> MstmmResult:
     system : System
     t : float
     y : (ny,) state ``[q; u]`` (driven coordinates are overridden by their drivers)
+
+    Closed loops: the cut hinges' loads are unknowns of the overall equation
+    (:meth:`TransferEquation.solution`); a state that does not satisfy the loops exactly is
+    driven back by the supplementary equations' Baumgarte terms, as in the Riccati kernel.
     """
     inst = system.instant(t, np.asarray(y, dtype=float))
     dd = _driver_accelerations(system, t)
-    d = _deduce(system, inst, dd)
+    d = _deduce(system, inst, dd, _cut_data(system))
     eq = d.equation
     topo, T = system.topology, system.tree
     index = system.index
-    Z = np.linalg.solve(eq.U, eq.rhs) if eq.order else np.zeros(0)
+    Z = eq.solution()
+    n_t = eq.n_tree
+    lam = Z[n_t:]
     # undo the substitutions: every hinge's du, then the tips' accelerations
     Yh = np.append(Z, 1.0)
     du = {}
@@ -613,6 +828,8 @@ def solve(system, t: float, y) -> MstmmResult:
                 tip_states[e.name] = z
                 z_in = [z]
             states[k] = sum(Bk @ zk for Bk, zk in zip(d.body_B[k], z_in))
+            if k in d.body_L:
+                states[k] = states[k] + d.body_L[k] @ lam
             for j, (G_own, G_first) in enumerate(d.body_geo[k], start=1):
                 residual = max(residual, np.abs(G_own @ z_in[j] + G_first @ z_in[0]).max())
             i = index[e.name]
@@ -635,13 +852,24 @@ def solve(system, t: float, y) -> MstmmResult:
             states[k] = zO
             if e.output == 0:
                 residual = max(residual, np.abs(zO[0:6]).max())
+    # the cut hinges: their loads as wrenches, and the supplementary equations' residuals
+    Wcut = np.zeros((len(eq.cuts), 6))
+    for kc, cb in enumerate(eq.cuts):
+        lam_k = Z[cb.columns[0]:cb.columns[1]]
+        Wcut[kc] = cb.N.T @ lam_k
+        rel = -cb.c
+        for side, end in zip((1.0, -1.0), d.cut_Gp[kc]):
+            if end is not None:
+                k, Gp = end
+                rel = rel + side * (Gp @ states[k])
+        residual = max(residual, np.abs(cb.N @ rel - cb.rhs).max(initial=0.0))
     scale = max(np.abs(x).max(), 1.0)
     driver_loads = np.zeros(len(system.drivers))
     for j, kdrv in enumerate(T.drv_idx):
         if kdrv >= 0:
             driver_loads[kdrv] = tau[j]
     return MstmmResult(t, udot, x, Wh, tau, driver_loads, states, tip_states, eq, Z,
-                       residual / scale)
+                       residual / scale, lam, Wcut)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -665,13 +893,19 @@ def _fmt_matrix(M, row_labels, col_heads, chop, width=11) -> list[str]:
 def equation_report(model, t: float = 0.0) -> str:
     """The overall transfer equation of ``model`` at time ``t``, as text.
 
-    The model's initial state is used (drivers evaluated at ``t``). Shows the element numbering,
-    the transfer paths, the hinges' eliminations, the block structure and order of ``U_all``, its
-    numbers (whole up to order 24, else block by block), its condition number and the solution.
+    The model's initial state is used (as the run reads the model: :func:`.start.resolve`;
+    loops closed by :func:`.assembly.assembled_state`; drivers evaluated at ``t``). Shows the
+    element numbering, the transfer paths, the cut hinges' boundary pairs and supplementary
+    equations (closed loops), the hinges' eliminations, the block structure and order of
+    ``U_all``, its numbers (whole up to order 24, else block by block), its condition number
+    (and rank, with loops) and the solution.
     """
+    from .assembly import assembled_state
+    from .start import resolve
     from .system import System
+    model = resolve(model)[0]
     system = System(model)
-    y = system.initial_state()
+    y, _ = assembled_state(system)
     res = solve(system, t, y)
     eq = res.equation
     topo = system.topology
@@ -689,6 +923,8 @@ def equation_report(model, t: float = 0.0) -> str:
         L += ["Paths to the next branch body (geometric equations):"]
         for name, path in eq.branch_paths:
             L.append(f"  tip {name:<12} " + " -> ".join(str(k) for k in path))
+    if eq.cuts:
+        L += _cut_report(system, eq)
     L += ["", "Hinge eliminations (joint condition S^T F + tau = 0 replaces unknowns by du):"]
     if not eq.substitutions:
         L.append("  none")
@@ -696,8 +932,9 @@ def equation_report(model, t: float = 0.0) -> str:
         pairs = ", ".join(f"{a} -> {b}" for a, b in zip(s.replaced, s.du))
         L += textwrap.wrap(f"{s.element:>3} {s.hinge}: {pairs}", width=96, initial_indent="  ",
                            subsequent_indent=" " * 8)
+    loads = f" + {eq.order - eq.n_tree} cut-hinge loads" if eq.cuts else ""
     L += ["", f"U_all [Z; 1] = 0: {eq.order} equations, {eq.order} unknowns "
-              f"(order {eq.order} = 6 x ({len(topo.tips)} tips + {len(topo.roots)} roots))",
+              f"(order {eq.order} = 6 x ({len(topo.tips)} tips + {len(topo.roots)} roots){loads})",
           "Row blocks (equations):"]
     for b in eq.rows:
         L.append(f"  rows {b.start:>3}-{b.stop - 1:<3} {b.text}")
@@ -710,7 +947,8 @@ def equation_report(model, t: float = 0.0) -> str:
     tags = [f"{b.kind[0].upper()}{b.element}" for b in eq.columns]
     L.append(" " * 14 + "".join(f"{s:>6}" for s in tags) + "   rhs")
     for rb, pat in zip(eq.rows, eq.pattern()):
-        rtag = f"main {rb.element}" if rb.kind == "main" else f"geo {rb.element}/{rb.input}"
+        rtag = {"main": f"main {rb.element}", "supplementary": f"supp {rb.element}"}.get(
+            rb.kind, f"geo {rb.element}/{rb.input}")
         nz_rhs = "X" if np.any(eq.rhs[rb.start:rb.stop] != 0.0) else "."
         L.append(f"  {rtag:<12}" + "".join(f"{'X' if p else '.':>6}" for p in pat)
                  + f"{nz_rhs:>6}")
@@ -745,11 +983,77 @@ def equation_report(model, t: float = 0.0) -> str:
     L.append("  right-hand side:")
     L += ["  " + s for s in _fmt_matrix(eq.rhs[:, None], rlab, ["rhs"], chop)]
     L += ["", f"cond(U) = {eq.cond():.3e} (rows and columns equilibrated: "
-              f"{eq.cond_scaled():.3e})", "", "Solution Z:"]
+              f"{eq.cond_scaled():.3e})"]
+    if eq.cuts:
+        n, r = eq.order, eq.rank()
+        Ut = eq.U[:eq.n_tree, :eq.n_tree]
+        L.append(f"rank(U) = {r} of {n}; the tree part U_tt (rows and columns 0-{eq.n_tree - 1}) "
+                 f"has cond {np.linalg.cond(Ut):.3e}")
+        if r < n:
+            L += textwrap.wrap(f"U is singular: {n - r} of the cut hinges' constraint directions "
+                               "depend on the others (redundant constraints, or a singular "
+                               "position); the loads in those directions are not determined by "
+                               "the equation: the minimum-norm loads are taken, as the Riccati "
+                               "kernel does.", width=96)
+        L += ["Solved by blocks: Z_t = U_tt^-1 (rhs_t - U_tl lam), then the loads from",
+              "  (U_sl - U_st U_tt^-1 U_tl) lam = rhs_s - U_st U_tt^-1 rhs_t (pseudo-inverse, "
+              "singular values",
+              "  below 1e-10 of the largest dropped)"]
+    L += ["", "Solution Z:"]
     for lab, v in zip(eq.unknowns, res.unknowns):
         L.append(f"  {lab:<28} {v:>14.6e}")
+    if eq.cuts:
+        L += ["", "Cut hinges' loads: wrench on the input body at p (global; the output body "
+                  "receives the opposite)"]
+        for cb, W in zip(eq.cuts, res.Wcut):
+            L.append(f"  {cb.hinge:<20} torque ({W[0]:.6e}, {W[1]:.6e}, {W[2]:.6e}) N m")
+            L.append(f"  {'':<20} force  ({W[3]:.6e}, {W[4]:.6e}, {W[5]:.6e}) N")
     L.append(f"Residual after the final sweep: {res.residual:.2e}")
     return "\n".join(L)
+
+
+def _vec(v, fmt=".4g") -> str:
+    return "(" + ", ".join(f"{float(a):{fmt}}" for a in v) + ")"
+
+
+def _cut_report(system, eq) -> list[str]:
+    """The closed loops' part of :func:`equation_report`: boundary pairs, supplementary rows."""
+    topo = system.topology
+    w = float(np.sqrt(system.tree.loops.stab[1]))
+    L = ["", "Closed loops: each cut hinge becomes a pair of boundaries with unknown constraint "
+             "loads lam,",
+         "a wrench N lam (torque; force) on its input body at p, the input marker origin, and "
+         "-N lam on its",
+         "output body at p (N: the directions the hinge blocks, global [rotation; translation]):"]
+    for cb in eq.cuts:
+        loop = next(lp for lp in topo.loops if lp.cut_hinge == cb.hinge)
+        L.append(f"  {cb.element} {cb.hinge} ({cb.type}), cut: loop "
+                 + " - ".join(loop.path))
+        L.append(f"      p = {_vec(cb.point)} m")
+        for sign, part, k in (("+", cb.input_body, cb.input_element),
+                              ("-", cb.output_body, cb.output_element)):
+            what = "the ground (the boundary: no body takes it)" if k == 0 else f"body {k} {part}"
+            L.append(f"      {sign}N lam on {what}" + (f", input side" if sign == "+" else
+                                                         ", output side"))
+        L.append(f"      unknowns: cols {cb.columns[0]}-{cb.columns[1] - 1}, N^T rows:")
+        for d, n in zip(cb.directions, cb.N):
+            L.append(f"        lam_{d:<4} [{' '.join(f'{a:7.4f}' for a in n[:3])} | "
+                     f"{' '.join(f'{a:7.4f}' for a in n[3:])}]")
+    L += ["", "Supplementary equations (the cut hinges' kinematic conditions, acceleration "
+              "level, Baumgarte-",
+          f"stabilised as the Riccati kernel at w = {w:.6g} 1/s):",
+          "  N^T (x_in(p) - x_out(p) - c) = -2 w N^T v_rel - w^2 phi,   x = [eps; a] of each "
+          "body's point at p"]
+    for cb in eq.cuts:
+        L.append(f"  rows {cb.rows[0]}-{cb.rows[1] - 1}, cut {cb.element} {cb.hinge}: x_in of "
+                 f"{cb.input_body}, x_out of {cb.output_body}")
+        L.append(f"      c = {_vec(cb.c)}")
+        L.append(f"      {'row':<16}{'N^T c':>12}{'v_rel':>12}{'phi':>12}{'rhs':>12}")
+        Nc = cb.N @ cb.c
+        for j, d in enumerate(cb.directions):
+            L.append(f"      {cb.hinge + '.' + d:<16}{Nc[j]:>12.4e}{cb.v_rel[j]:>12.4e}"
+                     f"{cb.phi[j]:>12.4e}{cb.rhs[j]:>12.4e}")
+    return L
 
 
 def cmd_equation(args, out) -> int:
