@@ -410,8 +410,10 @@ class TransferEquation:
         regular), then the ``m x m`` equation of the loads from the supplementary rows,
         ``(U_sl - U_st U_tt^-1 U_tl) lam = rhs_s - U_st U_tt^-1 rhs_t``, solved with a
         pseudo-inverse (singular values below 1e-10 of the largest dropped, as the Riccati
-        kernel's ``close_loops``): redundant constraints (a planar loop of revolute hinges in 3D)
-        make ``U`` singular, and the loads they leave undetermined are the minimum-norm ones.
+        kernel's ``close_loops``; and all of them when the largest is round-off of the terms
+        forming the matrix: loads that move nothing): redundant constraints (a planar loop of
+        revolute hinges in 3D) make ``U`` singular, and the loads they leave undetermined are
+        the minimum-norm ones.
         """
         if not self.order:
             return np.zeros(0)
@@ -424,7 +426,13 @@ class TransferEquation:
         A = U[n:, n:] - U[n:, :n] @ Xt[:, 1:]
         r = b[n:] - U[n:, :n] @ Xt[:, 0]
         Us, sv, Vt = np.linalg.svd(A)
-        keep = sv > 1e-10 * sv[0] if sv.size else sv > 0
+        # A = 0 (loads that move nothing: a cut between welded bodies) comes out as round-off
+        # here, an exact 0 in the kernel: no load then. Its scale: the largest entries of its
+        # factors
+        Ui = scipy.linalg.lu_solve(lu, np.eye(n))
+        terms = max(np.abs(U[n:, n:]).max(),
+                    np.abs(U[n:, :n]).max() * np.abs(Ui).max() * np.abs(U[:n, n:]).max())
+        keep = sv > max(1e-10 * sv[0], 1e-13 * terms)
         lam = Vt[keep].T @ ((Us[:, keep].T @ r) / sv[keep])
         return np.concatenate([Xt[:, 0] - Xt[:, 1:] @ lam, lam])
 
