@@ -1,14 +1,16 @@
-"""The transfer matrix method for multibody systems (MSTMM), product form, for trees.
+"""The transfer matrix method for multibody systems (MSTMM), product form: trees and closed loops.
 
 This is the classical form of the method: element transfer matrices on 13-component state vectors,
 multiplied along the transfer paths from the tips to the roots, and the *automatic deduction of the
-overall transfer equation* ``U_all Z_all = 0`` from the topology alone. It shares the element
-library of the Riccati form (:mod:`.kernels`): the hinges' ``S``, ``c`` and loads ``tau`` and the
-bodies' poses, velocities and applied loads come from :meth:`.system.System.instant`; the mass
-properties from :attr:`.system.System.tree`. Its results (``udot``, body accelerations, hinge
-wrenches, driver loads) equal the Riccati kernel's to round-off; the product form exists to expose
-the overall transfer equation (its paths, block structure, order and numbers), not for speed or
-for long chains (see *Precision* below).
+overall transfer equation* ``U_all Z_all = 0`` from the topology alone, closed loops included (cut
+hinges as pairs of boundaries, see *Closed loops* below). It shares the element library of the
+Riccati form (:mod:`.kernels`): the hinges' ``S``, ``c`` and loads ``tau``, the bodies' poses,
+velocities and applied loads and the cut hinges' constraint directions come from
+:meth:`.system.System.instant`; the mass properties from :attr:`.system.System.tree`. Its results
+(``udot``, body accelerations, hinge wrenches, driver loads, cut-hinge loads) equal the Riccati
+kernel's to round-off; the product form exists to expose the overall transfer equation (its
+paths, block structure, order and numbers), not for speed or for long chains (see *Precision*
+below).
 
 State vector
 ------------
@@ -81,9 +83,47 @@ equations (the path products premultiplied by the geometric coefficient matrices
 ``m = q = 0`` and the ground's ``a = eps = 0`` are known and dropped; the constant column (the
 ``1`` of the state vectors) goes to the right-hand side. The order is ``12 * roots + 6 *
 extra inputs = 6 * (tips + roots)`` whatever the number of bodies in the chains, and the matrix is
-square. After the solve, the substitutions are undone (giving every tip's accelerations and every
+square (closed loops add their loads and equations: below). After the solve, the substitutions are undone (giving every tip's accelerations and every
 hinge's ``du``) and one sweep of the element matrices from the tips to the roots recovers every
 internal state vector.
+
+Closed loops
+------------
+The topology cuts one hinge per loop (:attr:`.topology.Topology.cut_hinges`, the hinge with the
+fewest constraints; ``System.cuts``); the other hinges form the tree above. Each cut hinge becomes
+a **pair of boundaries** at ``p``, its input marker origin: a wrench ``N lam`` (torque; force) on
+its input body at ``p`` and ``-N lam`` on its output body at ``p`` (nothing where that side is
+the ground). ``N`` (6 x m) holds the directions the hinge blocks, in global axes, as the kernel
+forms them (``kernels.cut_geometry``, read from the loop work arrays at the same state): blocked
+rotations ``[Ra e; 0]``, blocked translations ``[0; Ra e]``, ``e`` the output marker's axes
+(the universal hinge's blocked rotation about ``Rx(a) e_z``). The ``m`` loads ``lam`` are
+unknowns of the overall equation: a block of columns per cut hinge, after the tips' and roots'.
+They enter the two bodies as applied loads in the body transfer: with the body's output at
+``hp``, a wrench ``[T; f]`` at ``p`` adds ``f`` to ``q_O`` and ``T + (p - hp) x f`` to ``m_O``,
+i.e. columns ``lam`` in the body's output state; the hinges' eliminations and the products carry
+them along like any other column (they are never eliminated).
+
+Each cut hinge brings ``m`` **supplementary equations**, its kinematic condition at the
+acceleration level (rows after the main and geometric equations)::
+
+    N^T (x_in(p) - x_out(p) - c) = -2 w N^T v_rel - w^2 phi
+
+``x = [eps; a]`` of each body's material point at ``p`` (``a_hp + eps x r + w x (w x r)``,
+``r = p - hp``, from the body's output state: linear in ``Z``), ``c`` the velocity terms
+``[w_out x w_rel; 2 w_out x v_rel]`` (+ the universal hinge's own term), ``v_rel`` the relative
+velocity and ``phi`` the position error in the blocked directions; the right-hand side is the
+kernel's Baumgarte stabilisation at its ``w`` (``System.set_stabilisation``), so that the
+equation gives the kernel's numbers at any state, consistent or not. The order becomes
+``6 * (tips + roots) + m``.
+
+Solution by blocks (:meth:`TransferEquation.solution`): the tree unknowns in terms of the loads
+(``U_tt``, the tree's own overall matrix, is regular), then the ``m x m`` equation of the loads
+(the supplementary rows with the tree eliminated: the same matrix as the kernel's
+``close_loops``), solved with a pseudo-inverse: redundant constraints (a planar loop of revolute
+hinges in 3D: the four-bar, 3 of 5) or a singular position make ``U`` singular, the
+accelerations stay determined, and the loads in the dependent directions are the minimum-norm
+ones, as in the kernel. :attr:`MstmmResult.Wcut` are the cut hinges' wrenches on their input
+bodies (``Instant.Wcut``).
 
 Precision
 ---------
