@@ -250,7 +250,8 @@ class SimulatePanel(TaskPanel):
         topo.clicked.connect(self.show_topology)
         eq = QtWidgets.QPushButton("Equation")
         eq.setToolTip("The overall transfer equation of the product form at t = 0: transfer "
-                      "paths, block structure, order, numbers (trees)")
+                      "paths, block structure, order, numbers; closed loops: the cut hinges' "
+                      "boundary pairs and supplementary equations")
         eq.clicked.connect(self.show_equation)
         row.addWidget(topo)
         row.addWidget(eq)
