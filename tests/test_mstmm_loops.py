@@ -11,6 +11,8 @@ import pytest
 from MultibodyWB.examples import build
 from MultibodyWB.solver import mstmm, xmlio
 from MultibodyWB.solver.assembly import assembled_state
+from MultibodyWB.solver.kinematics import drawn_poses, relative_pose
+from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant
 from MultibodyWB.solver.simulate import simulate
 from MultibodyWB.solver.start import resolve
 from MultibodyWB.solver.system import System
@@ -39,14 +41,16 @@ def rel_err(a, b, scale=None):
 def assert_agrees(system, t, y, rtol=RTOL):
     """Product form with cut-hinge boundaries against the Riccati kernel with close_loops.
 
-    Accelerations on their own scale; every load (hinge wrenches, cut loads, driver loads) on the
-    scale of the largest hinge or cut load (a cut load that is 0 by symmetry has no scale of its
-    own)."""
+    Accelerations on the scale of the largest of them and gravity (a locked mechanism's are
+    round-off); every load (hinge wrenches, cut loads, driver loads) on the scale of the largest
+    hinge or cut load (a cut load that is 0 by symmetry has no scale of its own)."""
     inst = system.instant(t, y)
     res = mstmm.solve(system, t, y)
+    acc = max(np.abs(inst.udot).max(), np.abs(inst.x).max(),
+              np.linalg.norm(system.model.gravity))
     loads = max(np.abs(inst.Wh).max(), np.abs(inst.Wcut).max(), 1e-300)
-    assert rel_err(res.udot, inst.udot, max(np.abs(inst.udot).max(), 1e-12)) < rtol
-    assert rel_err(res.x, inst.x, max(np.abs(inst.x).max(), 1e-12)) < rtol
+    assert rel_err(res.udot, inst.udot, acc) < rtol
+    assert rel_err(res.x, inst.x, acc) < rtol
     assert rel_err(res.Wh, inst.Wh, loads) < rtol
     assert rel_err(res.Wcut, inst.Wcut, loads) < rtol
     assert rel_err(res.tau, inst.tau, max(np.abs(inst.tau).max(), loads)) < rtol
@@ -131,6 +135,44 @@ def test_random_loops_every_cut_type(seed):
         inst, res = assert_agrees(system, t, yy)
         cb = res.equation.cuts[0]
         assert cb.N.shape == (system.tree.m_tot, 6) and len(cb.directions) == cb.N.shape[0]
+
+
+def close_again(model, rng, typ, name):
+    """Close one more loop: a ``typ`` hinge between two random parts, placed so that the drawn
+    configuration satisfies it (as ``random_loop_model`` places its closing hinge)."""
+    poses = drawn_poses(model)
+    parts = ["Ground"] + [b.name for b in model.bodies]
+    a = str(rng.choice(parts[1:]))
+    b = str(rng.choice([p for p in parts if p != a]))
+    pa, aa = rng.uniform(-0.4, 0.4, size=3), rng.uniform(-3, 3, size=3)
+    out = model.part(a).add_marker(pa, aa)
+    Ra, p_a = poses[a]
+    Ro, po = Ra @ bryant_to_matrix(aa), p_a + Ra @ pa
+    Rrel, d = relative_pose(typ, randmodels.random_coordinates(rng, typ, 0.3))
+    Ri, pi = Ro @ Rrel, po + Ro @ d
+    Rb, p_b = poses[b]
+    inp = model.part(b).add_marker(Rb.T @ (pi - p_b), matrix_to_bryant(Rb.T @ Ri))
+    model.add_hinge(name, typ, inp, out)
+    return model.check()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_systems_with_several_loops(seed):
+    """Two and three cut hinges: a block of loads and of supplementary rows per cut hinge."""
+    rng = np.random.default_rng(50 + seed)
+    model = random_loop_model(seed + 1)
+    for j in range(1 + seed % 2):
+        close_again(model, rng, CLOSING_TYPES[(3 * seed + j + 2) % len(CLOSING_TYPES)],
+                    f"Closing{j + 2}")
+    system = System(model)
+    assert len(system.cuts) == 2 + seed % 2
+    y, _ = assembled_state(system)
+    for t, yy in ((0.0, y), (0.4, randmodels.random_state(rng, system, rates=2.0))):
+        inst, res = assert_agrees(system, t, yy)
+    eq = res.equation
+    assert [b.kind for b in eq.rows][-len(system.cuts):] == ["supplementary"] * len(system.cuts)
+    assert [c.rows[1] - c.rows[0] for c in eq.cuts] == list(system.tree.loops.c_m)
+    assert eq.order == eq.n_tree + system.tree.m_tot
 
 
 def test_loads_enter_their_bodies():
