@@ -83,9 +83,9 @@ equations (the path products premultiplied by the geometric coefficient matrices
 ``m = q = 0`` and the ground's ``a = eps = 0`` are known and dropped; the constant column (the
 ``1`` of the state vectors) goes to the right-hand side. The order is ``12 * roots + 6 *
 extra inputs = 6 * (tips + roots)`` whatever the number of bodies in the chains, and the matrix is
-square (closed loops add their loads and equations: below). After the solve, the substitutions are undone (giving every tip's accelerations and every
-hinge's ``du``) and one sweep of the element matrices from the tips to the roots recovers every
-internal state vector.
+square (closed loops add their loads and equations: below). After the solve, the substitutions
+are undone (giving every tip's accelerations and every hinge's ``du``) and one sweep of the
+element matrices from the tips to the roots recovers every internal state vector.
 
 Closed loops
 ------------
@@ -326,10 +326,10 @@ class CutBoundary:
         The input marker's origin ``p`` (global, m): both boundaries of the pair sit there, one
         on each body.
     N : (m, 6)
-        The directions the hinge blocks, one per row, ``[rotation; translation]`` in global axes
-        (rows of ``kernels.cut_geometry``'s ``Ncol``): the load ``lam_j`` is a wrench
+        ``N^T``: the directions the hinge blocks, one per row, ``[rotation; translation]`` in
+        global axes (``kernels.cut_geometry``'s ``Ncol``): the load ``lam_j`` is a wrench
         ``N_j lam_j`` (torque; force) on the input body at ``p`` and ``-N_j lam_j`` on the output
-        body.
+        body, ``N_j`` the row ``j``.
     directions : tuple of str
         The blocked directions in the output marker's axes (``m_x`` ... rotations, ``m_n`` the
         universal hinge's blocked rotation about ``Rx(a) e_z``, ``q_x`` ... translations).
@@ -1081,8 +1081,8 @@ def _cut_report(system, eq) -> list[str]:
         for sign, part, k in (("+", cb.input_body, cb.input_element),
                               ("-", cb.output_body, cb.output_element)):
             what = "the ground (the boundary: no body takes it)" if k == 0 else f"body {k} {part}"
-            L.append(f"      {sign}N lam on {what}" + (f", input side" if sign == "+" else
-                                                         ", output side"))
+            side = "input side" if sign == "+" else "output side"
+            L.append(f"      {sign}N lam on {what}, {side}")
         L.append(f"      unknowns: cols {cb.columns[0]}-{cb.columns[1] - 1}, N^T rows:")
         for d, n in zip(cb.directions, cb.N):
             L.append(f"        lam_{d:<4} [{' '.join(f'{a:7.4f}' for a in n[:3])} | "
