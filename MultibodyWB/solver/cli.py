@@ -6,7 +6,8 @@ Commands:
   example NAME -o MODEL.xml   write a built-in example model
   examples                    list the built-in examples
   equation MODEL.xml [--t T]  print the overall transfer equation (MSTMM): transfer paths,
-                              block structure, order and numbers of the overall transfer matrix
+                              block structure, order and numbers of the overall transfer matrix;
+                              closed loops: the cut hinges' boundary pairs, supplementary rows
   run MODEL.xml [--method M] [--t-end T] [--step H] [--integrator I] [--out F.csv|F.npz]
                               simulate; progress bar on the terminal, summary at the end
   warmup [--force]            compile the solver's kernels now (the set-up command does it)

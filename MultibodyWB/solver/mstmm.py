@@ -1122,7 +1122,8 @@ def cmd_equation(args, out) -> int:
 
 def add_equation_command(subparsers):
     """Add ``equation MODEL.xml [--t T]`` to the command line's argparse ``subparsers``."""
-    p = subparsers.add_parser("equation", help="print the overall transfer equation (MSTMM)")
+    p = subparsers.add_parser("equation", help="print the overall transfer equation (MSTMM), "
+                              "closed loops included")
     p.add_argument("model", help="neutral model file (*.mbs.xml)")
     p.add_argument("--t", type=float, default=0.0, metavar="T",
                    help="time at which the equation is formed, s (default 0)")
