@@ -37,11 +37,13 @@ from .assembly import assembled_state
 from .constrained import accelerations, length_scale, tree_system
 from .model import HINGE_TYPES
 from .partition import DriftControl, DriftError
-from .results import (Recorder, _bryant_raw, continue_bryant, fill_residual,
-                      hinge_quantities)
+from . import kernels as K
+from .kinematics import local_motion_subspace
+from .results import (Recorder, _bryant_raw, _cross, continue_bryant, continue_bryant_rows,
+                      fill_residual, hinge_quantities)
 from .rotations import bryant_to_matrix
 
-__all__ = ["ConstrainedRecorder", "initial_state", "run", "CLOSURE_QUANTITIES"]
+__all__ = ["ConstrainedRecorder", "LoopRecorder", "initial_state", "run", "CLOSURE_QUANTITIES"]
 
 #: Loop-closure columns of every cut hinge.
 CLOSURE_QUANTITIES = ("closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate")
@@ -72,66 +74,6 @@ class _View:
                     Wext=res.Wext, Wcut=res.cut_reaction_on_input, loop_rank=res.loop_rank,
                     phi=res.closure)
         return Instant(**{f.name: have.get(f.name) for f in fields(Instant)})
-
-
-class MstmmLoopView:
-    """A system whose ``instant`` is the mstmm solver's, with its cut hinges described as
-    :class:`ConstrainedRecorder` needs them (``last``): the cut hinges' coordinates, rates and
-    closure errors are kinematics of the state (from :mod:`.constrained`'s geometry), their
-    accelerations come from the mstmm accelerations and their reactions from the mstmm cut loads.
-    """
-
-    def __init__(self, system):
-        self._system = system
-        self.last = None
-
-    def __getattr__(self, name):
-        return getattr(self._system, name)
-
-    def instant(self, t, y):
-        from types import SimpleNamespace
-
-        from .constrained import _cross, _state_rates, hinge_local
-        from .kinematics import local_motion_subspace
-        system = self._system
-        inst = system.instant(t, y)
-        geo = accelerations(system, t, y)          # kinematics of the cut hinges only are used
-
-        def point_acc(b, p):
-            if b < 0:
-                return np.zeros(6)
-            r = p - inst.hp[b]
-            return np.concatenate([inst.x[b, :3], inst.x[b, 3:] + _cross(inst.x[b, :3], r)
-                                   + _cross(inst.w[b], _cross(inst.w[b], r))])
-
-        cut_udot = []
-        for k, name in enumerate(system.cuts):
-            h = system.model.hinge(name)
-            bi, _, pl_in = system._marker(h.input)
-            bo, Rl_out, _ = system._marker(h.output)
-            pB = pl_in if bi < 0 else inst.pb[bi] + inst.R[bi] @ pl_in
-            RA = Rl_out if bo < 0 else inst.R[bo] @ Rl_out
-            wi = np.zeros(3) if bi < 0 else inst.w[bi]
-            wo = np.zeros(3) if bo < 0 else inst.w[bo]
-
-            def vel(b, w):
-                return np.zeros(3) if b < 0 else inst.vh[b] + _cross(w, pB - inst.hp[b])
-
-            rel = np.concatenate([wi - wo, vel(bi, wi) - vel(bo, wo)])
-            dx = point_acc(bi, pB) - point_acc(bo, pB)
-            dx[:3] -= _cross(wo, rel[:3])
-            dx[3:] -= 2.0 * _cross(wo, rel[3:])
-            xid = np.concatenate([RA.T @ dx[:3], RA.T @ dx[3:]])
-            Sloc = (local_motion_subspace(h.type, geo.cut_q[k])
-                    if h.type not in _QUATERNION_TYPES else None)
-            if h.type == "universal":
-                xid = xid - hinge_local(h.type, geo.cut_q[k], geo.cut_u[k])[3]
-            cut_udot.append(_state_rates(h.type, Sloc, xid))
-        self.last = SimpleNamespace(cut_q=geo.cut_q, cut_u=geo.cut_u, cut_udot=tuple(cut_udot),
-                                    cut_reaction_on_input=inst.Wcut, closure=geo.closure,
-                                    closure_rate=geo.closure_rate,
-                                    closure_rows=geo.closure_rows)
-        return inst
 
 
 def _bryant_to_quaternion(angles):
@@ -242,6 +184,204 @@ class ConstrainedRecorder:
             extra[k:k + flat.size] = flat
             k += flat.size
         return np.concatenate([base, extra])[self._order]
+
+
+def _bryant_many(R) -> np.ndarray:
+    """Bryant angles (k, 3) of rotations (k, 3, 3), as :func:`.rotations.matrix_to_bryant`."""
+    sb = np.clip(R[:, 0, 2], -1.0, 1.0)
+    out = np.empty((R.shape[0], 3))
+    out[:, 1] = np.arcsin(sb)
+    lock = np.abs(sb) >= 1.0 - 1e-12
+    out[:, 0] = np.where(lock, 0.0, np.arctan2(-R[:, 1, 2], R[:, 2, 2]))
+    out[:, 2] = np.where(lock, np.arctan2(R[:, 1, 0], R[:, 1, 1]),
+                         np.arctan2(-R[:, 0, 1], R[:, 0, 0]))
+    return out
+
+
+def _quaternions_of_bryant(angles) -> np.ndarray:
+    """Unit quaternions (k, 4) of Bryant angles (k, 3) (:func:`.system.bryant_to_quaternion`)."""
+    h = 0.5 * angles
+    ca, sa = np.cos(h[:, 0]), np.sin(h[:, 0])
+    cb, sb = np.cos(h[:, 1]), np.sin(h[:, 1])
+    cc, sc = np.cos(h[:, 2]), np.sin(h[:, 2])
+    # (ca + sa i)(cb + sb j)(cc + sc k)
+    w, x, y, z = ca * cb, sa * cb, ca * sb, sa * sb
+    return np.stack([w * cc - z * sc, x * cc + y * sc, y * cc - x * sc, z * cc + w * sc], axis=1)
+
+
+def _continue(raw, prev) -> np.ndarray:
+    """Angles (k,) continued row by row, each the nearest to the one before up to whole turns,
+    the first to ``prev`` (None: the first row stays as it is). The result is ``raw + 2 pi n``
+    with whole n, so no round-off accumulates along the rows."""
+    two_pi = 2.0 * np.pi
+    n0 = 0.0 if prev is None else np.round((prev - raw[0]) / two_pi)
+    n = np.cumsum(np.concatenate([[n0], np.round((raw[:-1] - raw[1:]) / two_pi)]))
+    return raw + two_pi * n
+
+
+class LoopRecorder(ConstrainedRecorder):
+    """Result rows of the mstmm method for closed loops, many at a time (:meth:`rows`).
+
+    The columns are those of :class:`ConstrainedRecorder`; the cut hinges' are computed from
+    the mstmm kernel's stacked instants (:meth:`.system.System.instants`): coordinates fitted
+    to the markers' relative pose (as :func:`.kinematics.coordinates_from_pose`), rates and
+    accelerations from the markers' relative twist and acceleration, reactions from the cut
+    loads (``Wcut``), closure errors from the kernel's position and velocity residuals.
+    Also collects, over all rows, the loops' rank (:attr:`ranks`) and largest closure residual
+    (:attr:`max_gap`).
+    """
+
+    def __init__(self, system):
+        super().__init__(system, view=system)
+        self.ranks = []
+        self.max_gap = 0.0
+        self._cut_geometry = []
+        model = system.model
+        for spec in self.cut_specs:
+            h = model.hinge(spec["name"])
+            kind = HINGE_TYPES[h.type]
+            rot = [i for i, r in enumerate(("rx", "ry", "rz")) if r in kind.coordinates]
+            lacking = [i for i in range(3) if i not in rot]
+            code = K.TYPE_CODES[h.type]
+            nrot = bin(int(K.CUT_ROT[code])).count("1")
+            ntr = bin(int(K.CUT_TRANS[code])).count("1")
+            S = (local_motion_subspace(h.type, np.zeros(kind.dof))
+                 if h.type not in _QUATERNION_TYPES else None)
+            self._cut_geometry.append(dict(
+                marker_in=system._marker(h.input), marker_out=system._marker(h.output),
+                coords=kind.coordinates, rot=rot, lacking=lacking, nrot=nrot, ntrans=ntr,
+                Spinv=None if S is None or h.type == "universal" else np.linalg.pinv(S)))
+
+    def row(self, t: float, y, flows=None) -> np.ndarray:
+        """The result row at (t, y) (:meth:`rows` of one)."""
+        return self.rows(np.array([t]), np.asarray(y, float)[None],
+                         None if flows is None else np.asarray(flows, float)[None])[0]
+
+    def rows(self, times, states, flows=None) -> np.ndarray:
+        """The result rows at the times (k,) and states (k, ny), in time order."""
+        b = self.system.instants(times, states)
+        base = self.base.rows_of(b, flows)
+        self.ranks += b.rank.tolist()
+        if b.phi.size:
+            self.max_gap = max(self.max_gap, float(np.abs(b.phi).max()))
+        k_rows = b.t.size
+        extra = np.empty((k_rows, self._n_extra))
+        col = 0
+        r0 = 0
+        for spec, geo in zip(self.cut_specs, self._cut_geometry):
+            vals = self._cut_columns(b, spec, geo, r0)
+            r0 += geo["nrot"] + geo["ntrans"]
+            for v in vals:
+                v = v.reshape(k_rows, -1)
+                extra[:, col:col + v.shape[1]] = v
+                col += v.shape[1]
+        return np.concatenate([base, extra], axis=1)[:, self._order]
+
+    def _cut_columns(self, b, spec, geo, r0):
+        """The columns of one cut hinge over the stacked instants ``b``: a list of (k, j)
+        blocks in column order."""
+        c = spec["index"]
+        k_rows = b.t.size
+
+        def frame(marker):
+            body, Rl, pl = marker
+            if body < 0:
+                z = np.zeros((k_rows, 3))
+                return (np.broadcast_to(Rl, (k_rows, 3, 3)), np.broadcast_to(pl, (k_rows, 3)),
+                        z, z, z, body)
+            R = b.R[:, body]
+            return R @ Rl, b.pb[:, body] + R @ pl, b.w[:, body], None, None, body
+
+        RB, pB, wi, _, _, bi = frame(geo["marker_in"])
+        RA, pA, wo, _, _, bo = frame(geo["marker_out"])
+
+        def velocity(body, w):
+            if body < 0:
+                return np.zeros((k_rows, 3))
+            return b.vh[:, body] + _cross(w, pB - b.hp[:, body])
+
+        def acceleration(body):
+            if body < 0:
+                return np.zeros((k_rows, 6))
+            r = pB - b.hp[:, body]
+            w, x = b.w[:, body], b.x[:, body]
+            return np.concatenate([x[:, :3], x[:, 3:] + _cross(x[:, :3], r)
+                                   + _cross(w, _cross(w, r))], axis=1)
+
+        def local(v):                    # global -> output-marker axes
+            return np.einsum("kji,kj->ki", RA, v)
+
+        Rrel = np.einsum("kji,kjl->kil", RA, RB)
+        d = local(pB - pA)
+        rel_w = wi - wo
+        rel_v = velocity(bi, wi) - velocity(bo, wo)
+        xi = np.concatenate([local(rel_w), local(rel_v)], axis=1)
+        dx = acceleration(bi) - acceleration(bo)
+        dx[:, :3] -= _cross(wo, rel_w)
+        dx[:, 3:] -= 2.0 * _cross(wo, rel_v)
+        xid = np.concatenate([local(dx[:, :3]), local(dx[:, 3:])], axis=1)
+        typ = spec["type"]
+        name = spec["name"]
+        prev = self._prev.get(name)
+        if spec["quat"]:
+            nt = spec["ntrans"]
+            angles = continue_bryant_rows(_bryant_raw(Rrel)[:, None, :],
+                                          None if prev is None else prev[0][None])[:, 0]
+            quat = _quaternions_of_bryant(angles)
+            ref = quat[0] if prev is None else prev[1]
+            sign = np.sign(np.einsum("ki,ki->k", quat, np.vstack([ref[None], quat[:-1]])))
+            sign[sign == 0] = 1.0
+            quat = quat * np.cumprod(sign)[:, None]
+            self._prev[name] = (angles[-1].copy(), quat[-1].copy())
+            if typ == "spherical":
+                u, ud = xi[:, :3], xid[:, :3]
+            else:
+                u = np.concatenate([xi[:, 3:], xi[:, :3]], axis=1)
+                ud = np.concatenate([xid[:, 3:], xid[:, :3]], axis=1)
+            vals = [d[:, :nt], angles, quat, u, ud]
+        else:
+            q = self._coordinates(Rrel, d, geo, prev)
+            self._prev[name] = q[-1].copy()
+            if typ == "universal":
+                ca, sa = np.cos(q[:, 0]), np.sin(q[:, 0])
+                u = np.stack([xi[:, 0], xi[:, 1] * ca + xi[:, 2] * sa], axis=1)
+                ab = u[:, 0] * u[:, 1]           # (dS/dt) u = a' b' (0, -sin a, cos a)
+                ud = np.stack([xid[:, 0], (xid[:, 1] + sa * ab) * ca
+                               + (xid[:, 2] - ca * ab) * sa], axis=1)
+            else:
+                u, ud = xi @ geo["Spinv"].T, xid @ geo["Spinv"].T
+            vals = [q, u, ud]
+        W = b.Wcut[:, c]
+        phi = b.phi[:, r0:r0 + geo["nrot"] + geo["ntrans"]]
+        vres = b.vres[:, r0:r0 + geo["nrot"] + geo["ntrans"]]
+        nr = geo["nrot"]
+        closure = np.stack([np.linalg.norm(phi[:, nr:], axis=1), np.linalg.norm(phi[:, :nr], axis=1),
+                            np.linalg.norm(vres[:, nr:], axis=1),
+                            np.linalg.norm(vres[:, :nr], axis=1)], axis=1)
+        return vals + [W[:, 3:], W[:, :3], closure]
+
+    @staticmethod
+    def _coordinates(Rrel, d, geo, prev):
+        """Coordinates (k, dof) of a hinge without a quaternion from the relative poses, as
+        :func:`.kinematics.coordinates_from_pose` without a reference, then each angle
+        continued from the row before (``prev``: the last row's coordinates, or None)."""
+        best = _bryant_many(Rrel)
+        other = _wrap(np.stack([best[:, 0] + np.pi, np.pi - best[:, 1], best[:, 2] + np.pi],
+                               axis=1))
+        lack = geo["lacking"]
+        if lack:
+            lb = np.linalg.norm(_wrap(best[:, lack]), axis=1)
+            lo = np.linalg.norm(_wrap(other[:, lack]), axis=1)
+            pick = lo < lb - 1e-9
+            best = np.where(pick[:, None], other, best)
+        q = np.empty((Rrel.shape[0], len(geo["coords"])))
+        for j, name in enumerate(geo["coords"]):
+            if name in ("rx", "ry", "rz"):
+                q[:, j] = _continue(_wrap(best[:, "xyz".index(name[1])]),
+                                    None if prev is None else prev[j])
+            else:
+                q[:, j] = d[:, "xyz".index(name)]
+        return q
 
 
 # --------------------------------------------------------------------------------------------------

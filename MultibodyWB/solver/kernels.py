@@ -968,7 +968,7 @@ def normalise_quaternions(y, quat):
 
 @njit(**_JIT)
 def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
-            out_flows):
+            out_flows, monitor):
     """``nsteps`` RK4 steps from ``y`` (updated in place), starting at step index ``k0``.
 
     ``drv_grid`` (2K+1, nd, 3) and ``mag_grid`` (2K+1, nm) hold the time functions at the
@@ -980,6 +980,10 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     dampers dissipated since t = 0 (J), carried on (updated in place) as extra states of the
     same RK4 scheme: each stage's :func:`power_flows` weighted 1, 2, 2, 1. They are written to
     ``out_flows`` with the states. An empty ``flows`` (size 0): nothing does work, skip it.
+
+    ``monitor`` (nsteps,): closed loops' conditioning at the start of every step (``L.svr``,
+    see :func:`close_loops`), for the singular positions met between output rows; an empty
+    array: not recorded.
 
     Each evaluation makes the calls of :func:`evaluate_into` (see there why), with the arrays
     taken out of the structs once, here, and without the hinge wrenches: W.Wh is left as it
@@ -1029,6 +1033,8 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
                 close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp,
                             Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh, tau, t6a, t6b, t6c,
                             bool(False))
+                if st == 0 and monitor.size > 0:
+                    monitor[s] = L.svr[0]
             _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, kd)
             if track:
                 hinge_power(q, u, tau, driven, drv_q, hk, hc, href, pw)
@@ -1109,36 +1115,85 @@ def cut_count(code):
     return n
 
 
-@njit(**_JIT)
-def _attach_frame(b, Rl, pl, R, pb):
-    """Global rotation and origin of a marker on body b (-1: ground, marker given globally)."""
+@njit(**_INL)
+def _mtm(A, ia, B, ib, C, ic):
+    """C[ic] = A[ia].T @ B[ib] for stacks of 3x3 blocks."""
+    for a in range(3):
+        for c in range(3):
+            C[ic, a, c] = A[ia, 0, a] * B[ib, 0, c] + A[ia, 1, a] * B[ib, 1, c] \
+                + A[ia, 2, a] * B[ib, 2, c]
+
+
+@njit(**_INL)
+def _rotvec_of(M, i):
+    """Rotation vector of the rotation M[i] (as :func:`rotvec`, without allocating)."""
+    c = (M[i, 0, 0] + M[i, 1, 1] + M[i, 2, 2] - 1.0) / 2.0
+    w0 = M[i, 2, 1] - M[i, 1, 2]
+    w1 = M[i, 0, 2] - M[i, 2, 0]
+    w2 = M[i, 1, 0] - M[i, 0, 1]
+    s = 0.5 * np.sqrt(w0 ** 2 + w1 ** 2 + w2 ** 2)
+    t = np.arctan2(s, c)
+    if t < 1e-8:
+        return 0.5 * w0, 0.5 * w1, 0.5 * w2
+    if np.pi - t > 1e-2:
+        f = t / (2.0 * s)
+        return f * w0, f * w1, f * w2
+    k = 0
+    for j in range(3):
+        if M[i, j, j] > M[i, k, k]:
+            k = j
+    a0 = 0.5 * (M[i, 0, k] + M[i, k, 0]) - (c if k == 0 else 0.0)
+    a1 = 0.5 * (M[i, 1, k] + M[i, k, 1]) - (c if k == 1 else 0.0)
+    a2 = 0.5 * (M[i, 2, k] + M[i, k, 2]) - (c if k == 2 else 0.0)
+    nrm = np.sqrt(a0 ** 2 + a1 ** 2 + a2 ** 2)
+    if a0 * w0 + a1 * w1 + a2 * w2 < 0:
+        nrm = -nrm
+    return t * a0 / nrm, t * a1 / nrm, t * a2 / nrm
+
+
+@njit(**_INL)
+def _frame_of(b, Rl, k, pl, R, pb, F, i):
+    """F[i] = rotation of marker k (Rl[k], pl[k] on body b; b = -1: the ground, global) and its
+    origin as a tuple."""
     if b < 0:
-        return Rl.copy(), pl.copy()
-    return R[b] @ Rl, pb[b] + R[b] @ pl
+        for a in range(3):
+            for c in range(3):
+                F[i, a, c] = Rl[k, a, c]
+        return pl[k, 0], pl[k, 1], pl[k, 2]
+    _mm(R, b, Rl, k, F, i)
+    p = _mv(R, b, pl[k, 0], pl[k, 1], pl[k, 2])
+    return pb[b, 0] + p[0], pb[b, 1] + p[1], pb[b, 2] + p[2]
 
 
-@njit(**_JIT)
-def _point_velocity(b, p, w, vh, hp):
-    """Angular velocity and velocity of body b's material point at p (zeros for the ground)."""
+@njit(**_INL)
+def _velocity_at(b, p0, p1, p2, w, vh, hp):
+    """Angular velocity and velocity of body b's material point at p, as a 6-tuple."""
     if b < 0:
-        return np.zeros(3), np.zeros(3)
-    return w[b].copy(), vh[b] + cross(w[b], p - hp[b])
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    v = _cr(w[b, 0], w[b, 1], w[b, 2], p0 - hp[b, 0], p1 - hp[b, 1], p2 - hp[b, 2])
+    return (w[b, 0], w[b, 1], w[b, 2], vh[b, 0] + v[0], vh[b, 1] + v[1], vh[b, 2] + v[2])
 
 
-@njit(**_JIT)
-def _point_acceleration(b, p, x, w, hp, with_velocity):
-    """[eps; a] of body b's material point at p from its accelerations x (n,6) at hp."""
-    out = np.zeros(6)
+@njit(**_INL)
+def _acceleration_into(b, p0, p1, p2, x, w, hp, with_velocity, sign, out, io):
+    """out[io] += sign * [eps; a] of body b's material point at p from its accelerations x
+    (n,6) at hp (nothing for the ground)."""
     if b < 0:
-        return out
-    r = p - hp[b]
-    e = x[b, :3]
-    a = x[b, 3:] + cross(e, r)
+        return
+    r0, r1, r2 = p0 - hp[b, 0], p1 - hp[b, 1], p2 - hp[b, 2]
+    e0, e1, e2 = x[b, 0], x[b, 1], x[b, 2]
+    a = _cr(e0, e1, e2, r0, r1, r2)
+    a0, a1, a2 = x[b, 3] + a[0], x[b, 4] + a[1], x[b, 5] + a[2]
     if with_velocity:
-        a = a + cross(w[b], cross(w[b], r))
-    out[:3] = e
-    out[3:] = a
-    return out
+        wr = _cr(w[b, 0], w[b, 1], w[b, 2], r0, r1, r2)
+        ww = _cr(w[b, 0], w[b, 1], w[b, 2], wr[0], wr[1], wr[2])
+        a0, a1, a2 = a0 + ww[0], a1 + ww[1], a2 + ww[2]
+    out[io, 0] += sign * e0
+    out[io, 1] += sign * e1
+    out[io, 2] += sign * e2
+    out[io, 3] += sign * a0
+    out[io, 4] += sign * a1
+    out[io, 5] += sign * a2
 
 
 @njit(**_JIT)
@@ -1146,72 +1201,90 @@ def cut_geometry(C, L, R, pb, w, vh, hp):
     """Constraint directions, points, velocity and position residuals and biases of all cuts.
 
     C: the cut hinges (system.Cuts); fills L.Ncol (m, 6), L.pcut (nc, 3), L.vres (m), L.phi
-    (m), L.ccut (nc, 6) (L: system.LoopWork).
+    (m), L.ccut (nc, 6) (L: system.LoopWork). No allocation: scratch L.F (4, 3, 3).
     """
+    F = L.F                      # 0: input marker, 1: output marker, 2: relative, 3: scratch
     row = 0
     for k in range(C.c_code.size):
         code = C.c_code[k]
-        Rb, pB = _attach_frame(C.c_bi[k], C.c_Ri[k], C.c_pi[k], R, pb)
-        Ra, pA = _attach_frame(C.c_bo[k], C.c_Ro[k], C.c_po[k], R, pb)
-        L.pcut[k] = pB
-        wi, vi = _point_velocity(C.c_bi[k], pB, w, vh, hp)
-        wo, vo = _point_velocity(C.c_bo[k], pB, w, vh, hp)
-        wrel = wi - wo
-        vrel = vi - vo
-        Rrel = Ra.T @ Rb
-        d = Ra.T @ (pB - pA)
+        pB0, pB1, pB2 = _frame_of(C.c_bi[k], C.c_Ri, k, C.c_pi, R, pb, F, 0)
+        pA0, pA1, pA2 = _frame_of(C.c_bo[k], C.c_Ro, k, C.c_po, R, pb, F, 1)
+        L.pcut[k, 0], L.pcut[k, 1], L.pcut[k, 2] = pB0, pB1, pB2
+        wi0, wi1, wi2, vi0, vi1, vi2 = _velocity_at(C.c_bi[k], pB0, pB1, pB2, w, vh, hp)
+        wo0, wo1, wo2, vo0, vo1, vo2 = _velocity_at(C.c_bo[k], pB0, pB1, pB2, w, vh, hp)
+        wr0, wr1, wr2 = wi0 - wo0, wi1 - wo1, wi2 - wo2
+        vr0, vr1, vr2 = vi0 - vo0, vi1 - vo1, vi2 - vo2
+        _mtm(F, 1, F, 0, F, 2)                                   # Rrel = Ra^T Rb
+        dd = (pB0 - pA0, pB1 - pA1, pB2 - pA2)
+        d0 = F[1, 0, 0] * dd[0] + F[1, 1, 0] * dd[1] + F[1, 2, 0] * dd[2]
+        d1 = F[1, 0, 1] * dd[0] + F[1, 1, 1] * dd[1] + F[1, 2, 1] * dd[2]
+        d2 = F[1, 0, 2] * dd[0] + F[1, 1, 2] * dd[1] + F[1, 2, 2] * dd[2]
         # rotation error in output-marker axes, after removing the allowed rotation
         rot = CUT_ROT[code]
-        ua = 0.0
-        if code == UNIVERSAL:
-            ua = np.arctan2(Rrel[2, 1], Rrel[1, 1])
-            ub = np.arctan2(Rrel[0, 2], Rrel[0, 0])
-            ca, sa, cb, sb = np.cos(ua), np.sin(ua), np.cos(ub), np.sin(ub)
-            Rq = np.array([[cb, 0.0, sb], [sa * sb, ca, -sa * cb], [-ca * sb, sa, ca * cb]])
-            err = rotvec(Rrel @ Rq.T)
-        elif rot == 3:           # rotation about z allowed
-            th = np.arctan2(Rrel[1, 0], Rrel[0, 0])
-            c, s = np.cos(th), np.sin(th)
-            Rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-            err = rotvec(Rrel @ Rz.T)
+        ca, sa = 1.0, 0.0
+        if code == UNIVERSAL or rot == 3:
+            if code == UNIVERSAL:
+                ua = np.arctan2(F[2, 2, 1], F[2, 1, 1])
+                ub = np.arctan2(F[2, 0, 2], F[2, 0, 0])
+                ca, sa, cb, sb = np.cos(ua), np.sin(ua), np.cos(ub), np.sin(ub)
+                # F[3] = Rrel @ Rq^T, Rq = Rx(ua) Ry(ub)
+                q00, q01, q02 = cb, 0.0, sb
+                q10, q11, q12 = sa * sb, ca, -sa * cb
+                q20, q21, q22 = -ca * sb, sa, ca * cb
+            else:                                             # rotation about z allowed
+                th = np.arctan2(F[2, 1, 0], F[2, 0, 0])
+                c, s = np.cos(th), np.sin(th)
+                q00, q01, q02 = c, -s, 0.0
+                q10, q11, q12 = s, c, 0.0
+                q20, q21, q22 = 0.0, 0.0, 1.0
+            for a in range(3):
+                r0, r1, r2 = F[2, a, 0], F[2, a, 1], F[2, a, 2]
+                F[3, a, 0] = r0 * q00 + r1 * q01 + r2 * q02
+                F[3, a, 1] = r0 * q10 + r1 * q11 + r2 * q12
+                F[3, a, 2] = r0 * q20 + r1 * q21 + r2 * q22
+            er0, er1, er2 = _rotvec_of(F, 3)
         else:
-            err = rotvec(Rrel)
+            er0, er1, er2 = _rotvec_of(F, 2)
         # bias c: w_A x w_rel (+ the universal's local term), 2 w_A x v_rel
-        cw = cross(wo, wrel)
-        cv = 2.0 * cross(wo, vrel)
+        cw = _cr(wo0, wo1, wo2, wr0, wr1, wr2)
+        cv = _cr(wo0, wo1, wo2, vr0, vr1, vr2)
+        cw0, cw1, cw2 = cw
         if code == UNIVERSAL:
-            wl = Ra.T @ wrel
-            ca, sa = np.cos(ua), np.sin(ua)
-            adot = wl[0]
-            bdot = wl[1] * ca + wl[2] * sa
-            cw = cw + adot * bdot * (Ra @ np.array([0.0, -sa, ca]))
-        for a in range(3):
-            L.ccut[k, a] = cw[a]
-            L.ccut[k, 3 + a] = cv[a]
+            adot = F[1, 0, 0] * wr0 + F[1, 1, 0] * wr1 + F[1, 2, 0] * wr2
+            bdot = ((F[1, 0, 1] * wr0 + F[1, 1, 1] * wr1 + F[1, 2, 1] * wr2) * ca
+                    + (F[1, 0, 2] * wr0 + F[1, 1, 2] * wr1 + F[1, 2, 2] * wr2) * sa)
+            g = _mv(F, 1, 0.0, -sa, ca)
+            f = adot * bdot
+            cw0, cw1, cw2 = cw0 + f * g[0], cw1 + f * g[1], cw2 + f * g[2]
+        L.ccut[k, 0], L.ccut[k, 1], L.ccut[k, 2] = cw0, cw1, cw2
+        L.ccut[k, 3], L.ccut[k, 4], L.ccut[k, 5] = 2.0 * cv[0], 2.0 * cv[1], 2.0 * cv[2]
         for b in range(4):
             if (rot >> b) & 1:
                 if b < 3:
-                    e = np.zeros(3)
-                    e[b] = 1.0
+                    e0, e1, e2 = 0.0, 0.0, 0.0
+                    if b == 0:
+                        e0 = 1.0
+                    elif b == 1:
+                        e1 = 1.0
+                    else:
+                        e2 = 1.0
                 else:
-                    ca, sa = np.cos(ua), np.sin(ua)
-                    e = np.array([0.0, -sa, ca])
-                n = Ra @ e
+                    e0, e1, e2 = 0.0, -sa, ca
+                n = _mv(F, 1, e0, e1, e2)
                 for a in range(3):
                     L.Ncol[row, a] = n[a]
                     L.Ncol[row, 3 + a] = 0.0
-                L.vres[row] = n[0] * wrel[0] + n[1] * wrel[1] + n[2] * wrel[2]
-                L.phi[row] = err[0] * e[0] + err[1] * e[1] + err[2] * e[2]
+                L.vres[row] = n[0] * wr0 + n[1] * wr1 + n[2] * wr2
+                L.phi[row] = er0 * e0 + er1 * e1 + er2 * e2
                 row += 1
         tr = CUT_TRANS[code]
         for b in range(3):
             if (tr >> b) & 1:
-                n = Ra[:, b].copy()
                 for a in range(3):
                     L.Ncol[row, a] = 0.0
-                    L.Ncol[row, 3 + a] = n[a]
-                L.vres[row] = n[0] * vrel[0] + n[1] * vrel[1] + n[2] * vrel[2]
-                L.phi[row] = d[b]
+                    L.Ncol[row, 3 + a] = F[1, a, b]
+                L.vres[row] = F[1, 0, b] * vr0 + F[1, 1, b] * vr1 + F[1, 2, b] * vr2
+                L.phi[row] = d0 if b == 0 else (d1 if b == 1 else d2)
                 row += 1
 
 
@@ -1309,6 +1382,50 @@ def load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, pB, paB, rB, 
 
 
 @njit(**_JIT)
+def symmetric_eigen(A, m, V, ev):
+    """Eigen-decomposition of the symmetric m x m matrix A (overwritten) by cyclic Jacobi
+    rotations: A = V diag(ev) V^T. No allocation; converges quadratically (a few sweeps for the
+    small constraint systems of closed loops)."""
+    for i in range(m):
+        for j in range(m):
+            V[i, j] = 1.0 if i == j else 0.0
+    for sweep in range(60):
+        off = 0.0
+        diag = 0.0
+        for p in range(m):
+            diag += A[p, p] * A[p, p]
+            for q in range(p + 1, m):
+                off += A[p, q] * A[p, q]
+        if off <= 1e-36 * diag or off == 0.0:
+            break
+        for p in range(m - 1):
+            for q in range(p + 1, m):
+                apq = A[p, q]
+                if apq == 0.0:
+                    continue
+                theta = (A[q, q] - A[p, p]) / (2.0 * apq)
+                t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                if theta < 0.0:
+                    t = -t
+                c = 1.0 / np.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(m):
+                    akp, akq = A[k, p], A[k, q]
+                    A[k, p] = c * akp - s * akq
+                    A[k, q] = s * akp + c * akq
+                for k in range(m):
+                    apk, aqk = A[p, k], A[q, k]
+                    A[p, k] = c * apk - s * aqk
+                    A[q, k] = s * apk + c * aqk
+                for k in range(m):
+                    vkp, vkq = V[k, p], V[k, q]
+                    V[k, p] = c * vkp - s * vkq
+                    V[k, q] = s * vkp + c * vkq
+    for i in range(m):
+        ev[i] = A[i, i]
+
+
+@njit(**_JIT)
 def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree,
                 fidx, x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
     """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
@@ -1316,8 +1433,16 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     C: the cut hinges (system.Cuts), L: their work arrays (system.LoopWork); the other arrays
     are the tree's and the sweep's (see :func:`riccati`). Fills L.lam (m), L.Wcut (nc, 6)
     (wrench on each cut hinge's input body at its input marker origin), L.loop_rank[0] (rank of
-    the constraint system) and corrects udot, x, the drivers' loads in tau and Wh (every row if
-    ``wrenches``, else the rows of hinges with a driven coordinate, as in :func:`riccati`).
+    the constraint system), L.svr[0] (the conditioning monitor: the square root of the ratio of
+    the ``r``-th to the largest eigenvalue of the constraint compliance, ``r`` = L.ref_rank[0]
+    or, when that is 0, the rank; it goes through zero linearly where the loops lose rank) and
+    corrects udot, x, the drivers' loads in tau and Wh (every row if ``wrenches``, else the
+    rows of hinges with a driven coordinate, as in :func:`riccati`).
+
+    The constraint compliance A (m x m: the supplementary equations' response to unit
+    constraint loads) is symmetric; it is solved through its eigen-decomposition
+    (:func:`symmetric_eigen`), dropping eigenvalues below 1e-10 of the largest: redundant
+    constraints give the minimum-norm loads.
     """
     m = C.c_of_row.size
     if m == 0:
@@ -1327,24 +1452,26 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     load = L.loadm
     A = L.Acon
     rhs = L.bcon
-    Ncol, pcut, ccut = L.Ncol, L.pcut, L.ccut
+    Ncol, pcut, ccut, xr = L.Ncol, L.pcut, L.ccut, L.xrel
     # base residual of the supplementary equations
     row = 0
     for k in range(C.c_code.size):
-        p = pcut[k]
-        xi = _point_acceleration(C.c_bi[k], p, x, w, hp, True)
-        xo = _point_acceleration(C.c_bo[k], p, x, w, hp, True)
+        for a in range(6):
+            xr[k, a] = -ccut[k, a]
+        _acceleration_into(C.c_bi[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, 1.0,
+                           xr, k)
+        _acceleration_into(C.c_bo[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, -1.0,
+                           xr, k)
         for jr in range(C.c_m[k]):
             r = row + jr
             s = 0.0
             for a in range(6):
-                s += Ncol[r, a] * (xi[a] - xo[a] - ccut[k, a])
+                s += Ncol[r, a] * xr[k, a]
             rhs[r] = -s - C.stab[0] * L.vres[r] - C.stab[1] * L.phi[r]
         row += C.c_m[k]
     # response to each unit constraint load
     for j in range(m):
         k = C.c_of_row[j]
-        p = pcut[k]
         for i in range(n):
             for a in range(6):
                 load[i, a] = 0.0
@@ -1353,43 +1480,67 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
             if b < 0:
                 continue
             sg = 1.0 if side == 0 else -1.0
-            r = p - hp[b]
-            f = Ncol[j, 3:]
-            t = cross(r, f)
+            t = _cr(pcut[k, 0] - hp[b, 0], pcut[k, 1] - hp[b, 1], pcut[k, 2] - hp[b, 2],
+                    Ncol[j, 3], Ncol[j, 4], Ncol[j, 5])
             for a in range(3):
                 load[b, a] += sg * (Ncol[j, a] + t[a])
-                load[b, 3 + a] += sg * f[a]
+                load[b, 3 + a] += sg * Ncol[j, 3 + a]
         load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, L.pB, L.paB, L.rB,
                    t6a, t6b, t6c, load, L.dud[j], L.dx[j], L.dWh[j], wrenches)
+        dxj = L.dx[j]
         row = 0
         for k2 in range(C.c_code.size):
-            p2 = pcut[k2]
-            xi = _point_acceleration(C.c_bi[k2], p2, L.dx[j], w, hp, False)
-            xo = _point_acceleration(C.c_bo[k2], p2, L.dx[j], w, hp, False)
+            for a in range(6):
+                xr[k2, a] = 0.0
+            _acceleration_into(C.c_bi[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dxj, w, hp,
+                               False, 1.0, xr, k2)
+            _acceleration_into(C.c_bo[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dxj, w, hp,
+                               False, -1.0, xr, k2)
             for jr in range(C.c_m[k2]):
                 r = row + jr
                 s = 0.0
                 for a in range(6):
-                    s += Ncol[r, a] * (xi[a] - xo[a])
+                    s += Ncol[r, a] * xr[k2, a]
                 A[r, j] = s
             row += C.c_m[k2]
-    # minimum-norm solution (redundant constraints give a singular A)
-    Uu, sv, Vt = np.linalg.svd(A)
-    tol = sv[0] * 1e-10 if sv.size > 0 else 0.0
+    # minimum-norm solution of the symmetric system (redundant constraints: A singular)
+    V, ev, es = L.Veig, L.ev, L.evs
+    for r in range(m):
+        for j in range(r, m):
+            s = 0.5 * (A[r, j] + A[j, r])
+            A[r, j] = s
+            A[j, r] = s
+    symmetric_eigen(A, m, V, ev)
+    big = 0.0
+    for i in range(m):
+        es[i] = abs(ev[i])
+        if es[i] > big:
+            big = es[i]
+    tol = big * 1e-10
     rank = 0
     lam = L.lam
     for j in range(m):
         lam[j] = 0.0
-    for s_i in range(sv.size):
-        if sv[s_i] > tol:
+    for i in range(m):
+        if es[i] > tol and es[i] > 0.0:
             rank += 1
             c = 0.0
             for r in range(m):
-                c += Uu[r, s_i] * rhs[r]
-            c /= sv[s_i]
+                c += V[r, i] * rhs[r]
+            c /= ev[i]
             for j in range(m):
-                lam[j] += c * Vt[s_i, j]
+                lam[j] += c * V[j, i]
     L.loop_rank[0] = rank
+    # conditioning monitor: the r-th largest |eigenvalue| (insertion sort, m is small)
+    for i in range(1, m):
+        v = es[i]
+        j = i - 1
+        while j >= 0 and es[j] < v:
+            es[j + 1] = es[j]
+            j -= 1
+        es[j + 1] = v
+    r_ref = L.ref_rank[0] if L.ref_rank[0] > 0 else rank
+    L.svr[0] = np.sqrt(es[r_ref - 1] / big) if r_ref > 0 and big > 0.0 else 0.0
     dud, dx, dWh = L.dud, L.dx, L.dWh
     for j in range(m):
         lj = lam[j]
@@ -1420,3 +1571,80 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
                 for a in range(6):
                     s += Sg[i, a, j] * Wh[i, a]
                 tau[o + j] = s
+
+
+# --------------------------------------------------------------------------------------------------
+# result rows: many instants at once
+# --------------------------------------------------------------------------------------------------
+
+@njit(**_JIT)
+def instants_into(Y, drv, mags, T, F, W, ydot, B):
+    """Evaluate the states Y (k, ny) with drivers drv (k, nd, 3) and magnitudes mags (k, nm)
+    and copy what the result rows need into the stacked arrays of ``B`` (system.Stack: a
+    leading axis k on each of the work arrays it names, as :meth:`System.instant` copies them).
+    """
+    n = T.parent.size
+    L = W.loops
+    for k in range(Y.shape[0]):
+        evaluate_into(Y[k], drv[k], mags[k], T, F, W, ydot)
+        B.q[k, :] = W.q
+        B.u[k, :] = W.u
+        B.udot[k, :] = W.udot
+        B.tau[k, :] = W.tau
+        for i in range(n):
+            for a in range(3):
+                for c in range(3):
+                    B.R[k, i, a, c] = W.R[i, a, c]
+                B.pb[k, i, a] = W.pb[i, a]
+                B.pc[k, i, a] = W.pc[i, a]
+                B.hp[k, i, a] = W.hp[i, a]
+                B.w[k, i, a] = W.w[i, a]
+                B.vh[k, i, a] = W.vh[i, a]
+            for a in range(6):
+                B.x[k, i, a] = W.x[i, a]
+                B.Wh[k, i, a] = W.Wh[i, a]
+                B.Wext[k, i, a] = W.Wext[i, a]
+        if T.m_tot > 0:
+            B.Wcut[k, :, :] = L.Wcut
+            B.phi[k, :] = L.phi
+            B.vres[k, :] = L.vres
+            B.rank[k] = L.loop_rank[0]
+            B.svr[k] = L.svr[0]
+
+
+@njit(**_JIT)
+def continue_bryant_rows(raw, prev, start):
+    """Bryant angles (k, N, 3) on the branches nearest to the row before (results.continue_bryant
+    along a sequence): of ``(a, b, c)`` and ``(a + pi, pi - b, c + pi)``, each up to whole turns,
+    the one nearest the previous row's (``prev`` (N, 3) before the first row); with ``start``
+    the first row takes the triple with the smaller ``|a| + |c|``, a and c in [-pi, pi]."""
+    k_rows, N = raw.shape[0], raw.shape[1]
+    out = np.empty_like(raw)
+    two_pi = 2.0 * np.pi
+    p = prev.copy()
+    c1 = np.empty(3)
+    c2 = np.empty(3)
+    for k in range(k_rows):
+        for j in range(N):
+            r0, r1, r2 = raw[k, j, 0], raw[k, j, 1], raw[k, j, 2]
+            al0, al1, al2 = r0 + np.pi, np.pi - r1, r2 + np.pi
+            if start and k == 0:
+                al0 -= two_pi * np.round(al0 / two_pi)
+                al2 -= two_pi * np.round(al2 / two_pi)
+                if abs(al0) + abs(al2) < abs(r0) + abs(r2) - 1e-9:
+                    out[k, j, 0], out[k, j, 1], out[k, j, 2] = al0, al1, al2
+                else:
+                    out[k, j, 0], out[k, j, 1], out[k, j, 2] = r0, r1, r2
+            else:
+                c1[0] = r0 + two_pi * np.round((p[j, 0] - r0) / two_pi)
+                c1[1] = r1 + two_pi * np.round((p[j, 1] - r1) / two_pi)
+                c1[2] = r2 + two_pi * np.round((p[j, 2] - r2) / two_pi)
+                c2[0] = al0 + two_pi * np.round((p[j, 0] - al0) / two_pi)
+                c2[1] = al1 + two_pi * np.round((p[j, 1] - al1) / two_pi)
+                c2[2] = al2 + two_pi * np.round((p[j, 2] - al2) / two_pi)
+                d1 = (c1[0] - p[j, 0]) ** 2 + (c1[1] - p[j, 1]) ** 2 + (c1[2] - p[j, 2]) ** 2
+                d2 = (c2[0] - p[j, 0]) ** 2 + (c2[1] - p[j, 1]) ** 2 + (c2[2] - p[j, 2]) ** 2
+                c = c2 if d2 < d1 else c1
+                out[k, j, 0], out[k, j, 1], out[k, j, 2] = c[0], c[1], c[2]
+            p[j, 0], p[j, 1], p[j, 2] = out[k, j, 0], out[k, j, 1], out[k, j, 2]
+    return out

@@ -53,7 +53,7 @@ from .assembly import SINGULAR_RATIO
 from .constrained import _cross, loop_constraints
 from .model import HINGE_TYPES
 
-__all__ = ["DriftControl", "DriftError", "PARTITION_RATIO", "Singularity"]
+__all__ = ["DriftControl", "DriftError", "PARTITION_RATIO", "Singularity", "SingularityMonitor"]
 
 #: A partition is chosen afresh when ``sigma_min(J_d)`` falls below this fraction of the ``r``-th
 #: singular value of the loop Jacobian over all free columns.
@@ -127,6 +127,107 @@ class Singularity:
                    "where the singular value ratio goes through zero")
         return (f"singular configuration at t = {self.time:.6g} s: {what} ({how}); "
                 "accelerations and reactions near it are ill-conditioned")
+
+
+class SingularityMonitor:
+    """Singular configurations met during a run, from a conditioning ratio sampled in time.
+
+    Fed with samples ``(t, {kind: ratio})`` in time order (:meth:`sample`, or :meth:`series`
+    for many samples at once), ``ratio`` a dimensionless measure that goes through zero
+    linearly where the loops lose rank (the ``r``-th to the largest singular value of the loop
+    Jacobian; the mstmm kernel's ``svr``). A passage is recorded once
+    (:attr:`singularities`): an episode below :data:`~.assembly.SINGULAR_RATIO`, at the time of
+    its smallest ratio, or a V-shaped minimum of three successive samples that reaches zero
+    between them (a rank drop passed within one sample interval), at the zero of the V.
+    """
+
+    #: Samples above this ratio can neither start an episode nor be the bottom of a V.
+    GATE = 0.1
+
+    def __init__(self):
+        self.singularities = []
+        self._episode = None
+        self._history = {}
+
+    def sample(self, t, ratios) -> None:
+        """One sample: ``ratios`` maps a kind (``'change point'``, ``'dead centre'``) to the
+        ratio at time ``t`` (kinds missing: no ratio)."""
+        # below the threshold: one episode per passage (a change point makes the Jacobian over
+        # the free columns singular too: reported as a change point only)
+        kind = next((k for k in ("change point", "dead centre")
+                     if ratios.get(k, np.inf) < SINGULAR_RATIO), None)
+        ep = self._episode
+        if kind is None:
+            if ep is not None:
+                self.singularities.append(ep)
+                self._episode = None
+        elif ep is None or ep.kind != kind:
+            if ep is not None:
+                self.singularities.append(ep)
+            self._episode = Singularity(kind, float(t), float(t), float(t), ratios[kind])
+        else:
+            ep.end = float(t)
+            if ratios[kind] < ep.ratio:
+                ep.ratio, ep.time = ratios[kind], float(t)
+        # passed between two samples: a V-shaped local minimum of the ratio that reaches zero
+        # (a rank drop makes the singular value go through zero linearly)
+        for k in ("change point", "dead centre"):
+            hist = self._history.setdefault(k, [])
+            hist.append((float(t), ratios.get(k, np.inf)))
+            if len(hist) > 3:
+                del hist[0]
+            if len(hist) < 3:
+                continue
+            (t0, r0), (t1, r1), (t2, r2) = hist
+            if not (r1 < r0 and r1 <= r2 and r1 < self.GATE and np.isfinite(r0 + r2)):
+                continue
+            if k == "dead centre" and ratios.get("change point", np.inf) < self.GATE:
+                continue
+            d_left, d_right = (r0 - r1) / (t1 - t0), (r2 - r1) / (t2 - t1)
+            slope = max(d_left, d_right)
+            if r1 > 0.55 * slope * min(t1 - t0, t2 - t1) or r1 < SINGULAR_RATIO:
+                continue                  # a smooth minimum, or caught by the threshold
+            # zero of the V: on the side of the smaller neighbour
+            t_star = t1 - r1 / slope if d_left < d_right else t1 + r1 / slope
+            self.singularities.append(Singularity(k, float(t_star), float(t0), float(t2), 0.0))
+
+    def series(self, times, ratios, kind: str = "change point") -> None:
+        """Many samples of one kind at once (times and ratios (k,), in time order, after the
+        samples already given). Only the samples below :attr:`GATE` and their neighbours can
+        matter; the others are skipped in bulk (an open episode ends there, as it would)."""
+        times = np.asarray(times, dtype=float)
+        ratios = np.asarray(ratios, dtype=float)
+        low = ratios < self.GATE
+        if not low.any():
+            if times.size:
+                self._gap(float(times[-1]), float(ratios[-1]), kind)
+            return
+        keep = low.copy()
+        keep[1:] |= low[:-1]
+        keep[:-1] |= low[1:]
+        idx = np.flatnonzero(keep)
+        prev = -1
+        for i in idx.tolist():
+            if i != prev + 1 and i > 0:
+                self._gap(float(times[i - 1]), float(ratios[i - 1]), kind)
+            self.sample(times[i], {kind: float(ratios[i])})
+            prev = i
+        if prev != times.size - 1:
+            self._gap(float(times[-1]), float(ratios[-1]), kind)
+
+    def _gap(self, t, ratio, kind) -> None:
+        """Samples skipped up to the one at t (ratio above GATE): close an open episode and
+        start the V detection afresh from that sample."""
+        if self._episode is not None:
+            self.singularities.append(self._episode)
+            self._episode = None
+        self._history = {kind: [(t, ratio)]}
+
+    def finish(self):
+        """Close a singularity passage still open at the end of a run."""
+        if self._episode is not None:
+            self.singularities.append(self._episode)
+            self._episode = None
 
 
 class DriftControl:
@@ -206,8 +307,7 @@ class DriftControl:
         self.rank = None
         self.rank_free = None
         self.repartitions = []
-        self.singularities = []
-        self._episode = None
+        self.monitor = SingularityMonitor()
         self.max_correction = 0.0
         self.max_residual = 0.0
         self.max_rate_residual = 0.0
@@ -215,7 +315,6 @@ class DriftControl:
         self.projections = 0
         self.min_ratio = np.inf
         self.min_ratio_free = np.inf
-        self._history = {}
 
     # -- pieces ---------------------------------------------------------------------------------
     def _apply_drivers(self, t, y):
@@ -257,50 +356,16 @@ class DriftControl:
         if self.rank_free and svf.size and svf[0] > 0:
             ratios["dead centre"] = float(svf[self.rank_free - 1] / svf[0])
             self.min_ratio_free = min(self.min_ratio_free, ratios["dead centre"])
-        # below the threshold: one episode per passage (a change point makes the Jacobian over
-        # the free columns singular too: reported as a change point only)
-        kind = next((k for k in ("change point", "dead centre")
-                     if ratios.get(k, np.inf) < SINGULAR_RATIO), None)
-        ep = self._episode
-        if kind is None:
-            if ep is not None:
-                self.singularities.append(ep)
-                self._episode = None
-        elif ep is None or ep.kind != kind:
-            if ep is not None:
-                self.singularities.append(ep)
-            self._episode = Singularity(kind, float(t), float(t), float(t), ratios[kind])
-        else:
-            ep.end = float(t)
-            if ratios[kind] < ep.ratio:
-                ep.ratio, ep.time = ratios[kind], float(t)
-        # passed between two samples: a V-shaped local minimum of the ratio that reaches zero
-        # (a rank drop makes the singular value go through zero linearly)
-        for k in ("change point", "dead centre"):
-            hist = self._history.setdefault(k, [])
-            hist.append((float(t), ratios.get(k, np.inf)))
-            if len(hist) > 3:
-                del hist[0]
-            if len(hist) < 3:
-                continue
-            (t0, r0), (t1, r1), (t2, r2) = hist
-            if not (r1 < r0 and r1 <= r2 and r1 < 0.1 and np.isfinite(r0 + r2)):
-                continue
-            if k == "dead centre" and ratios.get("change point", np.inf) < 0.1:
-                continue
-            d_left, d_right = (r0 - r1) / (t1 - t0), (r2 - r1) / (t2 - t1)
-            slope = max(d_left, d_right)
-            if r1 > 0.55 * slope * min(t1 - t0, t2 - t1) or r1 < SINGULAR_RATIO:
-                continue                  # a smooth minimum, or caught by the threshold
-            # zero of the V: on the side of the smaller neighbour
-            t_star = t1 - r1 / slope if d_left < d_right else t1 + r1 / slope
-            self.singularities.append(Singularity(k, float(t_star), float(t0), float(t2), 0.0))
+        self.monitor.sample(t, ratios)
+
+    @property
+    def singularities(self):
+        """The passages near singular configurations (:attr:`SingularityMonitor.singularities`)."""
+        return self.monitor.singularities
 
     def finish(self):
         """Close a singularity passage still open at the end of a run."""
-        if self._episode is not None:
-            self.singularities.append(self._episode)
-            self._episode = None
+        self.monitor.finish()
 
     # -- projection -------------------------------------------------------------------------------
     def project(self, t: float, y) -> np.ndarray:

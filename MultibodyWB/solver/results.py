@@ -527,12 +527,49 @@ def continue_bryant(raw, prev=None) -> np.ndarray:
     return c1
 
 
+def continue_bryant_rows(raw, prev=None) -> np.ndarray:
+    """:func:`continue_bryant` along a sequence: ``raw`` (k, N, 3) in time order, each row
+    continued from the one before (the first from ``prev`` (N, 3), or started afresh)."""
+    from .kernels import continue_bryant_rows as compiled
+    raw = np.ascontiguousarray(raw, dtype=float)
+    if raw.shape[1] == 0:
+        return raw.copy()
+    start = prev is None
+    return compiled(raw, raw[0] if start else np.ascontiguousarray(prev, dtype=float), start)
+
+
+class Stacked:
+    """Instants at k times, stacked (the fields of :class:`~.system.Instant` with a leading
+    axis k); ``rank`` and ``svr`` (k,) the loops' rank and conditioning monitor."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def stack_instants(instants) -> Stacked:
+    """:class:`Stacked` from a list of :class:`~.system.Instant` (any formulation's)."""
+    first = instants[0]
+
+    def st(name):
+        vals = [getattr(i, name) for i in instants]
+        if any(v is None for v in vals):
+            return None
+        return np.stack([np.asarray(v, dtype=float) for v in vals])
+
+    out = Stacked(t=np.array([i.t for i in instants], dtype=float),
+                  rank=np.array([i.loop_rank for i in instants]))
+    for name in ("q", "u", "udot", "R", "pb", "pc", "hp", "w", "vh", "x", "Wh", "tau", "Wext",
+                 "Wcut", "phi"):
+        setattr(out, name, st(name) if hasattr(first, name) else None)
+    return out
+
+
 def _cross(a, b) -> np.ndarray:
-    """Row-wise cross product of (k, 3) arrays (faster than np.cross for small k)."""
-    out = np.empty_like(a)
-    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
-    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
-    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    """Cross product along the last axis of (..., 3) arrays (faster than np.cross)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
     return out
 
 
@@ -615,7 +652,7 @@ class Recorder:
         """Forget the angle history (the next row starts the continuous branches afresh)."""
         self._prev = None
 
-    # -- one row ------------------------------------------------------------------------------
+    # -- rows ---------------------------------------------------------------------------------
     def row(self, t: float, y: np.ndarray, instant=None, flows=None) -> np.ndarray:
         """The result row at (t, y).
 
@@ -626,102 +663,124 @@ class Recorder:
         run.
         """
         inst = self.system.instant(t, y) if instant is None else instant
+        return self.rows_of(stack_instants([inst]),
+                            None if flows is None else np.asarray(flows, float)[None])[0]
+
+    def rows(self, times, states, flows=None) -> np.ndarray:
+        """The result rows (k, columns) at the times (k,) and states (k, ny), in time order
+        (the angles continue from the previous rows): :meth:`.system.System.instants`
+        evaluates them all in one compiled call. ``flows`` (k, 3) or None as in :meth:`row`."""
+        return self.rows_of(self.system.instants(times, states), flows)
+
+    def rows_of(self, b, flows=None) -> np.ndarray:
+        """The result rows of the stacked instants ``b`` (:func:`stack_instants`,
+        :meth:`.system.System.instants`), in time order."""
         T = self.system.tree
-        out = np.empty(len(self.names))
-        out[0] = t
-        R, pb, hp, w, vh, x = inst.R, inst.pb, inst.hp, inst.w, inst.vh, inst.x
+        k_rows = b.t.size
+        out = np.empty((k_rows, len(self.names)))
+        out[:, 0] = b.t
+        R, pb, hp, w, vh, x = b.R, b.pb, b.hp, b.w, b.vh, b.x
+        nb = R.shape[1]
         d = pb - hp
         v = vh + _cross(w, d)
-        eps = x[:, :3]
-        acc = x[:, 3:] + _cross(eps, d) + _cross(w, _cross(w, d))
+        eps = x[..., :3]
+        acc = x[..., 3:] + _cross(eps, d) + _cross(w, _cross(w, d))
         # Bryant angles: bodies, then the quaternion hinges
-        raw = [_bryant_raw(R)]
-        quats = [inst.q[s["qo"] + s["ntrans"]:s["qo"] + s["ntrans"] + 4]
-                 for s in self.hinge_specs if s["quat"]]
-        if quats:
-            quats = np.array(quats)
-            quats /= np.linalg.norm(quats, axis=1)[:, None]
-            raw.append(_bryant_raw(_quat_matrices(quats)))
-        angles = continue_bryant(np.concatenate(raw), self._prev)
-        self._prev = angles
-        nb = R.shape[0]
-        block = np.concatenate([pb, angles[:nb], R.reshape(nb, 9), v, w, acc, eps], axis=1)
+        raw = [_bryant_raw(R.reshape(-1, 3, 3)).reshape(k_rows, nb, 3)]
+        qspecs = [s for s in self.hinge_specs if s["quat"]]
+        if qspecs:
+            quats = np.stack([b.q[:, s["qo"] + s["ntrans"]:s["qo"] + s["ntrans"] + 4]
+                              for s in qspecs], axis=1)
+            quats = quats / np.linalg.norm(quats, axis=2)[..., None]
+            raw.append(_bryant_raw(_quat_matrices(quats.reshape(-1, 4))).reshape(k_rows, -1, 3))
+        angles = continue_bryant_rows(np.concatenate(raw, axis=1), self._prev)
+        self._prev = angles[-1].copy()
+        block = np.concatenate([pb, angles[:, :nb], R.reshape(k_rows, nb, 9), v, w, acc, eps],
+                               axis=2)
         k = 1 + self.n_body_cols * len(self.body_order)
-        out[1:k] = block[self.body_order].ravel()
+        out[:, 1:k] = block[:, self.body_order].reshape(k_rows, -1)
         # hinges
-        q, u, ud, tau, Wh = inst.q, inst.u, inst.udot, inst.tau, inst.Wh
+        q, u, ud, tau, Wh = b.q, b.u, b.udot, b.tau, b.Wh
         iq = 0
         for s in self.hinge_specs:
             i, qo, uo = s["i"], s["qo"], s["uo"]
             if s["quat"]:
                 nt = s["ntrans"]
-                out[k:k + nt] = q[qo:qo + nt]
-                out[k + nt:k + nt + 3] = angles[nb + iq]
-                out[k + nt + 3:k + nt + 7] = quats[iq]
+                out[:, k:k + nt] = q[:, qo:qo + nt]
+                out[:, k + nt:k + nt + 3] = angles[:, nb + iq]
+                out[:, k + nt + 3:k + nt + 7] = quats[:, iq]
                 iq += 1
                 k += nt + 7
             else:
-                out[k:k + s["nq"]] = q[qo:qo + s["nq"]]
+                out[:, k:k + s["nq"]] = q[:, qo:qo + s["nq"]]
                 k += s["nq"]
             n = s["nu"]
-            out[k:k + n] = u[uo:uo + n]
-            out[k + n:k + 2 * n] = ud[uo:uo + n]
+            out[:, k:k + n] = u[:, uo:uo + n]
+            out[:, k + n:k + 2 * n] = ud[:, uo:uo + n]
             k += 2 * n
-            W = Wh[i] * s["sgn"]
-            out[k:k + 3] = W[3:]
-            out[k + 3:k + 6] = W[:3]
+            W = Wh[:, i] * s["sgn"]
+            out[:, k:k + 3] = W[:, 3:]
+            out[:, k + 3:k + 6] = W[:, :3]
             k += 6
             for j, jq in s["drv"]:
                 # the hinge's total generalised load minus its own spring and damper
-                out[k] = tau[j] + T.hk[j] * (q[jq] - T.href[j]) + T.hc[j] * u[j]
+                out[:, k] = tau[:, j] + T.hk[j] * (q[:, jq] - T.href[j]) + T.hc[j] * u[:, j]
                 k += 1
         # energies
-        ek, eg, ee = self._energies(inst)
-        out[k:k + 5] = ek, eg, ee, eg + ee, ek + eg + ee
-        out[k + 5:k + 8] = 0.0 if flows is None else flows
-        out[k + 8] = 0.0
+        ek, eg, ee = self._energies(b)
+        out[:, k] = ek
+        out[:, k + 1] = eg
+        out[:, k + 2] = ee
+        out[:, k + 3] = eg + ee
+        out[:, k + 4] = ek + eg + ee
+        out[:, k + 5:k + 8] = 0.0 if flows is None else flows
+        out[:, k + 8] = 0.0
         return out
 
-    def _energies(self, inst):
+    def _energies(self, b):
+        """Kinetic, gravity and elastic energies (k,) of the stacked instants ``b``."""
         sys_ = self.system
         T, F = sys_.tree, sys_.forces
-        R, w = inst.R, inst.w
-        vc = inst.vh + _cross(w, inst.pc - inst.hp)
-        wb = np.einsum("nji,nj->ni", R, w)                 # body axes
-        Jw = np.einsum("nij,nj->ni", T.JCl, wb)
-        ek = 0.5 * float(np.sum(T.mass * np.sum(vc * vc, axis=1)) + np.sum(wb * Jw))
-        eg = -float(np.sum(T.mass * (inst.pc @ F.gravity)))
-        ee = 0.0
-        q = inst.q
+        R, w = b.R, b.w
+        vc = b.vh + _cross(w, b.pc - b.hp)
+        wb = np.einsum("knji,knj->kni", R, w)               # body axes
+        Jw = np.einsum("nij,knj->kni", T.JCl, wb)
+        ek = 0.5 * (np.sum(T.mass * np.sum(vc * vc, axis=2), axis=1)
+                    + np.sum(wb * Jw, axis=(1, 2)))
+        eg = -np.sum(T.mass * (b.pc @ F.gravity), axis=1)
+        ee = np.zeros(b.t.size)
+        q = b.q
         for i in self._springs:
             o, n, qo = T.uo[i], T.nu[i], T.qo[i]
             k = T.hk[o:o + n]
             code_type = sys_.model.hinge(sys_.hinges[i]).type
             if code_type in _QUAT_TYPES:
                 nt = 3 if code_type != "spherical" else 0
-                dq = q[qo:qo + nt] - T.href[o:o + nt]
-                ee += 0.5 * float(np.sum(k[:nt] * dq * dq))
-                Rrel = _quat_matrices(q[qo + nt:qo + nt + 4][None, :])[0]
-                phi = _rotvec(Rrel @ T.hRref[i].T)
-                ee += 0.5 * float(np.sum(k[nt:] * phi * phi))
+                dq = q[:, qo:qo + nt] - T.href[o:o + nt]
+                ee += 0.5 * np.sum(k[:nt] * dq * dq, axis=1)
+                Rrel = _quat_matrices(q[:, qo + nt:qo + nt + 4])
+                for r in range(b.t.size):
+                    phi = _rotvec(Rrel[r] @ T.hRref[i].T)
+                    ee[r] += 0.5 * float(np.sum(k[nt:] * phi * phi))
             else:
-                dq = q[qo:qo + n] - T.href[o:o + n]
-                ee += 0.5 * float(np.sum(k * dq * dq))
+                dq = q[:, qo:qo + n] - T.href[o:o + n]
+                ee += 0.5 * np.sum(k * dq * dq, axis=1)
 
-        def attach(b, Rl, pl):
-            if b < 0:
-                return Rl, pl
-            return R[b] @ Rl, inst.pb[b] + R[b] @ pl
+        def attach(body, Rl, pl):
+            if body < 0:
+                return np.broadcast_to(Rl, R.shape[:1] + (3, 3)), np.broadcast_to(pl, (R.shape[0], 3))
+            return R[:, body] @ Rl, b.pb[:, body] + R[:, body] @ pl
 
         for f in self._sd:
             _, pi_ = attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f])
             _, po = attach(F.sd_bo[f], F.sd_Ro[f], F.sd_po[f])
-            L = float(np.linalg.norm(pi_ - po))
+            L = np.linalg.norm(pi_ - po, axis=1)
             ee += 0.5 * F.sd_k[f] * (L - F.sd_L0[f]) ** 2
         zero = np.zeros(3)
         for f in self._rs:
             Ri, _ = attach(F.rs_bi[f], F.rs_Ri[f], zero)
             Ro, _ = attach(F.rs_bo[f], F.rs_Ro[f], zero)
-            phi = _rotvec(Ro.T @ Ri)
-            ee += 0.5 * F.rs_k[f] * float(phi @ phi)
+            for r in range(b.t.size):
+                phi = _rotvec(Ro[r].T @ Ri[r])
+                ee[r] += 0.5 * F.rs_k[f] * float(phi @ phi)
         return ek, eg, ee

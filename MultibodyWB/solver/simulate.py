@@ -54,6 +54,7 @@ import numpy as np
 from . import kernels as K
 from .model import INTEGRATORS, METHODS, ModelError, MultibodySystem, Problem
 from .results import Recorder, Results, fill_residual
+from .system import _sample
 
 ADAPTIVE = ("DOP853", "RK45", "Radau", "BDF", "LSODA")
 #: Wall time aimed at per rk4 chunk (s): how often progress and cancel are looked at.
@@ -193,11 +194,16 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     system = System(model)
     system.set_stabilisation(step)         # closed loops: tuned to the step (adaptive: the
     #                                        first; then the current one, see _run_adaptive)
+    monitor = None
     if system.cuts:
         from .assembly import assembled_state
-        from .constrained_run import ConstrainedRecorder, MstmmLoopView
-        rec = ConstrainedRecorder(system, MstmmLoopView(system))
+        from .constrained_run import LoopRecorder
+        from .partition import SingularityMonitor
+        rec = LoopRecorder(system)
         y0, report = assembled_state(system)
+        # the conditioning monitor measures the r-th eigenvalue, r the loops' rank at the start
+        system.work.loops.ref_rank[0] = system.instant(0.0, y0).loop_rank
+        monitor = SingularityMonitor()
     else:
         rec, report = Recorder(system), None
         y0 = system.initial_state()
@@ -206,10 +212,11 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     cancel = cancel or (lambda: False)
     if integrator == "rk4":
         times, states, data, info = _run_rk4(system, rec, y0, t_end, step, output_step,
-                                             progress, cancel)
+                                             progress, cancel, monitor)
     else:
         times, states, data, info = _run_adaptive(system, rec, y0, integrator, t_end, step,
-                                                  output_step, rtol, atol, progress, cancel)
+                                                  output_step, rtol, atol, progress, cancel,
+                                                  monitor)
     wall = _time.perf_counter() - wall0
     meta = dict(model=model.name, method=method, integrator=integrator, step=step,
                 output_step=output_step, end_time=t_end, wall_time=wall,
@@ -218,7 +225,8 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     if integrator != "rk4":
         meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
     if system.cuts:
-        meta.update(_loop_report(system, report, times, states))
+        monitor.finish()
+        meta.update(_loop_report(system, report, rec, monitor, times, states))
     return _with_start(Results(rec.names, data, meta, states), start_meta)
 
 
@@ -241,9 +249,11 @@ def _with_start(results, start_meta):
     return results
 
 
-def _loop_report(system, report, times, states) -> dict:
+def _loop_report(system, report, rec, monitor, times, states) -> dict:
     """What an mstmm run of a mechanism with closed loops met: the assembly, redundant
-    constraints, singular configurations (the loop constraints losing rank) and the closure."""
+    constraints, singular configurations (the loops losing rank, from the conditioning
+    monitor evaluated at every step: :class:`~.partition.SingularityMonitor`) and the closure
+    (``rec``: the run's :class:`~.constrained_run.LoopRecorder`)."""
     from .kinematics import mobility
     warnings, info = [], {}
     if report is not None:
@@ -253,12 +263,7 @@ def _loop_report(system, report, times, states) -> dict:
                             "were corrected (see meta['assembly'])")
         warnings += report.warnings
     m = system.tree.m_tot
-    ranks, gaps = [], []
-    for t, y in zip(times, states):
-        inst = system.instant(t, y)
-        ranks.append(inst.loop_rank)
-        gaps.append(float(np.abs(inst.phi).max()) if inst.phi.size else 0.0)
-    rank0 = ranks[0]
+    rank0 = rec.ranks[0]
     if rank0 < m:
         red = mobility(system.model, system.topology).redundant_constraints
         info["redundant_constraints"] = list(red)
@@ -266,15 +271,47 @@ def _loop_report(system, report, times, states) -> dict:
                         f"({', '.join(red)}): the motion is determinate, but the reactions of the "
                         "hinges in those loops are not unique; the minimum-norm cut-hinge loads "
                         "are given")
-    singular = [float(t) for t, r in zip(times, ranks) if r < rank0]
-    info["singular_configurations"] = [dict(kind="loop rank drop", time=t) for t in singular]
-    if singular:
-        warnings.append(f"singular configuration (the loop constraints lose rank) at t = "
-                        f"{', '.join(f'{t:.6g}' for t in singular[:5])} s"
-                        + (" ..." if len(singular) > 5 else ""))
-    info["loop_closure"] = dict(max_residual=max(gaps) if gaps else 0.0)
+    found = sorted(monitor.singularities, key=lambda s: s.time)
+    kinds = _singularity_kinds(system, found, times, states)
+    info["singular_configurations"] = [
+        dict(kind=k, time=s.time, start=s.start, end=s.end, ratio=s.ratio)
+        for s, k in zip(found, kinds)]
+    if found:
+        what = {"change point": "the loops lose rank (change point)",
+                "dead centre": "the drivers are at a dead centre (toggle position)"}
+        shown = "; ".join(f"t = {s.time:.6g} s: {what[k]}" for s, k in zip(found[:10], kinds))
+        warnings.append(f"{len(found)} singular configuration{'s' if len(found) > 1 else ''} "
+                        f"passed ({shown}{' ...' if len(found) > 10 else ''}); accelerations "
+                        "and reactions near them are ill-conditioned")
+    info["loop_closure"] = dict(max_residual=rec.max_gap)
     info["warnings"] = warnings
     return info
+
+
+def _singularity_kinds(system, found, times, states) -> list:
+    """``'change point'`` or ``'dead centre'`` for each singularity the mstmm monitor found.
+
+    The monitor sees the loops' constraint compliance with the driven coordinates held, which
+    loses rank at both. Without drivers it is a change point; with drivers the loop Jacobian
+    over all coordinates (:func:`.constrained.loop_constraints`) at the output state nearest
+    in time tells them apart: at a change point it loses rank too, at a dead centre it keeps
+    it.
+    """
+    if not system.drivers or not found:
+        return ["change point"] * len(found)
+    from .constrained import loop_constraints
+    out = []
+    for s in found:
+        j = int(np.argmin(np.abs(times - s.time)))
+        J = loop_constraints(system, float(times[j]), states[j]).scaled()[1]
+        sv = np.linalg.svd(J, compute_uv=False)
+        r = int(np.sum(sv > 1e-10 * sv[0])) if sv.size else 0
+        full = np.linalg.svd(loop_constraints(system, 0.0, states[0]).scaled()[1],
+                             compute_uv=False)
+        r0 = int(np.sum(full > 1e-10 * full[0])) if full.size else 0
+        ratio = sv[r0 - 1] / sv[0] if r0 and sv[0] > 0 else 0.0
+        out.append("change point" if r < r0 or ratio < 0.1 else "dead centre")
+    return out
 
 
 def _simulate_constrained(model, integrator, t_end, step, output_step, rtol, atol, progress,
@@ -316,6 +353,17 @@ class _Rows:
         self.states[self.n] = y
         self.data[self.n] = rec.row(t, y, flows=flows)
         self.n += 1
+
+    def add_many(self, rec, times, states, flows=None):
+        """Rows at many times at once (``rec.rows``: one compiled evaluation of them all)."""
+        k = len(times)
+        if k == 0:
+            return
+        n = self.n
+        self.times[n:n + k] = times
+        self.states[n:n + k] = states
+        self.data[n:n + k] = rec.rows(np.asarray(times, dtype=float), states, flows)
+        self.n += k
 
     def done(self, names):
         n = self.n
@@ -384,15 +432,7 @@ def _grids(system, k, h, n, fns, tail=None):
     return drv, mags
 
 
-def _sample(f, ts):
-    """A time function at many times (constants at once, others point by point)."""
-    c = f.value_if_constant()
-    if c is not None:
-        return np.full(ts.size, c)
-    return np.fromiter(map(f, ts.tolist()), dtype=float, count=ts.size)
-
-
-def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
+def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=None):
     r = int(round(output_step / h))                       # steps per output
     n_full = int(math.floor(t_end / h * (1.0 + 1e-12) + 1e-9))
     tail = t_end - n_full * h
@@ -413,6 +453,8 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
     chunk = min(r * max(1, 64 // r), MAX_CHUNK) if r <= MAX_CHUNK else MAX_CHUNK
     buf = np.empty((max(MAX_CHUNK // r, 1) + 1, system.ny))
     buf_flows = np.zeros((buf.shape[0], 3))
+    # the loops' conditioning at every step (singular positions between the output rows)
+    cond = np.empty(MAX_CHUNK if monitor is not None else 0)
     while k < n_full:
         if cancel():
             raise Cancelled("the run was cancelled")
@@ -426,13 +468,16 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
             n = min(chunk, n_full - k, r - k % r)
             every = n if (k + n) % r == 0 else n + 1
         drv, mags = _grids(system, k, h, n, fns)
-        written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows)
+        mon = cond[:n] if monitor is not None else cond
+        written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows, mon)
         if not np.all(np.isfinite(y)):
             raise SimulationError(f"the state is not finite after t = {(k + n) * h:g} s; "
                                   "try a smaller step")
+        if monitor is not None:
+            monitor.series((k + np.arange(n)) * h, mon)
         first = k // r + 1 if r <= MAX_CHUNK else (k + n) // r
-        for j in range(written):
-            rows.add(rec, (first + j) * r * h, buf[j], buf_flows[j])
+        rows.add_many(rec, (first + np.arange(written)) * r * h, buf[:written],
+                      buf_flows[:written])
         k += n
         if k == n_full and n_full % r and not tail:
             rows.add(rec, k * h, y, flows if flows.size else zero)   # the end, off the grid
@@ -447,7 +492,7 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel):
         if cancel():
             raise Cancelled("the run was cancelled")
         drv, mags = _grids(system, n_full, h, 1, fns, tail=tail)
-        K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows)
+        K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond[:0])
         rows.add(rec, t_end, y, flows if flows.size else zero)
     progress(1.0)
     times, states, data = rows.done(rec.names)
@@ -462,7 +507,7 @@ def _normalised(system, y):
 
 
 def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, atol,
-                  progress, cancel):
+                  progress, cancel, monitor=None):
     import scipy.integrate as si
     cls = getattr(si, integrator)
     times = output_times(t_end, output_step)
@@ -474,6 +519,15 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     solver = cls(system.derivative, 0.0, y0.copy(), t_end, rtol=rtol, atol=atol,
                  first_step=first)
     nxt, steps, last = 1, 0, 0.0
+    pending = []                  # rows waiting to be computed together (rec.rows)
+
+    def flush():
+        if pending:
+            ts, ys, fs = zip(*pending)
+            rows.add_many(rec, np.array(ts), np.array(ys), np.array(fs))
+            pending.clear()
+
+    svr = system.work.loops.svr
     while solver.status == "running":
         if cancel():
             raise Cancelled("the run was cancelled")
@@ -484,6 +538,9 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
         if system.cuts and solver.t > solver.t_old:
             # the loops' stabilisation follows the step the integrator takes, not the first step
             system.set_stabilisation(solver.t - solver.t_old)
+            if monitor is not None:         # the loops' conditioning at every step
+                system.derivative(solver.t, solver.y)
+                monitor.series([solver.t], [float(svr[0])])
         if work is not None or (nxt < times.size and times[nxt] <= solver.t):
             dense = solver.dense_output()
             a = solver.t_old
@@ -493,8 +550,10 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
                 if work is not None:
                     flows = work.add(dense, a, float(times[nxt]))
                     a = float(times[nxt])
-                rows.add(rec, float(times[nxt]), _normalised(system, y), flows)
+                pending.append((float(times[nxt]), _normalised(system, y), flows))
                 nxt += 1
+            if len(pending) >= 256:
+                flush()
             if work is not None:
                 work.add(dense, a, solver.t)
         frac = solver.t / t_end
@@ -503,6 +562,7 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
             last = frac
     if nxt < times.size:
         raise SimulationError(f"{integrator} stopped at t = {solver.t:g} s before the end")
+    flush()
     progress(1.0)
     t, states, data = rows.done(rec.names)
     info = dict(steps=steps, evaluations=int(solver.nfev))

@@ -55,11 +55,13 @@ Forces = namedtuple("Forces", "gravity pf_body pf_R pf_p pf_dir pf_frame pf_torq
                               "rs_bi rs_Ri rs_bo rs_Ro rs_k rs_c")
 Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA "
                           "U Dinv r0 ck nfree fidx FC TC paS kd kacc ytmp scratch loops")
+#: instants at k times stacked (:meth:`System.instants`, ``kernels.instants_into``)
+Stack = namedtuple("Stack", "q u udot tau R pb pc hp w vh x Wh Wext Wcut phi vres rank svr")
 #: small scratch arrays of the kernels: ``Work.scratch``
 Scratch = namedtuple("Scratch", "M Rrel dloc Sloc bias t6a t6b t6c t66b t66c")
 #: work arrays of the loop closure: ``Work.loops``
 LoopWork = namedtuple("LoopWork", "Ncol pcut vres phi ccut loadm Acon bcon lam dud dx dWh pB paB "
-                                  "rB Wcut loop_rank")
+                                  "rB Wcut loop_rank F xrel Veig ev evs svr ref_rank")
 
 
 def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
@@ -75,7 +77,8 @@ def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
     ny = nq + nu
     loops = LoopWork(z((m, 6)), z((nc, 3)), z(m), z(m), z((nc, 6)), z((n, 6)), z((m, m)), z(m),
                      z(m), z((m, nu)), z((m, n, 6)), z((m, n, 6)), z((n, 6)), z((n, 6)),
-                     z((n, 6)), z((nc, 6)), z(1, dtype=np.int64))
+                     z((n, 6)), z((nc, 6)), z(1, dtype=np.int64), z((4, 3, 3)), z((nc, 6)),
+                     z((m, m)), z(m), z(m), z(1), z(1, dtype=np.int64))
     return Work(z(nq), z(nu), z(nu), z((n, 3, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)),
                 z((n, 3)), z((n, 6, 6)), z((n, 6)), z((n, 3, 3)), z((n, 6)), z(nu), z(nu),
                 z((n, 6)), z((n, 6)), z((n, 6, 6)), z((n, 6)),
@@ -89,6 +92,14 @@ _ROT_TYPES = ("spherical", "free", "bushing")
 #: critically damped; small enough for RK4's stability (w h << 2.8), large enough to hold the
 #: loops closed to round-off.
 LOOP_STABILISATION = 0.05
+
+
+def _sample(f, ts) -> np.ndarray:
+    """A time function at many times (constants at once, others point by point)."""
+    c = f.value_if_constant()
+    if c is not None:
+        return np.full(ts.size, c)
+    return np.fromiter(map(f, ts.tolist()), dtype=float, count=ts.size)
 
 
 def bryant_to_quaternion(angles) -> np.ndarray:
@@ -476,6 +487,31 @@ class System:
                       T.hc, T.href, self.forces, c(kin.R), c(kin.pb), c(kin.pc), c(kin.hp),
                       c(kin.w), c(kin.vh), out)
         return out
+
+    def instants(self, times, states):
+        """:meth:`instant` at many times (k,) and states (k, ny) at once (one compiled call):
+        a :class:`~.results.Stacked` with the fields of :class:`Instant` stacked on a leading
+        axis k, and ``vres`` (k, m) (the loops' velocity residuals), ``rank`` and ``svr`` (k,)
+        (the loops' rank and conditioning monitor, see ``kernels.close_loops``)."""
+        from .results import Stacked
+        ts = np.ascontiguousarray(times, dtype=float).reshape(-1)
+        Y = np.ascontiguousarray(states, dtype=float).reshape(ts.size, -1)
+        k, n, T = ts.size, len(self.bodies), self.tree
+        drv = np.zeros((k, max(len(self.drivers), 1), 3))
+        for j, (f, f1, f2) in enumerate(self._drv_fns):
+            for c, g in enumerate((f, f1, f2)):
+                drv[:, j, c] = _sample(g, ts)
+        mags = np.zeros((k, max(len(self.magnitudes), 1)))
+        for j, f in enumerate(self.magnitudes):
+            mags[:, j] = _sample(f, ts)
+        z = np.zeros
+        m, nc = T.m_tot, len(self.cuts)
+        B = Stack(z((k, self.nq_tot)), z((k, self.nu_tot)), z((k, self.nu_tot)),
+                  z((k, self.nu_tot)), z((k, n, 3, 3)), z((k, n, 3)), z((k, n, 3)), z((k, n, 3)),
+                  z((k, n, 3)), z((k, n, 3)), z((k, n, 6)), z((k, n, 6)), z((k, n, 6)),
+                  z((k, nc, 6)), z((k, m)), z((k, m)), z(k, dtype=np.int64), z(k))
+        K.instants_into(Y, drv, mags, T, self.forces, self.work, z(Y.shape[1]), B)
+        return Stacked(t=ts, **B._asdict())
 
     def instant(self, t: float, y: np.ndarray) -> Instant:
         """Evaluate everything at (t, y) and return copies of the results."""
