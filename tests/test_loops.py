@@ -137,3 +137,57 @@ def test_adaptive_loop_runs_do_not_depend_on_the_first_step():
     np.testing.assert_allclose(a.column("Piston.z"), b.column("Piston.z"), atol=1e-8)
     for r in runs.values():
         assert r.meta["loop_closure"]["max_residual"] < 1e-8
+
+
+def _parallelogram(theta_deg):
+    """A parallelogram four-bar (ground = coupler 0.3 m, crank = rocker 0.1 m) without gravity,
+    the crank turning at pi rad/s from ``theta_deg``: it lies flat (a change point: the loop
+    loses rank) whenever the crank angle passes a multiple of pi, once a second."""
+    return build("four_bar", theta_deg=theta_deg, crank_rate=np.pi, gravity=(0.0, 0.0, 0.0),
+                 ground=0.3, crank=0.1, coupler=0.3, rocker=0.1)
+
+
+@pytest.mark.parametrize("theta_deg", [80.0, 90.0])
+def test_mstmm_reports_every_change_point_with_its_time(theta_deg):
+    """10 s of a parallelogram four-bar pass 10 change points; the mstmm run reports all 10,
+    each at its time (the crank turns uniformly: its angle reaches k pi at
+    t = (theta0 + k pi) / pi: a positive rate about the hinge axis y turns the crank from +z
+    toward +x), whether a passage falls on a step (90 degrees: t = 0.5, 1.5 ...) or between
+    steps and output rows (80 degrees: t = 0.4444, 1.4444 ...)."""
+    r = simulate(_parallelogram(theta_deg), method="mstmm", t_end=10.0, step=1e-3,
+                 output_step=1e-2)
+    found = r.meta["singular_configurations"]
+    expected = np.radians(theta_deg) / np.pi + np.arange(10)
+    assert len(found) == 10, found
+    times = np.array([s["time"] for s in found])
+    np.testing.assert_allclose(times, expected, atol=2e-3)
+    assert all(s["kind"] == "change point" for s in found)
+    assert any("10 singular configurations passed" in w for w in r.meta["warnings"])
+    # it stays on the parallelogram branch through them: uniform rotation, energy kept
+    np.testing.assert_allclose(r["CrankPivot.rz_rate"], np.pi, rtol=1e-6)
+    e = r["energy.total"]
+    assert np.abs(e - e[0]).max() < 1e-8 * e[0]
+
+
+def test_no_change_point_reported_for_a_crank_rocker():
+    """The ordinary four-bar (Grashof crank-rocker) never loses rank: nothing reported."""
+    r = simulate(build("four_bar", crank_rate=3.0), method="mstmm", t_end=2.0, step=1e-3,
+                 output_step=1e-2)
+    assert r.meta["singular_configurations"] == []
+
+
+def test_singularity_monitor_finds_a_v_between_samples():
+    """The monitor on a sampled ratio |t - t*| (a rank drop passed between two samples)
+    reports one passage at t*, and none for a smooth minimum that stays away from zero."""
+    from MultibodyWB.solver.partition import SingularityMonitor
+    t = np.arange(0.0, 1.0, 0.01)
+    mon = SingularityMonitor()
+    mon.series(t[:50], np.abs(t[:50] - 0.4237))
+    mon.series(t[50:], np.abs(t[50:] - 0.4237))
+    mon.finish()
+    assert len(mon.singularities) == 1
+    assert mon.singularities[0].time == pytest.approx(0.4237, abs=1e-9)
+    smooth = SingularityMonitor()
+    smooth.series(t, 0.05 + (t - 0.4237) ** 2)
+    smooth.finish()
+    assert smooth.singularities == []

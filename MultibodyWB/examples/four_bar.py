@@ -41,11 +41,14 @@ def assemble(theta: float, ground=GROUND_LINK, crank=CRANK, coupler=COUPLER, roc
     return O, A, B, D
 
 
-def build(theta_deg=60.0, crank_rate=0.0, gravity=(0.0, 0.0, -9.81)) -> MultibodySystem:
-    """The four-bar drawn at crank angle ``theta_deg`` with the crank turning at ``crank_rate``."""
+def build(theta_deg=60.0, crank_rate=0.0, gravity=(0.0, 0.0, -9.81), ground=GROUND_LINK,
+          crank=CRANK, coupler=COUPLER, rocker=ROCKER) -> MultibodySystem:
+    """The four-bar drawn at crank angle ``theta_deg`` with the crank turning at ``crank_rate``
+    (rad/s), link lengths in m (``ground = coupler`` and ``crank = rocker``: a parallelogram
+    linkage, which passes a change point whenever it lies flat)."""
     m = MultibodySystem("FourBar", gravity=gravity,
                         description="planar crank-rocker four-bar, four revolute hinges")
-    O, A, B, D = assemble(np.radians(theta_deg))
+    O, A, B, D = assemble(np.radians(theta_deg), ground, crank, coupler, rocker)
     crank, c1, c2 = add_link(m, "Crank", O, A, 0.02, 0.01)
     coupler, k1, k2 = add_link(m, "Coupler", A, B, 0.02, 0.01)
     rocker, r1, r2 = add_link(m, "Rocker", D, B, 0.02, 0.01)
