@@ -1382,47 +1382,109 @@ def load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, pB, paB, rB, 
 
 
 @njit(**_JIT)
-def symmetric_eigen(A, m, V, ev):
-    """Eigen-decomposition of the symmetric m x m matrix A (overwritten) by cyclic Jacobi
-    rotations: A = V diag(ev) V^T. No allocation; converges quadratically (a few sweeps for the
-    small constraint systems of closed loops)."""
+def psd_solve(A, m, rhs, x, G, M, pv, perm, z, w, tol):
+    """Minimum-norm least-squares solution ``x = A^+ rhs`` of a symmetric positive
+    semi-definite m x m system, by Cholesky factorisation with symmetric pivoting.
+
+    ``A[perm][:, perm] = G G^T`` with G (m x r) lower trapezoidal, r the rank: pivots below
+    ``tol`` (absolute) end the factorisation. Full rank: ``x`` by two triangular solves; else
+    ``x = G (G^T G)^-2 G^T rhs``. Returns r. Fills ``pv`` (m): the pivot chosen at each stage
+    (the largest remaining diagonal of the Schur complement; after the rank, the largest one
+    left, then 0), a measure of the conditioning: ``pv[k]`` goes to zero where A loses its
+    (k+1)-th rank. Scratch: G, M (m x m), ``perm`` (int, m), ``z``, ``w`` (m). No
+    allocation: O(m r^2).
+    """
     for i in range(m):
+        perm[i] = i
+        pv[i] = 0.0
         for j in range(m):
-            V[i, j] = 1.0 if i == j else 0.0
-    for sweep in range(60):
-        off = 0.0
-        diag = 0.0
-        for p in range(m):
-            diag += A[p, p] * A[p, p]
-            for q in range(p + 1, m):
-                off += A[p, q] * A[p, q]
-        if off <= 1e-36 * diag or off == 0.0:
+            G[i, j] = A[i, j]
+    r = 0
+    for k in range(m):
+        p = k
+        for j in range(k + 1, m):
+            if G[j, j] > G[p, p]:
+                p = j
+        pv[k] = max(G[p, p], 0.0)
+        if G[p, p] <= tol:
             break
-        for p in range(m - 1):
-            for q in range(p + 1, m):
-                apq = A[p, q]
-                if apq == 0.0:
-                    continue
-                theta = (A[q, q] - A[p, p]) / (2.0 * apq)
-                t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
-                if theta < 0.0:
-                    t = -t
-                c = 1.0 / np.sqrt(t * t + 1.0)
-                s = t * c
-                for k in range(m):
-                    akp, akq = A[k, p], A[k, q]
-                    A[k, p] = c * akp - s * akq
-                    A[k, q] = s * akp + c * akq
-                for k in range(m):
-                    apk, aqk = A[p, k], A[q, k]
-                    A[p, k] = c * apk - s * aqk
-                    A[q, k] = s * apk + c * aqk
-                for k in range(m):
-                    vkp, vkq = V[k, p], V[k, q]
-                    V[k, p] = c * vkp - s * vkq
-                    V[k, q] = s * vkp + c * vkq
+        if p != k:                          # symmetric swap of rows and columns k, p
+            for j in range(m):
+                t = G[k, j]
+                G[k, j] = G[p, j]
+                G[p, j] = t
+            for j in range(m):
+                t = G[j, k]
+                G[j, k] = G[j, p]
+                G[j, p] = t
+            ti = perm[k]
+            perm[k] = perm[p]
+            perm[p] = ti
+        d = np.sqrt(G[k, k])
+        G[k, k] = d
+        for i in range(k + 1, m):
+            G[i, k] /= d
+        for j in range(k + 1, m):            # the whole trailing block (kept symmetric:
+            gj = G[j, k]                     # the swaps read both triangles)
+            for i in range(k + 1, m):
+                G[i, j] -= G[i, k] * gj
+        r += 1
     for i in range(m):
-        ev[i] = A[i, i]
+        z[i] = rhs[perm[i]]
+    if r == m:
+        # G G^T y = z: forward, then backward substitution
+        for i in range(m):
+            s = z[i]
+            for j in range(i):
+                s -= G[i, j] * z[j]
+            z[i] = s / G[i, i]
+        for i in range(m - 1, -1, -1):
+            s = z[i]
+            for j in range(i + 1, m):
+                s -= G[j, i] * z[j]
+            z[i] = s / G[i, i]
+        for i in range(m):
+            x[perm[i]] = z[i]
+        return r
+    # rank deficient: w = G^T z (r), M = G^T G (r x r, SPD), M v = w twice, x = G v
+    for i in range(r):
+        t = 0.0
+        for j in range(i, m):
+            t += G[j, i] * z[j]
+        w[i] = t
+    for i in range(r):
+        for j in range(i, r):
+            t = 0.0
+            for k in range(j, m):
+                t += G[k, i] * G[k, j]
+            M[i, j] = t
+    for i in range(r):                       # M = U^T U, U upper, in M
+        t = M[i, i]
+        for k in range(i):
+            t -= M[k, i] * M[k, i]
+        M[i, i] = np.sqrt(max(t, 1e-300))
+        for j in range(i + 1, r):
+            t = M[i, j]
+            for k in range(i):
+                t -= M[k, i] * M[k, j]
+            M[i, j] = t / M[i, i]
+    for rep in range(2):
+        for i in range(r):                   # U^T y = w
+            t = w[i]
+            for k in range(i):
+                t -= M[k, i] * w[k]
+            w[i] = t / M[i, i]
+        for i in range(r - 1, -1, -1):       # U v = y
+            t = w[i]
+            for k in range(i + 1, r):
+                t -= M[i, k] * w[k]
+            w[i] = t / M[i, i]
+    for i in range(m):
+        t = 0.0
+        for j in range(min(i + 1, r)):
+            t += G[i, j] * w[j]
+        x[perm[i]] = t
+    return r
 
 
 @njit(**_JIT)
@@ -1434,15 +1496,16 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     are the tree's and the sweep's (see :func:`riccati`). Fills L.lam (m), L.Wcut (nc, 6)
     (wrench on each cut hinge's input body at its input marker origin), L.loop_rank[0] (rank of
     the constraint system), L.svr[0] (the conditioning monitor: the square root of the ratio of
-    the ``r``-th to the largest eigenvalue of the constraint compliance, ``r`` = L.ref_rank[0]
-    or, when that is 0, the rank; it goes through zero linearly where the loops lose rank) and
+    the ``r``-th to the first pivot of the constraint compliance's factorisation, ``r`` =
+    L.ref_rank[0] or, when that is 0, the rank; it goes through zero linearly where the loops
+    lose rank) and
     corrects udot, x, the drivers' loads in tau and Wh (every row if ``wrenches``, else the
     rows of hinges with a driven coordinate, as in :func:`riccati`).
 
     The constraint compliance A (m x m: the supplementary equations' response to unit
-    constraint loads) is symmetric; it is solved through its eigen-decomposition
-    (:func:`symmetric_eigen`), dropping eigenvalues below 1e-10 of the largest: redundant
-    constraints give the minimum-norm loads.
+    constraint loads) is symmetric positive semi-definite; it is solved by Cholesky
+    factorisation with symmetric pivoting (:func:`psd_solve`), pivots below 1e-10 of the
+    largest diagonal ending it: redundant constraints give the minimum-norm loads.
     """
     m = C.c_of_row.size
     if m == 0:
@@ -1504,43 +1567,21 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
                 A[r, j] = s
             row += C.c_m[k2]
     # minimum-norm solution of the symmetric system (redundant constraints: A singular)
-    V, ev, es = L.Veig, L.ev, L.evs
+    big = 0.0
     for r in range(m):
         for j in range(r, m):
-            s = 0.5 * (A[r, j] + A[j, r])
-            A[r, j] = s
-            A[j, r] = s
-    symmetric_eigen(A, m, V, ev)
-    big = 0.0
-    for i in range(m):
-        es[i] = abs(ev[i])
-        if es[i] > big:
-            big = es[i]
-    tol = big * 1e-10
-    rank = 0
+            t = 0.5 * (A[r, j] + A[j, r])
+            A[r, j] = t
+            A[j, r] = t
+        if A[r, r] > big:
+            big = A[r, r]
     lam = L.lam
-    for j in range(m):
-        lam[j] = 0.0
-    for i in range(m):
-        if es[i] > tol and es[i] > 0.0:
-            rank += 1
-            c = 0.0
-            for r in range(m):
-                c += V[r, i] * rhs[r]
-            c /= ev[i]
-            for j in range(m):
-                lam[j] += c * V[j, i]
+    pv = L.pv
+    rank = psd_solve(A, m, rhs, lam, L.Gch, L.Mch, pv, L.perm, L.zv, L.wv, 1e-10 * big)
     L.loop_rank[0] = rank
-    # conditioning monitor: the r-th largest |eigenvalue| (insertion sort, m is small)
-    for i in range(1, m):
-        v = es[i]
-        j = i - 1
-        while j >= 0 and es[j] < v:
-            es[j + 1] = es[j]
-            j -= 1
-        es[j + 1] = v
+    # conditioning monitor: the r-th pivot against the first (both variances: square root)
     r_ref = L.ref_rank[0] if L.ref_rank[0] > 0 else rank
-    L.svr[0] = np.sqrt(es[r_ref - 1] / big) if r_ref > 0 and big > 0.0 else 0.0
+    L.svr[0] = np.sqrt(pv[r_ref - 1] / pv[0]) if r_ref > 0 and pv[0] > 0.0 else 0.0
     dud, dx, dWh = L.dud, L.dx, L.dWh
     for j in range(m):
         lj = lam[j]
