@@ -290,6 +290,46 @@ def _attach(body, Rl, pl, R, pb, w, pc, vh, hp):
     return Rg, p, v, w[body].copy()
 
 
+@njit(**_INL)
+def _attach_point(body, P, f, R, pb, w, vh, hp):
+    """Attachment ``P[f]`` (local on ``body``; global on the ground, body -1): its global point,
+    the velocity of the body's material point there and the body's angular velocity, as a
+    9-tuple (no allocation)."""
+    if body < 0:
+        return P[f, 0], P[f, 1], P[f, 2], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    r = _mv(R, body, P[f, 0], P[f, 1], P[f, 2])
+    p0, p1, p2 = pb[body, 0] + r[0], pb[body, 1] + r[1], pb[body, 2] + r[2]
+    v = _cr(w[body, 0], w[body, 1], w[body, 2], p0 - hp[body, 0], p1 - hp[body, 1],
+            p2 - hp[body, 2])
+    return (p0, p1, p2, vh[body, 0] + v[0], vh[body, 1] + v[1], vh[body, 2] + v[2],
+            w[body, 0], w[body, 1], w[body, 2])
+
+
+@njit(**_INL)
+def _direction(body, Rl, f, d0, d1, d2, R):
+    """The direction (d0, d1, d2) given in the axes of marker ``Rl[f]`` on ``body``, in global
+    axes."""
+    d = _mv(Rl, f, d0, d1, d2)
+    if body < 0:
+        return d
+    return _mv(R, body, d[0], d[1], d[2])
+
+
+@njit(**_INL)
+def _add_wrench3(body, f0, f1, f2, t0, t1, t2, p0, p1, p2, FC, TC, pc):
+    """Add force (f0, f1, f2) at point (p0, p1, p2) and torque (t0, t1, t2) to a body's totals
+    about its mass centre (nothing for the ground)."""
+    if body < 0:
+        return
+    tr = _cr(p0 - pc[body, 0], p1 - pc[body, 1], p2 - pc[body, 2], f0, f1, f2)
+    FC[body, 0] += f0
+    FC[body, 1] += f1
+    FC[body, 2] += f2
+    TC[body, 0] += t0 + tr[0]
+    TC[body, 1] += t1 + tr[1]
+    TC[body, 2] += t2 + tr[2]
+
+
 @njit(**_JIT)
 def _add_wrench(body, F, T, p, FC, TC, pc):
     """Add force F at point p and torque T to a body's totals about its mass centre."""
@@ -736,35 +776,35 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
         for a in range(3):
             FC[i, a] = mass[i] * g[a]
             TC[i, a] = 0.0
-    zero = np.zeros(3)
     for f in range(F.pf_body.size):
         b = F.pf_body[f]
         if b < 0:
             continue
-        Rg, p, v, wb = _attach(b, F.pf_R[f], F.pf_p[f], R, pb, w, pc, vh, hp)
-        dirn = F.pf_dir[f].copy()
+        p0, p1, p2, _, _, _, _, _, _ = _attach_point(b, F.pf_p, f, R, pb, w, vh, hp)
+        d0, d1, d2 = F.pf_dir[f, 0], F.pf_dir[f, 1], F.pf_dir[f, 2]
         if F.pf_frame[f] == 1:
-            dirn = Rg @ dirn
+            d0, d1, d2 = _direction(b, F.pf_R, f, d0, d1, d2, R)
         mag = mags[F.pf_mag[f]] if F.pf_mag[f] >= 0 else 0.0
-        vec = mag * dirn
         if F.pf_torque[f]:
-            _add_wrench(b, zero, vec, p, FC, TC, pc)
+            _add_wrench3(b, 0.0, 0.0, 0.0, mag * d0, mag * d1, mag * d2, p0, p1, p2, FC, TC, pc)
         else:
-            _add_wrench(b, vec, zero, p, FC, TC, pc)
+            _add_wrench3(b, mag * d0, mag * d1, mag * d2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
     for f in range(F.sd_bi.size):
-        Ri, pi_, vi, wi = _attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f], R, pb, w, pc, vh, hp)
-        Ro, po, vo, wo = _attach(F.sd_bo[f], F.sd_Ro[f], F.sd_po[f], R, pb, w, pc, vh, hp)
-        dv = pi_ - po
-        L = np.sqrt(dv[0] ** 2 + dv[1] ** 2 + dv[2] ** 2)
+        bi, bo = F.sd_bi[f], F.sd_bo[f]
+        pi0, pi1, pi2, vi0, vi1, vi2, _, _, _ = _attach_point(bi, F.sd_pi, f, R, pb, w, vh, hp)
+        po0, po1, po2, vo0, vo1, vo2, _, _, _ = _attach_point(bo, F.sd_po, f, R, pb, w, vh, hp)
+        e0, e1, e2 = pi0 - po0, pi1 - po1, pi2 - po2
+        L = np.sqrt(e0 ** 2 + e1 ** 2 + e2 ** 2)
         if L < 1e-12:
             continue
-        e = dv / L
-        Ld = (vi[0] - vo[0]) * e[0] + (vi[1] - vo[1]) * e[1] + (vi[2] - vo[2]) * e[2]
+        e0, e1, e2 = e0 / L, e1 / L, e2 / L
+        Ld = (vi0 - vo0) * e0 + (vi1 - vo1) * e1 + (vi2 - vo2) * e2
         Tn = F.sd_k[f] * (L - F.sd_L0[f]) + F.sd_c[f] * Ld
         if F.sd_mag[f] >= 0:
             Tn += mags[F.sd_mag[f]]
-        _add_wrench(F.sd_bi[f], -Tn * e, zero, pi_, FC, TC, pc)
-        _add_wrench(F.sd_bo[f], Tn * e, zero, po, FC, TC, pc)
+        _add_wrench3(bi, -Tn * e0, -Tn * e1, -Tn * e2, 0.0, 0.0, 0.0, pi0, pi1, pi2, FC, TC, pc)
+        _add_wrench3(bo, Tn * e0, Tn * e1, Tn * e2, 0.0, 0.0, 0.0, po0, po1, po2, FC, TC, pc)
+    zero = np.zeros(3)
     for f in range(F.rs_bi.size):
         Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
         Ro, po, vo, wo = _attach(F.rs_bo[f], F.rs_Ro[f], zero, R, pb, w, pc, vh, hp)
@@ -921,27 +961,27 @@ def force_power(mags, F, R, pb, pc, hp, w, vh, out):
         b = F.pf_body[f]
         if b < 0 or F.pf_mag[f] < 0:
             continue
-        Rg, p, v, wb = _attach(b, F.pf_R[f], F.pf_p[f], R, pb, w, pc, vh, hp)
+        _, _, _, v0, v1, v2, w0, w1, w2 = _attach_point(b, F.pf_p, f, R, pb, w, vh, hp)
         d0, d1, d2 = F.pf_dir[f, 0], F.pf_dir[f, 1], F.pf_dir[f, 2]
         if F.pf_frame[f] == 1:
-            d0, d1, d2 = (Rg[0, 0] * d0 + Rg[0, 1] * d1 + Rg[0, 2] * d2,
-                          Rg[1, 0] * d0 + Rg[1, 1] * d1 + Rg[1, 2] * d2,
-                          Rg[2, 0] * d0 + Rg[2, 1] * d1 + Rg[2, 2] * d2)
+            d0, d1, d2 = _direction(b, F.pf_R, f, d0, d1, d2, R)
         mag = mags[F.pf_mag[f]]
         if F.pf_torque[f]:
-            pf += mag * (d0 * wb[0] + d1 * wb[1] + d2 * wb[2])
+            pf += mag * (d0 * w0 + d1 * w1 + d2 * w2)
         else:
-            pf += mag * (d0 * v[0] + d1 * v[1] + d2 * v[2])
+            pf += mag * (d0 * v0 + d1 * v1 + d2 * v2)
     for f in range(F.sd_bi.size):
         if F.sd_c[f] == 0.0 and F.sd_mag[f] < 0:
             continue
-        Ri, pi_, vi, wi = _attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f], R, pb, w, pc, vh, hp)
-        Ro, po, vo, wo = _attach(F.sd_bo[f], F.sd_Ro[f], F.sd_po[f], R, pb, w, pc, vh, hp)
-        d0, d1, d2 = pi_[0] - po[0], pi_[1] - po[1], pi_[2] - po[2]
+        pi0, pi1, pi2, vi0, vi1, vi2, _, _, _ = _attach_point(F.sd_bi[f], F.sd_pi, f, R, pb, w,
+                                                              vh, hp)
+        po0, po1, po2, vo0, vo1, vo2, _, _, _ = _attach_point(F.sd_bo[f], F.sd_po, f, R, pb, w,
+                                                              vh, hp)
+        d0, d1, d2 = pi0 - po0, pi1 - po1, pi2 - po2
         L = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
         if L < 1e-12:
             continue                  # as in applied_loads: no load without a direction
-        Ld = ((vi[0] - vo[0]) * d0 + (vi[1] - vo[1]) * d1 + (vi[2] - vo[2]) * d2) / L
+        Ld = ((vi0 - vo0) * d0 + (vi1 - vo1) * d1 + (vi2 - vo2) * d2) / L
         pdis += F.sd_c[f] * Ld * Ld
         if F.sd_mag[f] >= 0:
             pf -= mags[F.sd_mag[f]] * Ld
