@@ -473,7 +473,17 @@ class MultibodySystem:
         return g
 
     def _next_id(self) -> int:
-        return max([b.id for b in self.bodies] + [h.id for h in self.hinges], default=0) + 1
+        """One more than the largest body or hinge ID; O(1) per element added at the ends."""
+        cache = self.__dict__.setdefault("_lookup", {})
+        seen = cache.get("ids")
+        lists = (self.bodies, self.hinges)
+        if seen is None or any(a is not b or n > len(a) for a, b, n in zip(lists, seen[0], seen[1])):
+            seen = (lists, (0, 0), 0)
+        top = seen[2]
+        for items, n in zip(lists, seen[1]):
+            top = max([top] + [x.id for x in items[n:]])
+        cache["ids"] = (lists, tuple(len(x) for x in lists), top)
+        return top + 1
 
     def add_body(self, name, mass, inertia, mass_center=(0, 0, 0), position=(0, 0, 0),
                  orientation=(0, 0, 0), density=None, label="", **kw) -> RigidBody:
@@ -497,29 +507,46 @@ class MultibodySystem:
         return f
 
     # -- look-up ------------------------------------------------------------------------------
+    def _index(self, attr: str, name: str):
+        """The first element of the list ``attr`` called ``name``, or None, through a name index.
+
+        The index is rebuilt when the list was replaced or changed length, or when an entry it
+        gives no longer holds (an element renamed or moved); a name it does not know is looked for
+        once more in a fresh index (a miss costs O(n): they are rare, e.g. a dangling reference).
+        Look-ups cost O(1) on a model that does not change, so that checking a model of n bodies
+        is linear in n.
+        """
+        items = getattr(self, attr)
+        cache = self.__dict__.setdefault("_lookup", {})
+        entry = cache.get(attr)
+        for fresh in (False, True):
+            if fresh or entry is None or entry[0] is not items or entry[1] != len(items):
+                index = {}
+                for i, x in enumerate(items):
+                    index.setdefault(x.name, i)
+                entry = cache[attr] = (items, len(items), index)
+                fresh = True
+            i = entry[2].get(name)
+            if i is not None and i < len(items) and items[i].name == name:
+                return items[i]
+            if fresh:
+                return None
+        return None  # pragma: no cover
+
     def part(self, name: str):
         """The ground or body called ``name``, or None."""
         for p in self.grounds:
             if p.name == name:
                 return p
-        for b in self.bodies:
-            if b.name == name:
-                return b
-        return None
+        return self._index("bodies", name)
 
     def body(self, name: str) -> Optional[RigidBody]:
         """The rigid body called ``name``, or None."""
-        for b in self.bodies:
-            if b.name == name:
-                return b
-        return None
+        return self._index("bodies", name)
 
     def hinge(self, name: str) -> Optional[Hinge]:
         """The hinge called ``name``, or None."""
-        for h in self.hinges:
-            if h.name == name:
-                return h
-        return None
+        return self._index("hinges", name)
 
     def is_ground(self, name: str) -> bool:
         """True when ``name`` is a ground."""

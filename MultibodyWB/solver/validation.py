@@ -14,10 +14,18 @@ import numpy as np
 from .model import (FORCE_TYPES, HINGE_TYPES, INTEGRATORS, METHODS, Hinge, MultibodySystem,
                     Problem)
 from .rotations import inertia_vector_to_tensor, parallel_axis
-from .timefunction import ExpressionError, parse
+from .timefunction import EvaluationError, ExpressionError, parse, shorten
 
 #: Relative tolerance for the inertia checks (round-off of CAD mass properties).
 INERTIA_RTOL = 1e-9
+#: Largest distance from the origin of a position (m): beyond it the millimetres of a mechanism
+#: are lost in the rounding of the coordinates (and squares of lengths overflow near 1e154).
+MAX_POSITION = 1e6
+#: Largest Bryant angle (rad): beyond it the angle's sine has lost its precision.
+MAX_ANGLE = 1e6
+#: Times at which the expressions are evaluated by the check (besides t = 0): evenly spaced
+#: over (0, EndTime], so that one that cannot be evaluated is reported before a run.
+EXPRESSION_SAMPLES = 32
 
 _HINGE_VECTOR_FIELDS = {
     "initial_coordinates": ("InitialCoordinates", "initial"),
@@ -58,8 +66,12 @@ def check_inertia(mass: float, ji, mass_center) -> list[str]:
     must satisfy the triangle inequality (each at most the sum of the other two).
     """
     J_O = inertia_vector_to_tensor(ji)
-    J_C = parallel_axis(J_O, -mass, mass_center)
-    scale = max(np.trace(J_O), np.abs(J_O).max(), 1e-300)
+    with np.errstate(all="ignore"):
+        J_C = parallel_axis(J_O, -mass, mass_center)
+        scale = max(np.trace(J_O), np.abs(J_O).max(), 1e-300)
+    if not (np.all(np.isfinite(J_C)) and np.isfinite(scale)):
+        return ["the inertia about the mass centre is not a finite number (the mass, the mass "
+                "centre or JI is too large)"]
     moments = np.linalg.eigvalsh(0.5 * (J_C + J_C.T))
     out = []
     if moments[0] <= INERTIA_RTOL * scale:
@@ -78,6 +90,8 @@ def validate(model: MultibodySystem) -> list[Problem]:
     c = _Collector()
     _check_grounds(model, c)
     _check_names(model, c)
+    for ground in model.grounds:
+        _check_part_frames(ground, c)
     for body in model.bodies:
         _check_body(body, c)
     for hinge in model.hinges:
@@ -86,6 +100,7 @@ def validate(model: MultibodySystem) -> list[Problem]:
         _check_force(model, force, c)
     _check_connectivity(model, c)
     _check_simulation(model, c)
+    _check_columns(model, c)
     if not _finite(model.gravity, 3):
         c.add("MultibodySystem", "Gravity", "needs three finite numbers (m/s^2)")
     return c.problems
@@ -130,20 +145,39 @@ def _check_names(model, c):
                                   "bodies and hinges are numbered in one sequence")
 
 
+def _position_problem(v) -> str | None:
+    """What is wrong with a position vector (m), or None."""
+    if not _finite(v, 3):
+        return "needs three finite numbers (m)"
+    if np.max(np.abs(np.asarray(v, dtype=float))) > MAX_POSITION:
+        return f"lies more than {MAX_POSITION:g} m from the origin; check the units"
+    return None
+
+
+def _angles_problem(v) -> str | None:
+    """What is wrong with Bryant angles (rad), or None."""
+    if not _finite(v, 3):
+        return "needs three finite numbers (rad)"
+    if np.max(np.abs(np.asarray(v, dtype=float))) > MAX_ANGLE:
+        return f"has an angle beyond {MAX_ANGLE:g} rad (its sine has no precision left)"
+    return None
+
+
 def _check_part_frames(part, c):
-    if not _finite(part.position, 3):
-        c.add(part, "AbsolutePosition", "needs three finite numbers (m)")
-    if not _finite(part.orientation, 3):
-        c.add(part, "AbsoluteOrientation", "needs three finite numbers (rad)")
+    for field, problem in (("AbsolutePosition", _position_problem(part.position)),
+                           ("AbsoluteOrientation", _angles_problem(part.orientation))):
+        if problem:
+            c.add(part, field, problem)
     seen = set()
     for m in part.markers:
         if m.id in seen:
             c.add(part, "Marker", f"marker ID {m.id} is used twice on this part")
         seen.add(m.id)
-        if not _finite(m.frame.position, 3):
-            c.add(part, f"Marker {m.id} Position", "needs three finite numbers (m)")
-        if not _finite(m.frame.orientation, 3):
-            c.add(part, f"Marker {m.id} Orientation", "needs three finite numbers (rad)")
+        for field, problem in ((f"Marker {m.id} Position", _position_problem(m.frame.position)),
+                               (f"Marker {m.id} Orientation",
+                                _angles_problem(m.frame.orientation))):
+            if problem:
+                c.add(part, field, problem)
 
 
 def _check_body(body, c):
@@ -153,12 +187,16 @@ def _check_body(body, c):
         c.add(body, "Mass", f"{body.mass!r} kg; the mass must be positive")
     if body.density is not None and not (np.isfinite(body.density) and body.density > 0):
         c.add(body, "Density", f"{body.density!r} kg/m^3; the density must be positive")
-    if not _finite(body.mass_center.position, 3):
-        c.add(body, "MassCenter", "needs three finite numbers (m)")
+    problem = _position_problem(body.mass_center.position)
+    if problem:
+        c.add(body, "MassCenter", problem)
+    problem = _angles_problem(body.mass_center.orientation)
+    if problem:
+        c.add(body, "MassCenter Orientation", problem)
     ji_ok = _finite(body.inertia, 6)
     if not ji_ok:
         c.add(body, "JI", "needs six finite numbers: Ixx, Iyy, Izz, Ixy, Ixz, Iyz (kg m^2)")
-    if mass_ok and ji_ok and _finite(body.mass_center.position, 3):
+    if mass_ok and ji_ok and _position_problem(body.mass_center.position) is None:
         for msg in check_inertia(body.mass, body.inertia, body.mass_center.position):
             c.add(body, "JI", msg)
     for name, xml in (("initial_velocity", "InitialVelocity"),
@@ -228,10 +266,7 @@ def _check_hinge(model, h: Hinge, c):
             c.add(h, field, f"coordinate '{coordinate}' has a driver or motor already")
         seen.add(coordinate)
         if field == "Driver":
-            try:
-                parse(actuator.expression)
-            except ExpressionError as exc:
-                c.add(h, field, f"'{actuator.expression}': {exc}")
+            _check_expression(model, h, field, actuator.expression, 2, c)
             continue
         if not np.isfinite(actuator.speed):
             c.add(h, field, f"the speed of coordinate '{coordinate}' must be a finite number")
@@ -280,16 +315,57 @@ def _check_force(model, f, c):
         if "magnitude" not in kind.fields:
             c.add(f, "Magnitude", f"a {kind.name} takes no Magnitude")
         else:
-            try:
-                parse(f.magnitude)
-            except ExpressionError as exc:
-                c.add(f, "Magnitude", f"'{f.magnitude}': {exc}")
+            _check_expression(model, f, "Magnitude", f.magnitude, 0, c)
     for attr, xml in (("stiffness", "Stiffness"), ("damping", "Damping")):
         v = getattr(f, attr)
         if not np.isfinite(v) or v < 0:
             c.add(f, xml, f"{v!r}; must be a finite number, not negative")
     if f.free_length is not None and not (np.isfinite(f.free_length) and f.free_length >= 0):
         c.add(f, "FreeLength", f"{f.free_length!r} m; must not be negative")
+
+
+def _check_expression(model, obj, field, text, order, c) -> None:
+    """Parse a function of time and its derivatives up to ``order`` (a driver's velocity and
+    acceleration) and evaluate them at t = 0 and at :data:`EXPRESSION_SAMPLES` times up to the
+    end time: what a run would fail on is said here."""
+    try:
+        f = parse(text, element_name(obj), field)
+        fs = [f.derivative(k) for k in range(order + 1)]
+    except ExpressionError as exc:
+        c.add(obj, field, f"'{shorten(text)}': {exc}")
+        return
+    end = model.simulation.end_time
+    times = [0.0]
+    if isinstance(end, (int, float)) and np.isfinite(end) and end > 0:
+        times += [float(x) for x in np.linspace(0.0, end, EXPRESSION_SAMPLES + 1)[1:]]
+    for g in fs:
+        try:
+            for t in (times[:1] if g.is_constant else times):
+                g(t)
+        except EvaluationError as exc:
+            c.problems.extend(exc.problems)
+            return
+
+
+def _check_columns(model, c):
+    """Elements whose result columns would share names (``<prefix>.<quantity>``): a hinge
+    called like a body is written ``hinge:<name>``, which a body may be called too."""
+    from .results import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    closure = {"closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate"}
+    taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS))}
+    bodies = {b.name for b in model.bodies}
+    owners = [(b, b.name, set(BODY_COLUMNS)) for b in model.bodies]
+    for h in model.hinges:
+        if h.type in HINGE_TYPES:
+            q = set(hinge_quantities(h.type, [d.coordinate for d in h.drivers])) | closure
+            owners.append((h, f"hinge:{h.name}" if h.name in bodies else h.name, q))
+    for obj, prefix, qties in owners:
+        other = taken.get(prefix)
+        if other is None:
+            taken[prefix] = (element_name(obj), qties)
+        elif other[0] != element_name(obj) and other[1] & qties:
+            c.add(obj, "Name", f"its result columns '{shorten(prefix, 40)}.*' would have the "
+                               f"names of those of {other[0]}; rename one of them")
 
 
 def _check_connectivity(model, c):
