@@ -172,8 +172,16 @@ class Frame:
 
     @property
     def rotation(self) -> np.ndarray:
-        """Rotation matrix (3, 3): parent components = rotation @ local components."""
-        return bryant_to_matrix(self.orientation)
+        """Rotation matrix (3, 3): parent components = rotation @ local components.
+
+        Computed once per orientation (a fresh copy each time: the caller may change it).
+        """
+        key = np.asarray(self.orientation, dtype=float).tobytes()
+        cached = self.__dict__.get("_rotation")
+        if cached is None or cached[0] != key:
+            cached = (key, bryant_to_matrix(self.orientation))
+            self.__dict__["_rotation"] = cached
+        return cached[1].copy()
 
     def to_parent(self, p_local) -> np.ndarray:
         """A point given in this frame, in the parent frame (m)."""

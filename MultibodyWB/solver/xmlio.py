@@ -462,6 +462,7 @@ def _listing(names) -> str:
 
 def _value_message(value, type_name, info: _SchemaInfo) -> str:
     phrase = _TYPE_PHRASES.get(type_name, f"a valid {type_name}")
+    value = _echo(str(value), 60)
     if type_name in info.enumerations and info.enumerations[type_name]:
         return f"'{value}' is not {phrase}; use one of {', '.join(info.enumerations[type_name])}"
     return f"'{value}' is not {phrase}"
@@ -578,6 +579,8 @@ def _value_problems(root, info: _SchemaInfo) -> list[Problem]:
             if type_name in _NUMERIC_TYPES and el.get(attr):
                 values.append((attr, type_name, el.get(attr)))
         for attr, type_name, text in values:
+            if len(text) < 300 and "e" not in text and "E" not in text:
+                continue                # no exponent, no 309 digits: finite if a number
             bad = [w.strip() for w in text.split(",") if not _finite_word(w, type_name)]
             if bad:
                 element, path = _where(el, attr)
