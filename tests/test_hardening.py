@@ -306,7 +306,8 @@ def test_duplicate_marker_id_on_the_ground(tmp_path):
 # --------------------------------------------------------------------------------------------------
 
 def test_namespaced_root_is_a_problem(tmp_path):
-    text = double_pendulum_text().replace("<MultibodySystem ", '<m:MultibodySystem xmlns:m="urn:x" ')
+    text = double_pendulum_text().replace("<MultibodySystem ",
+                                          '<m:MultibodySystem xmlns:m="urn:x" ')
     text = text.replace("</MultibodySystem>", "</m:MultibodySystem>")
     code, out = check_text(tmp_path, text)
     assert code == 2
@@ -444,3 +445,35 @@ def test_long_bad_value_is_not_echoed_whole(tmp_path):
 def test_problem_str_is_unchanged():
     assert str(Problem("Hinge 'J1'", "Driver", "m", 3)) == "Hinge 'J1' (line 3), field Driver: m"
     assert math.isfinite(parse("1e308").value_if_constant())
+
+
+# --------------------------------------------------------------------------------------------------
+# run: an expression that fails between the times check samples
+# --------------------------------------------------------------------------------------------------
+
+#: Outside asin's domain only for 0.0009 < t < 0.0011 s: check (samples every 2.5 ms) passes.
+NARROW = "314.1592653589793*t + 0.001*asin(1.0001 - abs(t - 0.001)) - 0.001*asin(0.9991)"
+
+
+@pytest.mark.parametrize("method", ["mstmm", "newton-euler", "constrained"])
+def test_run_names_the_expression_and_the_time_it_failed(tmp_path, method):
+    path = tmp_path / "narrow.mbs.xml"
+    path.write_text(with_driver(NARROW))
+    assert check_file(path)[0] in (0, 2)       # valid, or only the start is corrected
+    out = io.StringIO()
+    code = cli.main(["run", str(path), "--t-end", "0.002", "--accept-corrections",
+                     "--method", method], out=out)
+    assert code == 2, out.getvalue()
+    (line,) = problem_lines(out.getvalue())
+    assert f"'{NARROW}" in line or f"of '{NARROW}'" in line
+    t = float(re.search(r"t = ([0-9.e-]+) s", line).group(1))
+    assert 0.0009 <= t <= 0.0011
+
+
+def test_compiled_form_raises_instead_of_returning_nan():
+    f = parse("log(t)").numba()
+    assert f(1.0) == 0.0
+    with pytest.raises(ArithmeticError):
+        f(-1.0)
+    with pytest.raises(ArithmeticError):
+        parse("exp(t)").numba()(1000.0)

@@ -481,17 +481,7 @@ class MultibodySystem:
         return g
 
     def _next_id(self) -> int:
-        """One more than the largest body or hinge ID; O(1) per element added at the ends."""
-        cache = self.__dict__.setdefault("_lookup", {})
-        seen = cache.get("ids")
-        lists = (self.bodies, self.hinges)
-        if seen is None or any(a is not b or n > len(a) for a, b, n in zip(lists, seen[0], seen[1])):
-            seen = (lists, (0, 0), 0)
-        top = seen[2]
-        for items, n in zip(lists, seen[1]):
-            top = max([top] + [x.id for x in items[n:]])
-        cache["ids"] = (lists, tuple(len(x) for x in lists), top)
-        return top + 1
+        return max([b.id for b in self.bodies] + [h.id for h in self.hinges], default=0) + 1
 
     def add_body(self, name, mass, inertia, mass_center=(0, 0, 0), position=(0, 0, 0),
                  orientation=(0, 0, 0), density=None, label="", **kw) -> RigidBody:

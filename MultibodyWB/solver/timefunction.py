@@ -39,8 +39,9 @@ ifpos ramp %`` and the ends of the steps) get their derivative almost everywhere
 
 :meth:`TimeFunction.numba` compiles the expression to an ``@numba.njit`` function ``f(t) -> float``
 (signature ``float64(float64)``) that other njit code can call (pass it as an argument or close over
-it). Numeric domain errors differ there: compiled code returns ``nan`` (``log(-1)``, a negative
-number to a fractional power) or raises ZeroDivisionError.
+it). Errors differ there: compiled code raises ZeroDivisionError, or ArithmeticError for a value
+that is not finite (``log(-1)``, a negative number to a fractional power, an overflow), without
+saying where; call the Python form at that time for the message.
 
 Limits and errors
 -----------------
@@ -217,6 +218,7 @@ class EvaluationError(ModelError):
     def __init__(self, text, t, reason, where=None, order=0):
         self.text, self.t, self.reason, self.order = text, t, reason, order
         element, field_, source = where if where else ("Expression", "Text", text)
+        self.element, self.field = element, field_
         what = f"'{shorten(source)}'"
         if order:
             what = (f"the {_ORDINAL.get(order, f'{order}th')} derivative of {what} "
@@ -230,8 +232,8 @@ def _reason(exc) -> str:
         return "division by zero"
     if isinstance(exc, OverflowError):
         return "overflow: the value is too large for a float (about 1.8e308)"
-    return ("a value outside a function's domain (log or sqrt of a negative number, asin or "
-            "acos beyond 1, a negative number to a fractional power, 0 to a negative power)")
+    return ("outside a function's domain (e.g. log(-1), sqrt(-1), acos(2), (-1)**0.5, "
+            "0**-1)")
 
 
 def _depth(node: ast.AST) -> int:
@@ -889,13 +891,15 @@ def _numba_compile(sources: tuple[str, ...], as_tuple: bool = False):
     import numba
     from numba import types
     namespace = dict(_numba_namespace())
+    lines = [f"    v{k} = float({s})\n    if not math.isfinite(v{k}):\n"
+             f"        raise ArithmeticError('not finite')\n" for k, s in enumerate(sources)]
     if not as_tuple:
-        body, sig = f"float({sources[0]})", types.float64(types.float64)
+        body, sig = "v0", types.float64(types.float64)
     else:
-        body = "(" + "".join(f"float({s}), " for s in sources) + ")"
+        body = "(" + "".join(f"v{k}, " for k in range(len(sources))) + ")"
         sig = types.UniTuple(types.float64, len(sources))(types.float64)
-    exec(compile(f"def _time_function(t):\n    return {body}\n", "<time function>", "exec"),
-         namespace)
+    exec(compile(f"def _time_function(t):\n{''.join(lines)}    return {body}\n",
+                 "<time function>", "exec"), namespace)
     return numba.njit(sig, cache=False)(namespace["_time_function"])
 
 
@@ -955,7 +959,7 @@ class TimeFunction:
         return v
 
     def _error(self, t, reason) -> EvaluationError:
-        where = (*self.where, self._source) if self.where else None
+        where = (*(self.where or ("Expression", "Text")), self._source or self.text)
         return EvaluationError(self.text, float(t), reason, where, self._order)
 
     def __reduce__(self):
