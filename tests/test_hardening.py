@@ -477,3 +477,24 @@ def test_compiled_form_raises_instead_of_returning_nan():
         f(-1.0)
     with pytest.raises(ArithmeticError):
         parse("exp(t)").numba()(1000.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Settings that would exhaust memory or overflow (MemoryError, OverflowError in the run)
+# --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("end, step, output, field, words", [
+    (1e6, 1e-9, 1e-2, "Step", ("1e+15 steps",)),
+    (1e9, 1e-3, 1e-3, "OutputStep", ("1e+12 output rows", "GB of results")),
+    (1.0, 5e-324, 1e-2, "Step", ("inf steps",)),
+    (1e308, 1e-3, 1e-2, "OutputStep", ("inf output rows",)),
+], ids=["EndTime 1e6, Step 1e-9", "EndTime 1e9, OutputStep 1e-3", "Step 5e-324",
+        "EndTime 1e308"])
+def test_run_sizes_are_refused_by_check(tmp_path, end, step, output, field, words):
+    m = build("double_pendulum")
+    m.simulation.end_time, m.simulation.step, m.simulation.output_step = end, step, output
+    start = time.perf_counter()
+    code, out = check_text(tmp_path, xmlio.to_string(m))
+    assert time.perf_counter() - start < 20
+    assert code == 2
+    assert_problem(out, "Simulation", field, *words)

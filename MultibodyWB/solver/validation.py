@@ -26,6 +26,10 @@ MAX_ANGLE = 1e6
 #: Times at which the expressions are evaluated by the check (besides t = 0): evenly spaced
 #: over (0, EndTime], so that one that cannot be evaluated is reported before a run.
 EXPRESSION_SAMPLES = 32
+#: Most integration steps of a fixed-step run (rk4, newton-euler): EndTime / Step.
+MAX_STEPS = 1e10
+#: Largest table of results a run may allocate (output rows x columns x 8 bytes), bytes.
+MAX_RESULT_BYTES = 4e9
 
 _HINGE_VECTOR_FIELDS = {
     "initial_coordinates": ("InitialCoordinates", "initial"),
@@ -417,6 +421,48 @@ def _check_simulation(model, c):
             c.add(s, xml, f"{v!r} {unit}".rstrip() + "; must be positive")
     if s.method not in METHODS:
         c.add(s, "Method", f"'{s.method}' is not a method; use one of {', '.join(METHODS)}")
+    c.problems.extend(run_size_problems(model, s.end_time, s.step, s.output_step, s.method,
+                                        s.integrator))
     if s.integrator not in INTEGRATORS:
         c.add(s, "Integrator",
               f"'{s.integrator}' is not an integrator; use one of {', '.join(INTEGRATORS)}")
+
+
+def run_size_problems(model, end_time, step, output_step, method, integrator) -> list[Problem]:
+    """What a run of these settings could not do in bounded memory and time: more than
+    :data:`MAX_STEPS` fixed steps, or a results table over :data:`MAX_RESULT_BYTES`. Each
+    Problem says the sizes. Settings that are not positive finite numbers are left to the
+    other checks (nothing is said about them here).
+
+    Parameters
+    ----------
+    end_time, step, output_step : float
+        s, as in ``<Simulation>`` (a run's overrides included).
+    method, integrator : str
+        The method and integrator: the step count limits fixed-step runs only.
+    """
+    out = []
+    try:
+        t, h, dt = float(end_time), float(step), float(output_step)
+    except (TypeError, ValueError):
+        return out
+    if not all(np.isfinite(x) and x > 0 for x in (t, h, dt)):
+        return out
+    fixed = integrator == "rk4" or method == "newton-euler"
+    with np.errstate(all="ignore"):
+        steps, rows = t / h, t / dt + 2.0
+    if fixed and not steps <= MAX_STEPS:
+        out.append(Problem("Simulation", "Step",
+                           f"EndTime {t:g} s / Step {h:g} s is {steps:.3g} steps; at most "
+                           f"{MAX_STEPS:.3g} are allowed: use a larger Step or a shorter EndTime"))
+    from .results import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    columns = 1 + len(BODY_COLUMNS) * len(model.bodies) + len(ENERGY_COLUMNS) + sum(
+        len(hinge_quantities(h.type)) for h in model.hinges if h.type in HINGE_TYPES)
+    size = rows * columns * 8.0
+    if not size <= MAX_RESULT_BYTES:
+        out.append(Problem("Simulation", "OutputStep",
+                           f"EndTime {t:g} s / OutputStep {dt:g} s gives {rows:.3g} output rows "
+                           f"of {columns} columns: {size / 1e9:.3g} GB of results, more than "
+                           f"{MAX_RESULT_BYTES / 1e9:g} GB; use a larger OutputStep or a "
+                           "shorter EndTime"))
+    return out
