@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -81,6 +82,9 @@ def summary(model, topo=None, mob=None) -> str:
     from .kinematics import mobility
     from .topology import analyse
     topo = topo or analyse(model)
+    if mob is None and topo.loop_constraints == 0:   # a tree: no loop Jacobian to take a rank of
+        mob = SimpleNamespace(rank=0, dof=topo.tree_coordinates, redundant=0,
+                              redundant_constraints=())
     mob = mob or mobility(model, topo)
     lines = [f"Model '{model.name}'" + (f": {model.description}" if model.description else "")]
     g = model.ground
