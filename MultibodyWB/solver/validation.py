@@ -7,6 +7,7 @@ schema cannot: references, physics (mass, inertia), connectivity, uniqueness, ex
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -51,7 +52,14 @@ def element_name(obj) -> str:
 
 def _finite(v, n=None) -> bool:
     a = np.asarray(v, dtype=float).reshape(-1)
-    return (n is None or a.size == n) and bool(np.all(np.isfinite(a)))
+    if n is not None and a.size != n:
+        return False
+    return all(map(math.isfinite, a.tolist())) if a.size <= 16 else bool(np.all(np.isfinite(a)))
+
+
+def _largest(v) -> float:
+    """The largest absolute value of a short finite vector."""
+    return max(map(abs, np.asarray(v, dtype=float).reshape(-1).tolist()), default=0.0)
 
 
 class _Collector:
@@ -153,7 +161,7 @@ def _position_problem(v) -> str | None:
     """What is wrong with a position vector (m), or None."""
     if not _finite(v, 3):
         return "needs three finite numbers (m)"
-    if np.max(np.abs(np.asarray(v, dtype=float))) > MAX_POSITION:
+    if _largest(v) > MAX_POSITION:
         return f"lies more than {MAX_POSITION:g} m from the origin; check the units"
     return None
 
@@ -162,7 +170,7 @@ def _angles_problem(v) -> str | None:
     """What is wrong with Bryant angles (rad), or None."""
     if not _finite(v, 3):
         return "needs three finite numbers (rad)"
-    if np.max(np.abs(np.asarray(v, dtype=float))) > MAX_ANGLE:
+    if _largest(v) > MAX_ANGLE:
         return f"has an angle beyond {MAX_ANGLE:g} rad (its sine has no precision left)"
     return None
 
