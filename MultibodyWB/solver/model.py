@@ -183,6 +183,9 @@ class Frame:
             self.__dict__["_rotation"] = cached
         return cached[1].copy()
 
+    def __getstate__(self):           # copies and pickles leave the cached rotation out
+        return {k: v for k, v in self.__dict__.items() if k != "_rotation"}
+
     def to_parent(self, p_local) -> np.ndarray:
         """A point given in this frame, in the parent frame (m)."""
         return self.position + self.rotation @ np.asarray(p_local, dtype=float)
@@ -503,6 +506,9 @@ class MultibodySystem:
         f = Force(name, type, input, output, **kw)
         self.forces.append(f)
         return f
+
+    def __getstate__(self):           # copies and pickles leave the name indexes out
+        return {k: v for k, v in self.__dict__.items() if k != "_lookup"}
 
     # -- look-up ------------------------------------------------------------------------------
     def _index(self, attr: str, name: str):
