@@ -498,3 +498,90 @@ def test_run_sizes_are_refused_by_check(tmp_path, end, step, output, field, word
     assert time.perf_counter() - start < 20
     assert code == 2
     assert_problem(out, "Simulation", field, *words)
+
+
+# --------------------------------------------------------------------------------------------------
+# A seeded fuzz of expressions: only ExpressionError at parse, only EvaluationError when called
+# --------------------------------------------------------------------------------------------------
+
+def random_expression(rng, depth=0):
+    """A random expression of the grammar, with hostile numbers and nesting."""
+    r = rng.random()
+    if depth > 6 or r < 0.25:
+        return str(rng.choice(["t", "pi", "e", "0", "1", "2", "9", "0.5", "-1", "1e308",
+                               "1e-320", "123456789012345678901234567890", "1e309"]))
+    if r < 0.55:
+        op = rng.choice(["+", "-", "*", "/", "**", "%"])
+        return f"({random_expression(rng, depth + 1)}){op}({random_expression(rng, depth + 1)})"
+    if r < 0.65:
+        return "-" * int(rng.integers(1, 4)) + random_expression(rng, depth + 1)
+    from MultibodyWB.solver.timefunction import FUNCTIONS
+    name = rng.choice(sorted(FUNCTIONS))
+    args = ", ".join(random_expression(rng, depth + 1) for _ in range(FUNCTIONS[name][1]))
+    return f"{name}({args})"
+
+
+def test_seeded_expression_fuzz_raises_only_the_documented_errors():
+    rng = np.random.default_rng(12)
+    start = time.perf_counter()
+    outcomes = {"refused": 0, "evaluated": 0, "evaluation error": 0}
+    for _ in range(400):
+        text = random_expression(rng)
+        try:
+            f = parse(text, "Hinge 'F'", "Driver")
+            fs = [f, f.derivative(1), f.derivative(2)]
+        except ExpressionError:
+            outcomes["refused"] += 1
+            continue
+        for g in fs:
+            for t in (0.0, 0.37, 1.0, 2.5):
+                try:
+                    v = g(t)
+                except EvaluationError as exc:
+                    assert exc.problems[0].element == "Hinge 'F'"
+                    assert f"t = {t:g} s" in exc.problems[0].message
+                    outcomes["evaluation error"] += 1
+                else:
+                    assert isinstance(v, float) and math.isfinite(v)
+                    outcomes["evaluated"] += 1
+    assert time.perf_counter() - start < 60
+    assert all(n > 0 for n in outcomes.values()), outcomes
+
+
+HOSTILE_VALUES = ["1e309", "-1e309", "nan", "inf", "12<!--x-->5", "1<?p?>2", "1" + "0" * 400,
+                  "", "1, 2", "0x10", "1e308", "-1e308", "-0", "1_0", " 5 ", "t", "1e-400",
+                  "12345678901234567890", "x" * 5000]
+
+
+def test_seeded_fuzz_of_values_in_files_gives_exit_0_or_2(tmp_path, capsys):
+    """Every value element and attribute of two examples, replaced by hostile text: check
+    answers valid (0) or lists problems (2), never an internal error (1)."""
+    rng = np.random.default_rng(12)
+    texts = [double_pendulum_text(), crank_slider_text()]
+    value = re.compile(r">([^<>]*)</")
+    attribute = re.compile(r'(ID|Marker|Speed|RampTime)="([^"]*)"')
+    codes = {0: 0, 2: 0}
+    for k in range(120):
+        text = texts[k % 2]
+        spots = [m.span(1) for m in value.finditer(text)] + \
+                [m.span(2) for m in attribute.finditer(text)]
+        a, b = spots[int(rng.integers(len(spots)))]
+        bad = str(rng.choice(HOSTILE_VALUES))
+        if text[a - 1] == '"':
+            bad = bad.replace("<", "&lt;")
+        path = tmp_path / f"fuzz{k}.mbs.xml"
+        path.write_text(text[:a] + bad + text[b:])
+        code = cli.main(["check", str(path)], out=io.StringIO())
+        err = capsys.readouterr().err
+        assert code in codes and "internal error" not in err, (text[:a][-80:], bad, err)
+        codes[code] += 1
+    assert codes[2] > 60, codes
+
+
+def test_output_step_of_1e308_is_refused_by_check(tmp_path):
+    # was an OverflowError (round(inf)) in the run's settings, reported as an internal error
+    m = build("double_pendulum")
+    m.simulation.output_step = 1e308
+    code, out = check_text(tmp_path, xmlio.to_string(m))
+    assert code == 2
+    assert_problem(out, "Simulation", "OutputStep", "inf steps of 0.001 s")

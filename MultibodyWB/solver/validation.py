@@ -463,6 +463,12 @@ def run_size_problems(model, end_time, step, output_step, method, integrator) ->
         out.append(Problem("Simulation", "Step",
                            f"EndTime {t:g} s / Step {h:g} s is {steps:.3g} steps; at most "
                            f"{MAX_STEPS:.3g} are allowed: use a larger Step or a shorter EndTime"))
+    with np.errstate(all="ignore"):
+        per_output = dt / h
+    if fixed and not per_output <= MAX_STEPS:
+        out.append(Problem("Simulation", "OutputStep",
+                           f"OutputStep {dt:g} s is {per_output:.3g} steps of {h:g} s; at most "
+                           f"{MAX_STEPS:.3g} are allowed: use an OutputStep of at most EndTime"))
     from .results import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
     columns = 1 + len(BODY_COLUMNS) * len(model.bodies) + len(ENERGY_COLUMNS) + sum(
         len(hinge_quantities(h.type)) for h in model.hinges if h.type in HINGE_TYPES)
