@@ -393,6 +393,12 @@ def test_look_ups_are_by_dictionary():
         assert m.part(f"B{i + 1}").id == i + 2
     assert time.perf_counter() - start < 1.0     # a linear search: about a minute
     assert m.part("Ground") is m.ground and m.body("Ground") is None
+    start = time.perf_counter()
+    for i in range(10_000):                       # dangling references: misses
+        assert m.part(f"Missing{i}") is None
+    assert time.perf_counter() - start < 1.0
+    m.bodies[7].name = "Missing3"                 # a miss is not remembered past a renaming
+    assert m.part("Missing3") is m.bodies[7]
 
 
 def test_look_ups_follow_changes_of_the_model():

@@ -211,8 +211,22 @@ class MarkerRef:
         return f"{self.body}:{self.marker}"
 
 
+#: How many times a part or hinge was named (created or renamed): a name index built since
+#: then (:meth:`MultibodySystem._index`) knows every name there is.
+_NAMINGS = [0]
+
+
+class _Named:
+    """Counts the assignments of ``name`` in :data:`_NAMINGS`."""
+
+    def __setattr__(self, key, value):
+        if key == "name":
+            _NAMINGS[0] += 1
+        object.__setattr__(self, key, value)
+
+
 @dataclass
-class _Part:
+class _Part(_Named):
     """What the ground and rigid bodies share: a name, a base frame and markers."""
 
     name: str
@@ -338,7 +352,7 @@ class Motor:
 
 
 @dataclass
-class Hinge:
+class Hinge(_Named):
     """A joint between a marker on its input (tip-side) body and one on its output (root-side) body.
 
     Vectors have one entry per coordinate of the type (``HINGE_TYPES[type].coordinates``), in m or
@@ -514,25 +528,34 @@ class MultibodySystem:
     def _index(self, attr: str, name: str):
         """The first element of the list ``attr`` called ``name``, or None, through a name index.
 
-        The index is rebuilt when the list was replaced or changed length, or when an entry it
-        gives no longer holds (an element renamed or moved); a name it does not know is looked for
-        once more in a fresh index (a miss costs O(n): they are rare, e.g. a dangling reference).
-        Look-ups cost O(1) on a model that does not change, so that checking a model of n bodies
-        is linear in n.
+        Elements appended since the last look-up are added to the index; it is rebuilt when the
+        list was replaced or shortened, or when an entry it gives no longer holds (an element
+        renamed, moved or inserted before it); a name it does not know is looked for once more in
+        a fresh index only when some part or hinge was named (created or renamed) since the index
+        was built (:data:`_NAMINGS`). Look-ups cost O(1) on a model that does not change, so that
+        checking a model of n bodies is linear in n.
         """
         items = getattr(self, attr)
         cache = self.__dict__.setdefault("_lookup", {})
         entry = cache.get(attr)
+        if entry is not None and entry[0] is items and entry[1] < len(items):
+            index = entry[2]                            # elements appended: index the new ones
+            for i in range(entry[1], len(items)):
+                index.setdefault(items[i].name, i)
+            entry = cache[attr] = (items, len(items), index, entry[3])
         for fresh in (False, True):
             if fresh or entry is None or entry[0] is not items or entry[1] != len(items):
                 index = {}
+                generation = _NAMINGS[0]
                 for i, x in enumerate(items):
                     index.setdefault(x.name, i)
-                entry = cache[attr] = (items, len(items), index)
+                entry = cache[attr] = (items, len(items), index, generation)
                 fresh = True
             i = entry[2].get(name)
             if i is not None and i < len(items) and items[i].name == name:
                 return items[i]
+            if i is None and entry[3] == _NAMINGS[0]:   # no element named since: a true miss
+                return None
             if fresh:
                 return None
         return None  # pragma: no cover
