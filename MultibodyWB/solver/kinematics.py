@@ -36,7 +36,7 @@ from typing import Mapping, NamedTuple, Optional, Union
 import numpy as np
 import scipy.linalg
 
-from .model import HINGE_TYPES, Hinge, HingeType, MarkerRef, MultibodySystem
+from .model import HINGE_TYPES, Hinge, HingeType, MarkerRef, ModelError, MultibodySystem, Problem
 from .rotations import bryant_to_matrix, matrix_to_bryant, rotation_vector, rot_x, rot_y, skew
 from .topology import Topology, analyse
 
@@ -684,7 +684,12 @@ def mobility(model: MultibodySystem, topology: Optional[Topology] = None,
     L = _length_scale(model, poses)
     row_scale = np.where(translation, 1.0 / L, 1.0)
     col_scale = np.array([L if c.rsplit(".", 1)[1] in _TRANSLATIONS else 1.0 for c in columns])
-    Js = row_scale[:, None] * J * col_scale[None, :]
+    with np.errstate(all="ignore"):
+        Js = row_scale[:, None] * J * col_scale[None, :]
+    if not np.all(np.isfinite(Js)):   # positions near 1e308: the SVD would not converge
+        raise ModelError([Problem("MultibodySystem", "AbsolutePosition",
+                                  "the loop-closure Jacobian at the drawn configuration is not "
+                                  "finite: a position or angle of the model is too large")])
     sv = np.linalg.svd(Js, compute_uv=False) if Js.size else np.zeros(0)
     tol = rtol * max(1.0, float(sv[0]) if sv.size else 0.0)
     rank = int(np.sum(sv > tol))

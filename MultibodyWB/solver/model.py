@@ -172,8 +172,19 @@ class Frame:
 
     @property
     def rotation(self) -> np.ndarray:
-        """Rotation matrix (3, 3): parent components = rotation @ local components."""
-        return bryant_to_matrix(self.orientation)
+        """Rotation matrix (3, 3): parent components = rotation @ local components.
+
+        Computed once per orientation (a fresh copy each time: the caller may change it).
+        """
+        key = np.asarray(self.orientation, dtype=float).tobytes()
+        cached = self.__dict__.get("_rotation")
+        if cached is None or cached[0] != key:
+            cached = (key, bryant_to_matrix(self.orientation))
+            self.__dict__["_rotation"] = cached
+        return cached[1].copy()
+
+    def __getstate__(self):           # copies and pickles leave the cached rotation out
+        return {k: v for k, v in self.__dict__.items() if k != "_rotation"}
 
     def to_parent(self, p_local) -> np.ndarray:
         """A point given in this frame, in the parent frame (m)."""
@@ -200,8 +211,22 @@ class MarkerRef:
         return f"{self.body}:{self.marker}"
 
 
+#: How many times a part or hinge was named (created or renamed): a name index built since
+#: then (:meth:`MultibodySystem._index`) knows every name there is.
+_NAMINGS = [0]
+
+
+class _Named:
+    """Counts the assignments of ``name`` in :data:`_NAMINGS`."""
+
+    def __setattr__(self, key, value):
+        if key == "name":
+            _NAMINGS[0] += 1
+        object.__setattr__(self, key, value)
+
+
 @dataclass
-class _Part:
+class _Part(_Named):
     """What the ground and rigid bodies share: a name, a base frame and markers."""
 
     name: str
@@ -327,7 +352,7 @@ class Motor:
 
 
 @dataclass
-class Hinge:
+class Hinge(_Named):
     """A joint between a marker on its input (tip-side) body and one on its output (root-side) body.
 
     Vectors have one entry per coordinate of the type (``HINGE_TYPES[type].coordinates``), in m or
@@ -496,30 +521,59 @@ class MultibodySystem:
         self.forces.append(f)
         return f
 
+    def __getstate__(self):           # copies and pickles leave the name indexes out
+        return {k: v for k, v in self.__dict__.items() if k != "_lookup"}
+
     # -- look-up ------------------------------------------------------------------------------
+    def _index(self, attr: str, name: str):
+        """The first element of the list ``attr`` called ``name``, or None, through a name index.
+
+        Elements appended since the last look-up are added to the index; it is rebuilt when the
+        list was replaced or shortened, or when an entry it gives no longer holds (an element
+        renamed, moved or inserted before it); a name it does not know is looked for once more in
+        a fresh index only when some part or hinge was named (created or renamed) since the index
+        was built (:data:`_NAMINGS`). Look-ups cost O(1) on a model that does not change, so that
+        checking a model of n bodies is linear in n.
+        """
+        items = getattr(self, attr)
+        cache = self.__dict__.setdefault("_lookup", {})
+        entry = cache.get(attr)
+        if entry is not None and entry[0] is items and entry[1] < len(items):
+            index = entry[2]                            # elements appended: index the new ones
+            for i in range(entry[1], len(items)):
+                index.setdefault(items[i].name, i)
+            entry = cache[attr] = (items, len(items), index, entry[3])
+        for fresh in (False, True):
+            if fresh or entry is None or entry[0] is not items or entry[1] != len(items):
+                index = {}
+                generation = _NAMINGS[0]
+                for i, x in enumerate(items):
+                    index.setdefault(x.name, i)
+                entry = cache[attr] = (items, len(items), index, generation)
+                fresh = True
+            i = entry[2].get(name)
+            if i is not None and i < len(items) and items[i].name == name:
+                return items[i]
+            if i is None and entry[3] == _NAMINGS[0]:   # no element named since: a true miss
+                return None
+            if fresh:
+                return None
+        return None  # pragma: no cover
+
     def part(self, name: str):
         """The ground or body called ``name``, or None."""
         for p in self.grounds:
             if p.name == name:
                 return p
-        for b in self.bodies:
-            if b.name == name:
-                return b
-        return None
+        return self._index("bodies", name)
 
     def body(self, name: str) -> Optional[RigidBody]:
         """The rigid body called ``name``, or None."""
-        for b in self.bodies:
-            if b.name == name:
-                return b
-        return None
+        return self._index("bodies", name)
 
     def hinge(self, name: str) -> Optional[Hinge]:
         """The hinge called ``name``, or None."""
-        for h in self.hinges:
-            if h.name == name:
-                return h
-        return None
+        return self._index("hinges", name)
 
     def is_ground(self, name: str) -> bool:
         """True when ``name`` is a ground."""

@@ -39,8 +39,23 @@ ifpos ramp %`` and the ends of the steps) get their derivative almost everywhere
 
 :meth:`TimeFunction.numba` compiles the expression to an ``@numba.njit`` function ``f(t) -> float``
 (signature ``float64(float64)``) that other njit code can call (pass it as an argument or close over
-it). Numeric domain errors differ there: Python raises (``log(-1)``: ValueError; negative number
-to a fractional power: TypeError), compiled code returns ``nan``; both raise ZeroDivisionError.
+it). Errors differ there: compiled code raises ZeroDivisionError, or ArithmeticError for a value
+that is not finite (``log(-1)``, a negative number to a fractional power, an overflow), without
+saying where; call the Python form at that time for the message.
+
+Limits and errors
+-----------------
+An expression has at most :data:`MAX_LENGTH` characters and :data:`MAX_DEPTH` levels of nesting
+(each operator and call is a level: a sum of n terms takes n); numbers must be finite. Longer or
+deeper text raises :class:`ExpressionError` (a ValueError), as does a derivative that would grow
+past :data:`MAX_DERIVATIVE_WORK` steps of work. Numbers are evaluated as floats (never Python's
+unbounded integers), so that every evaluation takes a time bounded by the expression's length.
+
+Calling a :class:`TimeFunction` either returns a finite float or raises
+:class:`EvaluationError` (a :class:`~.model.ModelError` with one
+:class:`~.model.Problem`): division by zero, a value outside a function's domain, an overflow or a
+non-finite result, with the time at which it happened and, when :func:`parse` was told, the model
+element and field the expression belongs to.
 """
 
 from __future__ import annotations
@@ -48,9 +63,12 @@ from __future__ import annotations
 import ast
 import functools
 import math
+import threading
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
+from typing import Callable, Optional
+
+from .model import ModelError, Problem
 
 
 def _step(x, x0, h0, x1, h1):
@@ -152,8 +170,106 @@ _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod)
 _UNOPS = (ast.UAdd, ast.USub)
 
 
+#: Most characters in an expression.
+MAX_LENGTH = 10_000
+#: Deepest nesting of an expression: operators, unary minus and calls each add one level.
+MAX_DEPTH = 100
+#: Largest amount of work (tree nodes visited and built) for one symbolic derivative.
+MAX_DERIVATIVE_WORK = 200_000
+#: Longest expression text repeated in a message; longer ones are cut in the middle.
+ECHO_LENGTH = 80
+
+
 class ExpressionError(ValueError):
     """An expression that is not a valid function of time."""
+
+
+def shorten(text: str, limit: int = ECHO_LENGTH) -> str:
+    """``text`` for a message: at most ``limit`` characters, the middle cut out (" ... ")."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 5, 2)
+    return f"{text[:keep - keep // 2]} ... {text[len(text) - keep // 2:]}"
+
+
+_ORDINAL = {1: "first", 2: "second", 3: "third"}
+
+
+class EvaluationError(ModelError):
+    """An expression that cannot be evaluated at a time: division by zero, a value outside a
+    function's domain, an overflow or a result that is not finite.
+
+    A :class:`~.model.ModelError` holding one :class:`~.model.Problem` that names the element
+    and field given to :func:`parse` (``Expression``, ``Text`` when none was) and says the time.
+
+    Attributes
+    ----------
+    text : str
+        The expression evaluated (a derivative's own text for a derivative).
+    t : float
+        The time, s.
+    reason : str
+        What went wrong, e.g. ``"division by zero"``.
+    order : int
+        0 for the expression itself, n for its n-th derivative.
+    """
+
+    def __init__(self, text, t, reason, where=None, order=0):
+        self.text, self.t, self.reason, self.order = text, t, reason, order
+        element, field_, source = where if where else ("Expression", "Text", text)
+        self.element, self.field = element, field_
+        what = f"'{shorten(source)}'"
+        if order:
+            what = (f"the {_ORDINAL.get(order, f'{order}th')} derivative of {what} "
+                    f"('{shorten(text)}')")
+        super().__init__([Problem(element, field_, f"{what} cannot be evaluated at t = {t:.9g} "
+                                                   f"s: {reason}")])
+
+
+def _reason(exc) -> str:
+    if isinstance(exc, ZeroDivisionError):
+        return "division by zero"
+    if isinstance(exc, OverflowError):
+        return "overflow: the value is too large for a float (about 1.8e308)"
+    return ("outside a function's domain (e.g. log(-1), sqrt(-1), acos(2), (-1)**0.5, "
+            "0**-1)")
+
+
+def _depth(node: ast.AST) -> int:
+    """Nesting depth of an expression's AST, walked without recursion."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        if d > deepest:
+            deepest = d
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, (ast.expr_context, ast.operator, ast.unaryop)):
+                continue
+            stack.append((child, d + 1))
+    return deepest
+
+
+def _syntax_tree(src: str, max_depth: int) -> ast.Expression:
+    """The checked AST of ``src``; ExpressionError for anything too long, deep or not allowed."""
+    if len(src) > MAX_LENGTH:
+        raise ExpressionError(f"the expression has {len(src):,} characters; at most "
+                              f"{MAX_LENGTH:,} are allowed")
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError as exc:
+        if "too many nested parentheses" in str(exc.msg):
+            raise ExpressionError(f"nested more than {MAX_DEPTH} levels deep") from None
+        raise ExpressionError(f"syntax error in '{shorten(src)}': {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError(f"nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:  # e.g. a null character
+        raise ExpressionError(f"'{shorten(src)}' is not an expression: {exc}") from None
+    if _depth(tree) - 1 > max_depth:
+        raise ExpressionError(f"nested more than {max_depth} levels deep (each operator and "
+                              "function call is a level; a sum of n terms takes n)")
+    _check(tree)
+    return tree
 
 
 def _check(node: ast.AST) -> None:
@@ -161,7 +277,14 @@ def _check(node: ast.AST) -> None:
         _check(node.body)
     elif isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-            raise ExpressionError(f"{node.value!r} is not a number")
+            raise ExpressionError(f"{shorten(repr(node.value))} is not a number")
+        try:
+            finite = math.isfinite(float(node.value))
+        except OverflowError:
+            finite = False
+        if not finite:
+            raise ExpressionError("a number beyond about 1.8e308 is not finite: write a "
+                                  "smaller one")
     elif isinstance(node, ast.Name):
         if node.id in FUNCTIONS:
             raise ExpressionError(f"'{node.id}' is a function: call it, e.g. {node.id}(t)")
@@ -217,8 +340,9 @@ def _from_ast(node: ast.AST):
     """Tree of a validated AST, operation for operation (no simplification: same rounding)."""
     if isinstance(node, ast.Expression):
         return _from_ast(node.body)
-    if isinstance(node, ast.Constant):
-        return ("num", node.value)
+    if isinstance(node, ast.Constant):  # exact integers up to 2**53, floats beyond
+        v = node.value
+        return ("num", v if not isinstance(v, int) or abs(v) <= 2 ** 53 else float(v))
     if isinstance(node, ast.Name):
         return T if node.id == "t" else ("const", node.id)
     if isinstance(node, ast.BinOp):
@@ -232,6 +356,7 @@ def _from_ast(node: ast.AST):
 
 
 def _has_t(n) -> bool:
+    _spend()
     k = n[0]
     if k == "t":
         return True
@@ -251,13 +376,15 @@ def _num_text(v, as_float: bool) -> str:
 def _emit(n, mode: str = "text") -> tuple[str, int]:
     """Source text of a tree and its precedence.
 
-    mode ``"text"``: the user-facing expression. ``"python"``: the same, but ``ifpos`` as a
-    conditional expression. ``"numba"``: numbers as floats, constants as numbers, functions as
+    mode ``"text"``: the user-facing expression. ``"python"``: numbers as floats (bounded time:
+    never Python's big integers), ``ifpos`` as a conditional expression and ``a**b`` as
+    ``_pow(a, b)`` (``math.pow``: a ValueError, not a complex number, for a negative number to a
+    fractional power). ``"numba"``: numbers as floats, constants as numbers, functions as
     ``math.*`` or the njit helpers of :func:`_numba_namespace`.
     """
     k = n[0]
     if k == "num":
-        s = _num_text(n[1], mode == "numba")
+        s = _num_text(n[1], mode != "text")
         return s, (_PREC_UNARY if s.startswith("-") else _PREC_ATOM)
     if k == "t":
         return "t", _PREC_ATOM
@@ -283,6 +410,8 @@ def _emit(n, mode: str = "text") -> tuple[str, int]:
         return f"{name}({', '.join(args)})", _PREC_ATOM
     prec = _PREC[k]
     (ls, lp), (rs, rp) = _emit(n[1], mode), _emit(n[2], mode)
+    if k == "pow" and mode == "python":
+        return f"_pow({ls}, {rs})", _PREC_ATOM
     if k == "pow":  # right-associative; the exponent may be a unary minus
         lpar, rpar = lp <= prec, rp < _PREC_UNARY
     else:
@@ -500,6 +629,7 @@ def _mul(a, b):
     rest = [f for f in flat if not (_isnum(f) or _rat(f) is not None)]
     for f in [f for f in rest if not _has_t(f)] + [f for f in rest if _has_t(f)]:
         base, k = (f[1], f[2]) if f[0] == "pow" and _isnum(f[2]) else (f, ONE)
+        _spend(len(grouped) + 1)
         for i, (gb, gk) in enumerate(grouped):
             if gb == base and _fold("add", gk, k) is not None:
                 grouped[i] = (gb, _fold("add", gk, k))
@@ -594,6 +724,7 @@ def _sum(*terms):
 
 def _canon(n):
     """The tree rebuilt with the simplifying constructors (the derivative's starting point)."""
+    _spend()
     k = n[0]
     if k in ("num", "t", "const"):
         return n
@@ -609,8 +740,31 @@ def _canon(n):
 
 # ---- differentiation -----------------------------------------------------------------------------
 
+class _Budget(threading.local):
+    """Work left for the derivative being built in this thread (None: no derivative)."""
+
+    left: Optional[int] = None
+
+
+_BUDGET = _Budget()
+
+
+class _TooLarge(Exception):
+    """The derivative being built would exceed :data:`MAX_DERIVATIVE_WORK`."""
+
+
+def _spend(n: int = 1) -> None:
+    left = _BUDGET.left
+    if left is not None:
+        left -= n
+        _BUDGET.left = left
+        if left < 0:
+            raise _TooLarge
+
+
 def _d(n):
     """d n / dt, almost everywhere, simplified."""
+    _spend()
     if not _has_t(n):
         return ZERO
     k = n[0]
@@ -737,14 +891,22 @@ def _numba_compile(sources: tuple[str, ...], as_tuple: bool = False):
     import numba
     from numba import types
     namespace = dict(_numba_namespace())
+    lines = [f"    v{k} = float({s})\n    if not math.isfinite(v{k}):\n"
+             f"        raise ArithmeticError('not finite')\n" for k, s in enumerate(sources)]
     if not as_tuple:
-        body, sig = f"float({sources[0]})", types.float64(types.float64)
+        body, sig = "v0", types.float64(types.float64)
     else:
-        body = "(" + "".join(f"float({s}), " for s in sources) + ")"
+        body = "(" + "".join(f"v{k}, " for k in range(len(sources))) + ")"
         sig = types.UniTuple(types.float64, len(sources))(types.float64)
-    exec(compile(f"def _time_function(t):\n    return {body}\n", "<time function>", "exec"),
-         namespace)
+    exec(compile(f"def _time_function(t):\n{''.join(lines)}    return {body}\n",
+                 "<time function>", "exec"), namespace)
     return numba.njit(sig, cache=False)(namespace["_time_function"])
+
+
+def _float_pow(x, y):
+    """``x**y`` for floats by ``math.pow``: ValueError for a negative ``x`` to a fractional power
+    (``**`` would give a complex number) and for 0 to a negative power."""
+    return math.pow(x, y)
 
 
 @dataclass(frozen=True)
@@ -755,35 +917,64 @@ class TimeFunction:
     ----------
     text : str
         The expression as the user wrote it; kept verbatim for the file.
+    where : tuple of (str, str), optional
+        The model element and field the expression belongs to, e.g. ``("Hinge 'J1'", "Driver")``:
+        named by an :class:`EvaluationError`. Not part of the comparison.
     """
 
     text: str
+    where: Optional[tuple] = field(default=None, compare=False)
     _fn: Callable = field(init=False, repr=False, compare=False)
     _tree: tuple = field(init=False, repr=False, compare=False)
+    _order: int = field(init=False, repr=False, compare=False, default=0)
+    _source: str = field(init=False, repr=False, compare=False, default="")
 
-    def __post_init__(self):
+    def __post_init__(self, max_depth=MAX_DEPTH):
         src = self.text.strip()
         if not src:
             raise ExpressionError("empty expression")
+        tree = _syntax_tree(src, max_depth)
         try:
-            tree = ast.parse(src, mode="eval")
-        except SyntaxError as exc:
-            raise ExpressionError(f"syntax error in '{src}': {exc.msg}") from None
-        _check(tree)
-        node = _from_ast(tree)
-        namespace = {name: fn for name, (fn, _) in FUNCTIONS.items()}
-        namespace.update(CONSTANTS)
-        namespace["__builtins__"] = {}
-        namespace["_float"] = float  # not a name an expression can use: they are checked
-        code = compile(f"lambda t: _float({_emit(node, 'python')[0]})", "<time function>", "eval")
+            node = _from_ast(tree)
+            namespace = {name: fn for name, (fn, _) in FUNCTIONS.items()}
+            namespace.update(CONSTANTS)
+            namespace["__builtins__"] = {}
+            namespace["_float"] = float  # not a name an expression can use: they are checked
+            namespace["_pow"] = _float_pow
+            code = compile(f"lambda t: _float({_emit(node, 'python')[0]})", "<time function>",
+                           "eval")
+        except (RecursionError, MemoryError):
+            raise ExpressionError(f"nested more than {max_depth} levels deep") from None
         object.__setattr__(self, "_tree", node)
         object.__setattr__(self, "_fn", eval(code, namespace))
+        object.__setattr__(self, "_source", self.text)
 
     def __call__(self, t: float) -> float:
-        return self._fn(t)
+        try:
+            v = self._fn(t)
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            raise self._error(t, _reason(exc)) from None
+        if not math.isfinite(v):
+            raise self._error(t, f"the value is {v} (not a finite number)")
+        return v
+
+    def _error(self, t, reason) -> EvaluationError:
+        where = (*(self.where or ("Expression", "Text")), self._source or self.text)
+        return EvaluationError(self.text, float(t), reason, where, self._order)
 
     def __reduce__(self):
-        return (TimeFunction, (self.text,))
+        if self._order:
+            return (_nth_derivative, (self._source, self.where, self._order))
+        return (TimeFunction, (self.text, self.where))
+
+    def _owned(self, where, order, source) -> TimeFunction:
+        """A copy of this function (a derivative of ``source``) that names ``where``."""
+        g = object.__new__(TimeFunction)
+        g.__dict__.update(self.__dict__)
+        object.__setattr__(g, "where", where)
+        object.__setattr__(g, "_order", order)
+        object.__setattr__(g, "_source", source)
+        return g
 
     @property
     def is_constant(self) -> bool:
@@ -802,10 +993,19 @@ class TimeFunction:
         """
         if isinstance(order, bool) or not isinstance(order, int) or order < 0:
             raise ValueError(f"order must be an integer >= 0, got {order!r}")
+        if order == 0:
+            return self
         f = self
-        for _ in range(order):
-            f = _derivative(f.text)
-        return f
+        for k in range(order):
+            try:
+                f = _derivative(f.text)
+            except ExpressionError as exc:
+                what = "its derivative" if self._order + k == 0 else \
+                    f"its {_ORDINAL.get(self._order + k + 1, f'{self._order + k + 1}th')} " \
+                    "derivative"
+                raise ExpressionError(f"{what} is too large or too deeply nested to compute "
+                                      f"({exc}); write a simpler expression") from None
+        return f._owned(self.where, self._order + order, self._source)
 
     def numba(self):
         """This function compiled by ``numba.njit``: ``f(t) -> float``, signature float64(float64).
@@ -821,11 +1021,39 @@ class TimeFunction:
         return _numba_compile(tuple(_emit(f._tree, "numba")[0] for f in fs), True)
 
 
+def _derived(text: str) -> TimeFunction:
+    """A derivative's text parsed with room for the nesting that differentiation adds."""
+    f = object.__new__(TimeFunction)
+    for name, value in (("text", text), ("where", None), ("_order", 0), ("_source", "")):
+        object.__setattr__(f, name, value)
+    f.__post_init__(max_depth=4 * MAX_DEPTH)
+    return f
+
+
 @functools.lru_cache(maxsize=1024)
 def _derivative(text: str) -> TimeFunction:
-    return TimeFunction(_text(_d(_canon(TimeFunction(text)._tree))))
+    """The derivative of ``text``; ExpressionError when it takes too much work or nesting."""
+    _BUDGET.left = MAX_DERIVATIVE_WORK
+    try:
+        out = _text(_d(_canon(_derived(text)._tree)))
+    except _TooLarge:
+        raise ExpressionError(f"more than {MAX_DERIVATIVE_WORK:,} steps of work") from None
+    except RecursionError:
+        raise ExpressionError("nested too deeply") from None
+    finally:
+        _BUDGET.left = None
+    return _derived(out)
 
 
-def parse(text: str) -> TimeFunction:
-    """Validate ``text`` and return the :class:`TimeFunction`; raise :class:`ExpressionError`."""
-    return TimeFunction(str(text))
+def _nth_derivative(source, where, order) -> TimeFunction:
+    """Unpickle a derivative: ``parse(source, *where).derivative(order)``."""
+    return TimeFunction(source, where).derivative(order)
+
+
+def parse(text: str, element: Optional[str] = None, field: Optional[str] = None) -> TimeFunction:
+    """Validate ``text`` and return the :class:`TimeFunction`; raise :class:`ExpressionError`.
+
+    ``element`` and ``field`` (e.g. ``"Hinge 'J1'"``, ``"Driver"``) name the expression's place in
+    the model: an :class:`EvaluationError` of the function or of its derivatives names them.
+    """
+    return TimeFunction(str(text), (element, field) if element else None)

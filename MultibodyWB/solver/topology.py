@@ -340,7 +340,8 @@ def analyse(model: MultibodySystem) -> Topology:
         a, b = ends[i]
         return b if parent_edge.get(a) == i else a
 
-    tree = [i for i in range(len(hinges)) if is_tree[i] and i in parent_edge.values()]
+    tree_edges = set(parent_edge.values())     # a set: a chain of n hinges is not O(n^2)
+    tree = [i for i in range(len(hinges)) if is_tree[i] and i in tree_edges]
     in_tree = set(tree)
     both_reached = [all(n in reached for n in ends[i]) for i in range(len(hinges))]
     cut = [i for i in range(len(hinges)) if not is_tree[i] and not kinds[i].elastic

@@ -7,6 +7,7 @@ schema cannot: references, physics (mass, inertia), connectivity, uniqueness, ex
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -14,10 +15,22 @@ import numpy as np
 from .model import (FORCE_TYPES, HINGE_TYPES, INTEGRATORS, METHODS, Hinge, MultibodySystem,
                     Problem)
 from .rotations import inertia_vector_to_tensor, parallel_axis
-from .timefunction import ExpressionError, parse
+from .timefunction import EvaluationError, ExpressionError, parse, shorten
 
 #: Relative tolerance for the inertia checks (round-off of CAD mass properties).
 INERTIA_RTOL = 1e-9
+#: Largest distance from the origin of a position (m): beyond it the millimetres of a mechanism
+#: are lost in the rounding of the coordinates (and squares of lengths overflow near 1e154).
+MAX_POSITION = 1e6
+#: Largest Bryant angle (rad): beyond it the angle's sine has lost its precision.
+MAX_ANGLE = 1e6
+#: Times at which the expressions are evaluated by the check (besides t = 0): evenly spaced
+#: over (0, EndTime], so that one that cannot be evaluated is reported before a run.
+EXPRESSION_SAMPLES = 32
+#: Most integration steps of a fixed-step run (rk4, newton-euler): EndTime / Step.
+MAX_STEPS = 1e10
+#: Largest table of results a run may allocate (output rows x columns x 8 bytes), bytes.
+MAX_RESULT_BYTES = 4e9
 
 _HINGE_VECTOR_FIELDS = {
     "initial_coordinates": ("InitialCoordinates", "initial"),
@@ -39,7 +52,14 @@ def element_name(obj) -> str:
 
 def _finite(v, n=None) -> bool:
     a = np.asarray(v, dtype=float).reshape(-1)
-    return (n is None or a.size == n) and bool(np.all(np.isfinite(a)))
+    if n is not None and a.size != n:
+        return False
+    return all(map(math.isfinite, a.tolist())) if a.size <= 16 else bool(np.all(np.isfinite(a)))
+
+
+def _largest(v) -> float:
+    """The largest absolute value of a short finite vector."""
+    return max(map(abs, np.asarray(v, dtype=float).reshape(-1).tolist()), default=0.0)
 
 
 class _Collector:
@@ -58,8 +78,12 @@ def check_inertia(mass: float, ji, mass_center) -> list[str]:
     must satisfy the triangle inequality (each at most the sum of the other two).
     """
     J_O = inertia_vector_to_tensor(ji)
-    J_C = parallel_axis(J_O, -mass, mass_center)
-    scale = max(np.trace(J_O), np.abs(J_O).max(), 1e-300)
+    with np.errstate(all="ignore"):
+        J_C = parallel_axis(J_O, -mass, mass_center)
+        scale = max(np.trace(J_O), np.abs(J_O).max(), 1e-300)
+    if not (np.all(np.isfinite(J_C)) and np.isfinite(scale)):
+        return ["the inertia about the mass centre is not a finite number (the mass, the mass "
+                "centre or JI is too large)"]
     moments = np.linalg.eigvalsh(0.5 * (J_C + J_C.T))
     out = []
     if moments[0] <= INERTIA_RTOL * scale:
@@ -78,6 +102,8 @@ def validate(model: MultibodySystem) -> list[Problem]:
     c = _Collector()
     _check_grounds(model, c)
     _check_names(model, c)
+    for ground in model.grounds:
+        _check_part_frames(ground, c)
     for body in model.bodies:
         _check_body(body, c)
     for hinge in model.hinges:
@@ -86,6 +112,7 @@ def validate(model: MultibodySystem) -> list[Problem]:
         _check_force(model, force, c)
     _check_connectivity(model, c)
     _check_simulation(model, c)
+    _check_columns(model, c)
     if not _finite(model.gravity, 3):
         c.add("MultibodySystem", "Gravity", "needs three finite numbers (m/s^2)")
     return c.problems
@@ -130,20 +157,39 @@ def _check_names(model, c):
                                   "bodies and hinges are numbered in one sequence")
 
 
+def _position_problem(v) -> str | None:
+    """What is wrong with a position vector (m), or None."""
+    if not _finite(v, 3):
+        return "needs three finite numbers (m)"
+    if _largest(v) > MAX_POSITION:
+        return f"lies more than {MAX_POSITION:g} m from the origin; check the units"
+    return None
+
+
+def _angles_problem(v) -> str | None:
+    """What is wrong with Bryant angles (rad), or None."""
+    if not _finite(v, 3):
+        return "needs three finite numbers (rad)"
+    if _largest(v) > MAX_ANGLE:
+        return f"has an angle beyond {MAX_ANGLE:g} rad (its sine has no precision left)"
+    return None
+
+
 def _check_part_frames(part, c):
-    if not _finite(part.position, 3):
-        c.add(part, "AbsolutePosition", "needs three finite numbers (m)")
-    if not _finite(part.orientation, 3):
-        c.add(part, "AbsoluteOrientation", "needs three finite numbers (rad)")
+    for field, problem in (("AbsolutePosition", _position_problem(part.position)),
+                           ("AbsoluteOrientation", _angles_problem(part.orientation))):
+        if problem:
+            c.add(part, field, problem)
     seen = set()
     for m in part.markers:
         if m.id in seen:
             c.add(part, "Marker", f"marker ID {m.id} is used twice on this part")
         seen.add(m.id)
-        if not _finite(m.frame.position, 3):
-            c.add(part, f"Marker {m.id} Position", "needs three finite numbers (m)")
-        if not _finite(m.frame.orientation, 3):
-            c.add(part, f"Marker {m.id} Orientation", "needs three finite numbers (rad)")
+        for field, problem in ((f"Marker {m.id} Position", _position_problem(m.frame.position)),
+                               (f"Marker {m.id} Orientation",
+                                _angles_problem(m.frame.orientation))):
+            if problem:
+                c.add(part, field, problem)
 
 
 def _check_body(body, c):
@@ -153,12 +199,16 @@ def _check_body(body, c):
         c.add(body, "Mass", f"{body.mass!r} kg; the mass must be positive")
     if body.density is not None and not (np.isfinite(body.density) and body.density > 0):
         c.add(body, "Density", f"{body.density!r} kg/m^3; the density must be positive")
-    if not _finite(body.mass_center.position, 3):
-        c.add(body, "MassCenter", "needs three finite numbers (m)")
+    problem = _position_problem(body.mass_center.position)
+    if problem:
+        c.add(body, "MassCenter", problem)
+    problem = _angles_problem(body.mass_center.orientation)
+    if problem:
+        c.add(body, "MassCenter Orientation", problem)
     ji_ok = _finite(body.inertia, 6)
     if not ji_ok:
         c.add(body, "JI", "needs six finite numbers: Ixx, Iyy, Izz, Ixy, Ixz, Iyz (kg m^2)")
-    if mass_ok and ji_ok and _finite(body.mass_center.position, 3):
+    if mass_ok and ji_ok and _position_problem(body.mass_center.position) is None:
         for msg in check_inertia(body.mass, body.inertia, body.mass_center.position):
             c.add(body, "JI", msg)
     for name, xml in (("initial_velocity", "InitialVelocity"),
@@ -228,10 +278,7 @@ def _check_hinge(model, h: Hinge, c):
             c.add(h, field, f"coordinate '{coordinate}' has a driver or motor already")
         seen.add(coordinate)
         if field == "Driver":
-            try:
-                parse(actuator.expression)
-            except ExpressionError as exc:
-                c.add(h, field, f"'{actuator.expression}': {exc}")
+            _check_expression(model, h, field, actuator.expression, 2, c)
             continue
         if not np.isfinite(actuator.speed):
             c.add(h, field, f"the speed of coordinate '{coordinate}' must be a finite number")
@@ -280,16 +327,57 @@ def _check_force(model, f, c):
         if "magnitude" not in kind.fields:
             c.add(f, "Magnitude", f"a {kind.name} takes no Magnitude")
         else:
-            try:
-                parse(f.magnitude)
-            except ExpressionError as exc:
-                c.add(f, "Magnitude", f"'{f.magnitude}': {exc}")
+            _check_expression(model, f, "Magnitude", f.magnitude, 0, c)
     for attr, xml in (("stiffness", "Stiffness"), ("damping", "Damping")):
         v = getattr(f, attr)
         if not np.isfinite(v) or v < 0:
             c.add(f, xml, f"{v!r}; must be a finite number, not negative")
     if f.free_length is not None and not (np.isfinite(f.free_length) and f.free_length >= 0):
         c.add(f, "FreeLength", f"{f.free_length!r} m; must not be negative")
+
+
+def _check_expression(model, obj, field, text, order, c) -> None:
+    """Parse a function of time and its derivatives up to ``order`` (a driver's velocity and
+    acceleration) and evaluate them at t = 0 and at :data:`EXPRESSION_SAMPLES` times up to the
+    end time: what a run would fail on is said here."""
+    try:
+        f = parse(text, element_name(obj), field)
+        fs = [f.derivative(k) for k in range(order + 1)]
+    except ExpressionError as exc:
+        c.add(obj, field, f"'{shorten(text)}': {exc}")
+        return
+    end = model.simulation.end_time
+    times = [0.0]
+    if isinstance(end, (int, float)) and np.isfinite(end) and end > 0:
+        times += [float(x) for x in np.linspace(0.0, end, EXPRESSION_SAMPLES + 1)[1:]]
+    for g in fs:
+        try:
+            for t in (times[:1] if g.is_constant else times):
+                g(t)
+        except EvaluationError as exc:
+            c.problems.extend(exc.problems)
+            return
+
+
+def _check_columns(model, c):
+    """Elements whose result columns would share names (``<prefix>.<quantity>``): a hinge
+    called like a body is written ``hinge:<name>``, which a body may be called too."""
+    from .results import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    closure = {"closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate"}
+    taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS))}
+    bodies = {b.name for b in model.bodies}
+    owners = [(b, b.name, set(BODY_COLUMNS)) for b in model.bodies]
+    for h in model.hinges:
+        if h.type in HINGE_TYPES:
+            q = set(hinge_quantities(h.type, [d.coordinate for d in h.drivers])) | closure
+            owners.append((h, f"hinge:{h.name}" if h.name in bodies else h.name, q))
+    for obj, prefix, qties in owners:
+        other = taken.get(prefix)
+        if other is None:
+            taken[prefix] = (element_name(obj), qties)
+        elif other[0] != element_name(obj) and other[1] & qties:
+            c.add(obj, "Name", f"its result columns '{shorten(prefix, 40)}.*' would have the "
+                               f"names of those of {other[0]}; rename one of them")
 
 
 def _check_connectivity(model, c):
@@ -341,6 +429,54 @@ def _check_simulation(model, c):
             c.add(s, xml, f"{v!r} {unit}".rstrip() + "; must be positive")
     if s.method not in METHODS:
         c.add(s, "Method", f"'{s.method}' is not a method; use one of {', '.join(METHODS)}")
+    c.problems.extend(run_size_problems(model, s.end_time, s.step, s.output_step, s.method,
+                                        s.integrator))
     if s.integrator not in INTEGRATORS:
         c.add(s, "Integrator",
               f"'{s.integrator}' is not an integrator; use one of {', '.join(INTEGRATORS)}")
+
+
+def run_size_problems(model, end_time, step, output_step, method, integrator) -> list[Problem]:
+    """What a run of these settings could not do in bounded memory and time: more than
+    :data:`MAX_STEPS` fixed steps, or a results table over :data:`MAX_RESULT_BYTES`. Each
+    Problem says the sizes. Settings that are not positive finite numbers are left to the
+    other checks (nothing is said about them here).
+
+    Parameters
+    ----------
+    end_time, step, output_step : float
+        s, as in ``<Simulation>`` (a run's overrides included).
+    method, integrator : str
+        The method and integrator: the step count limits fixed-step runs only.
+    """
+    out = []
+    try:
+        t, h, dt = float(end_time), float(step), float(output_step)
+    except (TypeError, ValueError):
+        return out
+    if not all(np.isfinite(x) and x > 0 for x in (t, h, dt)):
+        return out
+    fixed = integrator == "rk4" or method == "newton-euler"
+    with np.errstate(all="ignore"):
+        steps, rows = t / h, t / dt + 2.0
+    if fixed and not steps <= MAX_STEPS:
+        out.append(Problem("Simulation", "Step",
+                           f"EndTime {t:g} s / Step {h:g} s is {steps:.3g} steps; at most "
+                           f"{MAX_STEPS:.3g} are allowed: use a larger Step or a shorter EndTime"))
+    with np.errstate(all="ignore"):
+        per_output = dt / h
+    if fixed and not per_output <= MAX_STEPS:
+        out.append(Problem("Simulation", "OutputStep",
+                           f"OutputStep {dt:g} s is {per_output:.3g} steps of {h:g} s; at most "
+                           f"{MAX_STEPS:.3g} are allowed: use an OutputStep of at most EndTime"))
+    from .results import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    columns = 1 + len(BODY_COLUMNS) * len(model.bodies) + len(ENERGY_COLUMNS) + sum(
+        len(hinge_quantities(h.type)) for h in model.hinges if h.type in HINGE_TYPES)
+    size = rows * columns * 8.0
+    if not size <= MAX_RESULT_BYTES:
+        out.append(Problem("Simulation", "OutputStep",
+                           f"EndTime {t:g} s / OutputStep {dt:g} s gives {rows:.3g} output rows "
+                           f"of {columns} columns: {size / 1e9:.3g} GB of results, more than "
+                           f"{MAX_RESULT_BYTES / 1e9:g} GB; use a larger OutputStep or a "
+                           "shorter EndTime"))
+    return out

@@ -462,16 +462,34 @@ def _listing(names) -> str:
 
 def _value_message(value, type_name, info: _SchemaInfo) -> str:
     phrase = _TYPE_PHRASES.get(type_name, f"a valid {type_name}")
+    value = _echo(str(value), 60)
     if type_name in info.enumerations and info.enumerations[type_name]:
         return f"'{value}' is not {phrase}; use one of {', '.join(info.enumerations[type_name])}"
     return f"'{value}' is not {phrase}"
 
 
+def _error_node(entry, doc):
+    """The element a schema error is about: by its path, or (a path with namespace prefixes
+    that XPath cannot resolve) the element of that name on the error's line."""
+    try:
+        found = doc.xpath(entry.path) if entry.path else []
+    except etree.XPathError:
+        last = re.sub(r"\[\d+\]$", "", (entry.path or "").rsplit("/", 1)[-1])
+        prefix, _, local = last.rpartition(":")
+        on_line = [e for e in doc.iter(etree.Element) if e.sourceline == entry.line]
+        named = [e for e in on_line
+                 if etree.QName(e).localname == local and (e.prefix or "") == prefix]
+        found = named or on_line
+    return found[0] if found and isinstance(found[0], etree._Element) else None
+
+
 def _schema_problem(entry, doc, info: _SchemaInfo) -> Problem:
     """One lxml schema error as a Problem naming element, field and line."""
     text = entry.message
-    found = doc.xpath(entry.path) if entry.path else []
-    node = found[0] if found and isinstance(found[0], etree._Element) else None
+    node = _error_node(entry, doc)
+    if node is not None and node.getparent() is None and node.tag != ROOT:
+        return Problem(ROOT, "root element", f"the root element is <{node.tag}>; a model file "
+                                             f"starts with <{ROOT}> (in no namespace)", entry.line)
     if node is None or "No matching global declaration" in text:
         tag = node.tag if node is not None else "?"
         return Problem(ROOT, "root element", f"the root element is <{tag}>; a model file starts "
@@ -530,6 +548,64 @@ def _schema_problem(entry, doc, info: _SchemaInfo) -> Problem:
                    entry.line)
 
 
+_NUMERIC_TYPES = ("Number", "Vector3", "Vector6", "NumberList", "LimitList")
+
+
+def _value_problems(root, info: _SchemaInfo) -> list[Problem]:
+    """What the schema lets through in values: a comment or processing instruction inside a
+    value (``<Mass>12<!--x-->5</Mass>`` would be read as 12 while the schema sees 125), and
+    numbers that are not finite (``1e309``; only a LimitList may say ``inf``)."""
+    out = []
+    for node in root.iter(etree.Comment, etree.ProcessingInstruction):
+        parent = node.getparent()
+        decl = None if parent is None else info.decl(parent)
+        if decl is not None and decl.type is not None:
+            element, path = _where(parent)
+            kind = "comment" if isinstance(node, etree._Comment) else "processing instruction"
+            out.append(Problem(element, " ".join(path) or parent.tag,
+                               f"a {kind} inside a value is not allowed; write the value alone",
+                               node.sourceline))
+    for el in root.iter(etree.Element):
+        parent = el.getparent()
+        if parent is None:
+            continue
+        decl = info.decl(el)
+        if decl is None:
+            continue
+        values = []
+        if decl.type in _NUMERIC_TYPES and el.text:
+            values.append((None, decl.type, el.text))
+        for attr, type_name in decl.attributes.items():
+            if type_name in _NUMERIC_TYPES and el.get(attr):
+                values.append((attr, type_name, el.get(attr)))
+        for attr, type_name, text in values:
+            if len(text) < 300 and "e" not in text and "E" not in text:
+                continue                # no exponent, no 309 digits: finite if a number
+            bad = [w.strip() for w in text.split(",") if not _finite_word(w, type_name)]
+            if bad:
+                element, path = _where(el, attr)
+                out.append(Problem(element, " ".join(path + ([attr] if attr else [])),
+                                   f"'{_echo(bad[0])}' is not a finite number (floats reach "
+                                   "about 1.8e308)", el.sourceline))
+    return out
+
+
+def _finite_word(word: str, type_name: str) -> bool:
+    """True unless ``word`` reads as a float that is not finite (a LimitList's ``inf`` is)."""
+    try:
+        v = float(word)
+    except ValueError:
+        return True                     # not a number at all: the schema says so
+    if np.isfinite(v):
+        return True
+    return type_name == "LimitList" and word.strip().lstrip("+-") == "inf"
+
+
+def _echo(text: str, limit: int = 40) -> str:
+    """A value for a message: at most ``limit`` characters."""
+    return text if len(text) <= limit else f"{text[:limit - 15]}...{text[-12:]}"
+
+
 def _tokens(field: str) -> list[str]:
     """A field as comparable words (fields use the file's names: ``Marker 2 Position``)."""
     return [w.lower() for w in re.split(r"[\s./\[\]]+", field or "") if w]
@@ -583,8 +659,9 @@ def _load(source: Source) -> tuple[bytes, Optional[str]]:
     """Bytes of the XML and the encoding to force (None: as the document declares)."""
     if isinstance(source, bytes):
         return source, None
-    if isinstance(source, str) and source.lstrip().startswith("<"):
-        return source.encode("utf-8"), "utf-8"
+    if isinstance(source, str) and source.lstrip().startswith("<") and \
+            not (source.rstrip().endswith(".xml") and Path(source).is_file()):
+        return source.encode("utf-8"), "utf-8"   # XML text (a file named <model>.mbs.xml is read)
     return Path(source).read_bytes(), None
 
 
@@ -594,7 +671,8 @@ def read_with_problems(source: Source) -> tuple[Optional[MultibodySystem], list[
     Parameters
     ----------
     source : str, pathlib.Path or bytes
-        A file path, or the XML itself (bytes, or a str starting with ``<``).
+        A file path, or the XML itself (bytes, or a str starting with ``<`` that is not the path
+        of an existing ``.xml`` file).
 
     Never raises for bad input: a missing file, an XML syntax error, schema violations and
     semantic problems all come back as :class:`Problem` s, ordered by line.
@@ -629,6 +707,8 @@ def read_with_problems(source: Source) -> tuple[Optional[MultibodySystem], list[
             p = _schema_problem(entry, doc, info)
             if p not in problems:
                 problems.append(p)
+    problems += [p for p in _value_problems(root, info)
+                 if not any(_same_place(p, q) for q in problems)]
     if root.tag != ROOT:
         return None, problems
 
