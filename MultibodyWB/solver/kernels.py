@@ -804,6 +804,8 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
             Tn += mags[F.sd_mag[f]]
         _add_wrench3(bi, -Tn * e0, -Tn * e1, -Tn * e2, 0.0, 0.0, 0.0, pi0, pi1, pi2, FC, TC, pc)
         _add_wrench3(bo, Tn * e0, Tn * e1, Tn * e2, 0.0, 0.0, 0.0, po0, po1, po2, FC, TC, pc)
+    if F.rs_bi.size == 0:
+        return
     zero = np.zeros(3)
     for f in range(F.rs_bi.size):
         Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
@@ -985,6 +987,10 @@ def force_power(mags, F, R, pb, pc, hp, w, vh, out):
         pdis += F.sd_c[f] * Ld * Ld
         if F.sd_mag[f] >= 0:
             pf -= mags[F.sd_mag[f]] * Ld
+    out[1] = pf
+    out[2] = pdis
+    if F.rs_bi.size == 0:
+        return
     zero = np.zeros(3)
     for f in range(F.rs_bi.size):
         if F.rs_c[f] == 0.0:
