@@ -101,8 +101,8 @@ def parse_time(field, text):
 
 def check_settings(values):
     """ValueError listing what the solver would refuse in the settings ``values`` (positive,
-    finite times and tolerances; an output step a whole number of fixed steps), each naming the
-    field; nothing is changed."""
+    finite times and tolerances; an output step a whole number of fixed steps; no more steps or
+    output rows than a run can take), each naming the field; nothing is changed."""
     from types import SimpleNamespace
 
     from ..solver.model import Simulation
@@ -111,7 +111,9 @@ def check_settings(values):
     for name, value in values.items():
         setattr(sim, MODEL_ATTRIBUTES[name][0], value)
     try:
-        _settings(SimpleNamespace(simulation=sim), None, None, None, None, None)
+        # no bodies: the size of the results is checked again with the model's columns
+        _settings(SimpleNamespace(simulation=sim, bodies=(), hinges=()), None, None, None,
+                  None, None)
     except ModelError as exc:
         raise ValueError("\n".join(str(p) for p in exc.problems)) from None
 
