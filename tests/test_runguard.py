@@ -300,3 +300,78 @@ def test_cli_wall_budget(tmp_path, capsys):
                             "--wall-budget", "0.5")
     assert code == 1
     assert "wall-clock budget of 0.5 s" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------
+# Accelerations that are not finite at a finite state; the numerical safety net
+# --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("integrator", ["RK45", "DOP853", "Radau", "BDF", "LSODA"])
+def test_accelerations_that_are_not_finite_name_the_hinge(monkeypatch, integrator):
+    """The elbow's acceleration made NaN after t = 0.05 s: the explicit integrators shrink their
+    step until they fail, BDF's LU raised ValueError; each names the elbow and the time."""
+    from MultibodyWB.solver import system as system_module
+    real = system_module.System.derivative
+
+    def derivative(self, t, y):
+        d = np.array(real(self, t, y))
+        if t > 0.05:
+            i = self.hinges.index("Elbow")
+            d[self.nq_tot + self.tree.uo[i]] = np.nan
+        return d
+
+    monkeypatch.setattr(system_module.System, "derivative", derivative)
+    with pytest.raises(RunError) as info:
+        simulate(build("double_pendulum"), integrator=integrator, t_end=0.1)
+    (p,) = info.value.problems
+    assert (p.element, p.field) == ("Hinge 'Elbow'", "State"), p
+    t = float(re.search(r"not finite at t = ([0-9.e-]+) s", p.message).group(1))
+    assert 0.05 <= t < 0.06, p
+
+
+def test_a_linear_algebra_error_in_a_run_is_a_run_error(monkeypatch):
+    """What remains possible inside the kernels (was LinAlgError from _run_rk4): said with the
+    time it happened near, never a traceback."""
+    from MultibodyWB.solver import simulate as sim
+    calls = []
+    real = sim.K.rk4_run
+
+    def rk4_run(*args):
+        calls.append(1)
+        if len(calls) > 3:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return real(*args)
+
+    monkeypatch.setattr(sim, "CHUNK_SECONDS", 1e-9)           # many chunks
+    monkeypatch.setattr(sim.K, "rk4_run", rk4_run)
+    with pytest.raises(RunError) as info:
+        simulate(build("double_pendulum"), t_end=0.1, step=1e-3, output_step=1e-3)
+    (p,) = info.value.problems
+    assert "broke down near t = " in p.message and "LinAlgError: Singular matrix" in p.message
+    assert float(re.search(r"near t = ([0-9.e-]+) s", p.message).group(1)) > 0.0
+
+
+# --------------------------------------------------------------------------------------------------
+# The Job (what the Simulate panel runs)
+# --------------------------------------------------------------------------------------------------
+
+def test_job_of_a_stiff_model_fails_with_the_run_error():
+    from MultibodyWB.solver.job import Job
+    job = Job(stiff()).start()
+    assert job.wait(60)
+    assert job.state == "failed" and isinstance(job.error, RunError), job.error
+    assert not job.internal_error and job.trace is None and job.results is None
+    assert job.error.problems[0].field == "Damping"
+
+
+def test_job_keeps_the_trace_of_an_internal_error(monkeypatch):
+    from MultibodyWB.solver import job as job_module
+
+    def broken(model, **settings):
+        return {}["no such key"]
+
+    monkeypatch.setattr(job_module, "simulate", broken)
+    job = job_module.Job(build("double_pendulum")).start()
+    assert job.wait(10)
+    assert job.state == "failed" and isinstance(job.error, KeyError)
+    assert job.internal_error and "KeyError" in job.trace and "broken" in job.trace

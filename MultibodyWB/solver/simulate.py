@@ -906,8 +906,16 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     rows.add(rec, 0.0, y0, np.zeros(3))
     progress(0.0)
     first = min(step, t_end)
-    solver = cls(system.derivative, 0.0, y0.copy(), t_end, rtol=rtol, atol=atol,
-                 first_step=first)
+    bad = []            # the last evaluation at a finite state whose derivative is not finite:
+    #                     (t, y, dy/dt)
+
+    def derivative(t, y):
+        d = system.derivative(t, y)
+        if not np.all(np.isfinite(d)) and np.all(np.isfinite(y)):
+            bad[:] = [(float(t), np.array(y, dtype=float), np.array(d, dtype=float))]
+        return d
+
+    solver = cls(derivative, 0.0, y0.copy(), t_end, rtol=rtol, atol=atol, first_step=first)
     nxt, steps, last = 1, 0, 0.0
     pending = []                  # rows waiting to be computed together (rec.rows)
 
@@ -924,18 +932,23 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
         if cancel():
             raise Cancelled("the run was cancelled")
         t_prev = solver.t
+        bad.clear()           # (trial states of rejected steps may have such derivatives)
         try:
             msg = solver.step()
         except (ArithmeticError, ValueError, SystemError, np.linalg.LinAlgError) as exc:
             if isinstance(exc, ModelError):
                 raise
             # e.g. scipy's LU of a Jacobian that is not finite: a state blowing up
+            if bad:
+                raise _rates_not_finite(system, integrator, bad[0], exc) from exc
             raise _adaptive_breakdown(system, integrator, t_prev, y_prev, exc) from exc
         if not np.all(np.isfinite(solver.y)):
             hinge, body, others = blown_up(system, t_prev, y_prev, solver.y)
             raise not_finite(system.model, solver.t, hinge, body, others, integrator,
                              fixed=False)
         if solver.status == "failed":
+            if bad:
+                raise _rates_not_finite(system, integrator, bad[0], msg)
             element, field, advice = stiffness_advice(system.model, integrator, step, False)
             raise RunError(element, field, f"{integrator} failed at t = {solver.t:.6g} s: "
                                            f"{msg}; {advice}")
@@ -976,6 +989,21 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     if work is not None:
         info["power_evaluations"] = work.evaluations
     return t, states, data, info
+
+
+def _rates_not_finite(system, integrator, bad, why) -> RunError:
+    """The :class:`RunError` of an adaptive run that failed (``why``: the integrator's message
+    or exception) after an evaluation ``bad = (t, y, dy/dt)`` whose derivative was not finite
+    at a finite state: the hinge whose rates or accelerations were not finite there."""
+    t, y, d = bad
+    hinge, body, others = blown_up(system, t, y, np.where(np.isfinite(d), y, np.nan))
+    _, _, advice = stiffness_advice(system.model, integrator, None, False)
+    if isinstance(why, BaseException):
+        why = f"{type(why).__name__}: {_first_line(why)}"
+    more = f" ({others} other hinge{'s' if others != 1 else ''} with it)" if others else ""
+    return RunError(f"Hinge '{hinge}'", "State", (
+        f"the accelerations of this hinge (body '{body}') are not finite at t = {t:.6g} s, at a "
+        f"finite state{more}; {integrator} could not go on ({why}); {advice}"))
 
 
 def _adaptive_breakdown(system, integrator, t, y, exc) -> RunError:
