@@ -41,6 +41,22 @@ columns are the same as without it, bit for bit.
 Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
 grid). Only the output rows are kept, so a run of a million steps needs memory for its output
 only.
+
+Guards (a run never ends in a traceback or goes on without end)
+    Settings, the caller's overrides included, are refused before anything is allocated when a
+    run could not hold or finish them (:func:`.validation.run_size_problems`: steps, output
+    rows). An expression that cannot be evaluated during the run raises
+    :class:`~.timefunction.EvaluationError` naming the hinge's ``Driver`` or the force's
+    ``Magnitude`` and the time. A state that is not finite stops the run with a
+    :class:`RunError` naming the hinge (mstmm; rk4 goes through the failed chunk again step by
+    step to find it) or body (newton-euler) that blew up first and the time. An adaptive
+    integrator whose steps collapse (:class:`StallDetector`: two windows of
+    :data:`STALL_WINDOW` steps at whose pace the rest would take more than :data:`STALL_STEPS`
+    steps; the constrained method's runs by their pace in wall time, :class:`Watch`) raises a
+    :class:`RunError` naming the model's stiffest spring or damper (:func:`stiff_elements`) and
+    what to use instead; so do integrator failures and numerical breakdowns (a singular or
+    non-finite matrix in a library's routine). ``wall_budget`` stops a run after that many
+    seconds of wall time (:class:`BudgetExceeded`; the CLI's ``run --wall-budget``).
 """
 
 from __future__ import annotations
