@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 import time
+import traceback
 
 import FreeCAD
 import FreeCADGui
@@ -45,6 +46,8 @@ from .watch import DocumentWatch, TaskPanel, later, object_alive
 POLL_MS = 50
 #: Object name of the panel's main widget (tests find it by this name).
 PANEL_NAME = "MultibodySimulatePanel"
+#: File in FreeCAD's user folder where the traces of internal errors go.
+ERROR_LOG = "multibodywb-errors.log"
 
 _QUANTITY_SETTINGS = ("EndTime", "Step", "OutputStep")
 _FLOAT_SETTINGS = ("RelativeTolerance", "AbsoluteTolerance")
@@ -101,8 +104,8 @@ def parse_time(field, text):
 
 def check_settings(values):
     """ValueError listing what the solver would refuse in the settings ``values`` (positive,
-    finite times and tolerances; an output step a whole number of fixed steps), each naming the
-    field; nothing is changed."""
+    finite times and tolerances; an output step a whole number of fixed steps; no more steps or
+    output rows than a run can take), each naming the field; nothing is changed."""
     from types import SimpleNamespace
 
     from ..solver.model import Simulation
@@ -111,7 +114,9 @@ def check_settings(values):
     for name, value in values.items():
         setattr(sim, MODEL_ATTRIBUTES[name][0], value)
     try:
-        _settings(SimpleNamespace(simulation=sim), None, None, None, None, None)
+        # no bodies: the size of the results is checked again with the model's columns
+        _settings(SimpleNamespace(simulation=sim, bodies=(), hinges=()), None, None, None,
+                  None, None)
     except ModelError as exc:
         raise ValueError("\n".join(str(p) for p in exc.problems)) from None
 
@@ -441,6 +446,10 @@ class SimulatePanel(TaskPanel):
                 self.say(f"  {p}", error=True)
             self.status.setText("Not run: the model has problems")
             return False
+        except Exception as exc:  # noqa: BLE001 - a defect: said in the panel, never a traceback
+            self._internal_error("exporting", exc, traceback.format_exc())
+            self.status.setText("Not run: internal error")
+            return False
         try:
             self.store_settings(values)
         except Exception as exc:  # a setting FreeCAD refuses: say which, change nothing
@@ -624,8 +633,10 @@ class SimulatePanel(TaskPanel):
                 self.say("The run failed:", error=True)
                 for p in exc.problems:
                     self.say(f"  {p}", error=True)
+            elif getattr(job, "internal_error", False):
+                self._internal_error("simulating", exc, job.trace)
             else:
-                self.say(f"The run failed: {type(exc).__name__}: {exc}", error=True)
+                self.say(f"The run failed: {exc}", error=True)
             return
         results = job.results
         try:
@@ -646,6 +657,23 @@ class SimulatePanel(TaskPanel):
                             f"'{obj.Label}'")
         self.say(results.summary("mm", 1000.0))          # the document's units
         self.refresh_runs(select=obj)
+
+    def _internal_error(self, doing, exc, trace):
+        """Say an error that is not the model's (a defect) in the panel and the report view,
+        with the mechanism's name; its traceback goes to :data:`ERROR_LOG` in FreeCAD's user
+        folder."""
+        path = None
+        try:
+            import os
+            path = os.path.join(FreeCAD.getUserAppDataDir(), ERROR_LOG)
+            with open(path, "a", encoding="utf-8") as stream:
+                stream.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} internal error "
+                             f"{doing} '{self.mechanism.Label}':\n{trace or ''}\n")
+        except Exception:  # noqa: BLE001 - the log is a help, the message is what counts
+            path = None
+        where = f"; the trace is in {path}" if path else ""
+        self.say(f"Internal error {doing} '{self.mechanism.Label}': {type(exc).__name__}: "
+                 f"{exc} (please report it with the document{where})", error=True)
 
     # -- stored runs -----------------------------------------------------------------------------
     def refresh_runs(self, select=None):
