@@ -29,7 +29,7 @@ from PySide import QtCore
 
 OUT = os.environ["MBWB_BENCH_OUT"]
 IDLE = float(os.environ.get("MBWB_BENCH_IDLE", "120"))
-POLL_MS = 10
+POLL_MS = int(os.environ.get("MBWB_BENCH_POLL_MS", "10"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "gui"))
 
@@ -49,10 +49,18 @@ def now():
     return time.perf_counter() - state["t_activated"]
 
 
+def cpu():
+    """CPU seconds of this process (all its threads) so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def event(name):
-    """Record the first time ``name`` happens (seconds since the activation)."""
+    """Record the first time ``name`` happens (seconds since the activation) and the process's
+    CPU time then."""
     if name not in out["events"]:
         out["events"][name] = now()
+        out.setdefault("cpu", {})[name] = cpu()
 
 
 def finish(error=None):
