@@ -106,7 +106,8 @@ def report(name, r):
           f"{r['kernels_ready_at_activation']}")
     if "warmup_ended" in e:
         print(f"compile in the background: ended {e['warmup_ended']:.1f} s after the activation "
-              f"(ok {r.get('warmup_ok')}; CPU of child processes {r['children_cpu_seconds']:.1f} s)")
+              f"(ok {r.get('warmup_ok')}; CPU of child processes "
+              f"{r['children_cpu_seconds']:.1f} s)")
     print(f"engine built {e['model_built']:.1f} s after the activation; Simulate at "
           f"{e['simulate_pressed']:.1f} s (compile running {r['warmup_running_at_simulate']}, "
           f"kernels ready {r['kernels_ready_at_simulate']})")
@@ -121,8 +122,8 @@ def report(name, r):
               "first_frame_event_loop")]
     for text, a, b in steps:
         print(f"  {text:52s} {e[b] - e[a]:7.2f} s")
-    print(f"  solver job wall time {r['job_wall']:.2f} s (its own wall_time {r['solver_wall']:.2f} s), "
-          f"{r['frames']} frames")
+    print(f"  solver job wall time {r['job_wall']:.2f} s (its own wall_time "
+          f"{r['solver_wall']:.2f} s), {r['frames']} frames")
     if "cpu" in r:
         c = r["cpu"]
         print(f"  FreeCAD's CPU time from Run to the run stored: "

@@ -34,8 +34,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "gui"))
 
 out = {"freecad": ".".join(FreeCAD.Version()[:3]), "idle": IDLE,
-       "user_dir": FreeCAD.getUserAppDataDir(), "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR"),
-       "events": {}, "load": {}}
+       "user_dir": FreeCAD.getUserAppDataDir(),
+       "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR"), "events": {}, "load": {}}
 state = {}
 timers = []
 
