@@ -198,17 +198,33 @@ def _loop_model(case):
     from test_constrained_loops import random_loop_model
     if isinstance(case, int):
         return random_loop_model(case)
+    if case == "universal_big_end":
+        # the planar engine with its big end a universal hinge, first axis along the crank
+        # pin: the cut hinge (4 constraints, fewer than the revolutes' 5), turning fast about rx
+        from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant
+        m = build("crank_slider", variant="planar")
+        turn = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])   # x <- old z
+        h = m.hinge("BigEnd")
+        for ref in (h.input, h.output):
+            mk = m.part(ref.body).marker(ref.marker)
+            mk.frame.orientation = matrix_to_bryant(bryant_to_matrix(mk.frame.orientation)
+                                                    @ turn)
+        h.type = "universal"
+        return m
     return build(case, crank_rate=3.0) if case == "four_bar" else build(case)
 
 
-@pytest.mark.parametrize("case", list(range(14)) + [34, "four_bar", "crank_slider"])
+@pytest.mark.parametrize("case", list(range(14)) + [34, "four_bar", "crank_slider",
+                                                   "universal_big_end"])
 def test_loop_rows_match_the_global_formulation(case):
     """Every cut-hinge column of the mstmm rows equals what the constrained formulation
     computes at the same state (rates and loads to 1e-8 of their scale, accelerations to 1e-7;
     coordinates to 1e-9): random loops closed by each hinge type (seeds 0-13: the closing
     hinge mostly at rest, the random loops often lock), a random loop whose closing
     planar hinge moves (seed 34; seed 5's spherical one moves too), the four-bar (a moving revolute cut
-    hinge) and the spatial crank-slider (a moving spherical one, driven, with gas force)."""
+    hinge), the spatial crank-slider (a moving spherical one, driven, with gas force) and the
+    planar engine with a universal big end turning about its first axis (its second stays at 0:
+    the a' b' term of the universal's acceleration is not exercised here)."""
     from MultibodyWB.solver.constrained import accelerations, quaternion_to_matrix
     from MultibodyWB.solver.constrained_run import LoopRecorder
     from MultibodyWB.solver.rotations import bryant_to_matrix
