@@ -149,15 +149,17 @@ def cmd_check(args, out) -> int:
         _print_problems(args.model, problems, out)
         return EXIT_INVALID
     from .simulate import _settings
+    from .topology import analyse
     try:
         # what run refuses, check reports first: the settings, then the start
         _settings(model, None, None, None, None, None)
-        _, start = prepare(model, args.accept_corrections)
+        topo = analyse(model)
+        _, start = prepare(model, args.accept_corrections, topo)
     except ModelError as exc:          # settings, a start that moves parts, an open loop
         _print_problems(args.model, exc.problems, out)
         return EXIT_INVALID
     print(f"{args.model}: valid", file=out)
-    print(summary(model), file=out)
+    print(summary(model, topo), file=out)
     print(f"start: {start}", file=out)
     return EXIT_OK
 

@@ -219,8 +219,9 @@ def write(model: MultibodySystem, path) -> None:
 # --------------------------------------------------------------------------------------------------
 
 def _child_text(el, tag) -> Optional[str]:
-    c = el.find(tag)
-    return None if c is None else (c.text or "")
+    for c in el.iterchildren(tag):      # the first child ``tag`` (twice as fast as find)
+        return c.text or ""
+    return None
 
 
 def _vector(el, tag, default=None):
