@@ -84,7 +84,17 @@ def check_inertia(mass: float, ji, mass_center) -> list[str]:
     if not (np.all(np.isfinite(J_C)) and np.isfinite(scale)):
         return ["the inertia about the mass centre is not a finite number (the mass, the mass "
                 "centre or JI is too large)"]
-    moments = np.linalg.eigvalsh(0.5 * (J_C + J_C.T))
+    # scaled to its largest entry: entries near 1e308 neither overflow nor stop LAPACK
+    with np.errstate(all="ignore"):
+        S = 0.5 * J_C + 0.5 * J_C.T
+        big = float(np.abs(S).max())
+        try:
+            moments = np.linalg.eigvalsh(S / big) * big if big > 0 else np.zeros(3)
+        except np.linalg.LinAlgError:
+            moments = np.full(3, np.nan)
+    if not np.all(np.isfinite(moments)):
+        return [f"the inertia about the mass centre (entries up to {big:.3g} kg m^2) is too "
+                "large to have finite principal moments"]
     out = []
     if moments[0] <= INERTIA_RTOL * scale:
         out.append("the inertia tensor about the mass centre is not positive definite "
