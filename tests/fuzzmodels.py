@@ -275,8 +275,10 @@ def _mutate(text: str, rng) -> Mutant:
         first = mutate(text, rng)
         second = mutate(first.text, rng)
         # a deletion may take the first mutation away: then only the second counts
+        target = first.what.split(" ")[0]
         must = second.must_refuse or (first.must_refuse and
-                                      not second.what.startswith("deleted"))
+                                      not second.what.startswith("deleted")
+                                      and second.what.split(" ")[0] != target)
         return Mutant(second.text, f"{first.what}; {second.what}", must,
                       first.settings or second.settings)
     return Mutant(_serialise(root), what, must, settings)

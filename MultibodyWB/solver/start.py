@@ -369,6 +369,53 @@ def _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses):
     return intended, moves
 
 
+#: A spring-damper shorter than this (m) has no line of action: the solver applies no tension.
+ZERO_LENGTH = 1e-12
+
+
+def _zero_length_springs(model, poses, drawn) -> list[Problem]:
+    """Spring-dampers whose markers coincide at the start while they would pull: refused.
+
+    A spring-damper's tension acts along the line between its markers' origins; at length 0 that
+    line has no direction and the solver applies nothing (``kernels``: lengths below
+    :data:`ZERO_LENGTH`), so a start tension ``stiffness * (0 - free length) + magnitude(0)``
+    other than 0 would be ignored without a word. A tension of 0 there (free length 0, no
+    magnitude) is the force's limit and is kept.
+    """
+    from .kinematics import marker_pose
+    from .timefunction import parse as expression
+    out = []
+    for f in model.forces:
+        if f.type != "spring_damper" or f.output is None:
+            continue
+        pi = marker_pose(model, f.input, poses).p
+        po = marker_pose(model, f.output, poses).p
+        length = float(np.linalg.norm(pi - po))
+        if not length < ZERO_LENGTH:
+            continue
+        if f.free_length is not None:
+            free = f.free_length
+        else:                          # None: the length as drawn
+            free = float(np.linalg.norm(marker_pose(model, f.input, drawn).p
+                                        - marker_pose(model, f.output, drawn).p))
+        spring = f.stiffness * (0.0 - free)
+        try:
+            magnitude = float(expression(f.magnitude or "0")(0.0))
+        except (ModelError, ValueError, ArithmeticError):
+            continue                   # the run reports the expression itself
+        tension = spring + magnitude
+        if tension == 0.0:
+            continue
+        fields = [name for name, value in (("FreeLength", spring), ("Magnitude", magnitude))
+                  if value != 0.0]
+        out.append(Problem(
+            f"Force '{f.name}'", ", ".join(fields),
+            f"markers {f.input} and {f.output} coincide at the start: at length 0 a "
+            f"spring-damper has no line of action, its start tension of {tension:.4g} N "
+            "would be ignored; move one marker off the other, or use point forces"))
+    return out
+
+
 def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None) -> StartReport:
     """Where every body starts, compared with the drawing (a resolved, valid model).
 
@@ -428,6 +475,9 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None) ->
                    else forward_kinematics(model, topology, q_intended, drawn))
     poses = (dict(fk_intended) if np.array_equal(q_start, q_intended)
              else forward_kinematics(model, topology, q_start, drawn))
+    springs = _zero_length_springs(model, poses, drawn)
+    if springs:
+        raise ModelError(springs)
     intended, moves = _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses)
 
     for lab, given, assembled in rate_changes:
