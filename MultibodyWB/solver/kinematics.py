@@ -262,6 +262,15 @@ def coordinates_from_pose(hinge_type: Union[str, HingeType], R, d,
     kind = _kind(hinge_type)
     R = np.asarray(R, dtype=float)
     d = np.asarray(d, dtype=float).reshape(3)
+    q = _fit(kind, R, d, reference)
+    Rq, dq = _relative_pose(kind, q)
+    residual = np.concatenate([rotation_vector(R @ Rq.T), d - dq])
+    return np.array(q, dtype=float), residual
+
+
+def _fit(kind: HingeType, R: np.ndarray, d: np.ndarray, reference=None) -> list:
+    """The coordinates of :func:`coordinates_from_pose` (a list of floats), without the
+    residual."""
     ref = None if reference is None else dict(zip(kind.coordinates,
                                                   np.asarray(reference, dtype=float).reshape(-1)
                                                   .tolist()))
@@ -291,9 +300,7 @@ def coordinates_from_pose(hinge_type: Union[str, HingeType], R, d,
             q.append(angle)
         else:
             q.append(dl[_TRANSLATIONS.index(name)])
-    Rq, dq = _relative_pose(kind, q)
-    residual = np.concatenate([rotation_vector(R @ Rq.T), d - dq])
-    return np.array(q, dtype=float), residual
+    return q
 
 
 # --------------------------------------------------------------------------------------------------
@@ -365,7 +372,9 @@ def hinge_coordinates(model: MultibodySystem, hinge: Union[str, Hinge],
         :func:`hinge_residual`.
     """
     h = _hinge(model, hinge)
-    return coordinates_from_pose(h.type, *hinge_relative_pose(model, h, poses), reference)[0]
+    R, d = hinge_relative_pose(model, h, poses)
+    return np.array(_fit(_kind(h.type), np.asarray(R, dtype=float),
+                         np.asarray(d, dtype=float).reshape(3), reference), dtype=float)
 
 
 def hinge_residual(model: MultibodySystem, hinge: Union[str, Hinge],
@@ -451,25 +460,42 @@ def forward_kinematics(model: MultibodySystem, topology: Topology,
         connected to the ground are placed by the tree hinges from the ground outwards; island
         bodies keep their drawn pose.
     """
-    qh = split_coordinates(model, topology, q)
-    poses = drawn_poses(model) if drawn is None else dict(drawn)
+    return _forward(model, topology, q, drawn, _tree_steps(model, topology))
+
+
+def _tree_steps(model: MultibodySystem, topology: Topology) -> list:
+    """What :func:`forward_kinematics` needs of each tree body, from the root outwards: (body,
+    hinge name, hinge type, reversed, parent part, parent marker's and child marker's local
+    rotation and position). The same for every ``q``: computed once for several calls."""
     parts = {p.name: p for p in list(model.grounds) + list(model.bodies)}
+    steps = []
     for body in topology.bodies:
         h = model.hinge(topology.parent_hinge[body])
-        R_rel, d = relative_pose(h.type, qh[h.name])
-        if not topology.element(h.name).reversed:     # parent holds the output marker
-            Rm, pm = _marker_local(model, h.output, parts)
-            base = poses[h.output.body]
-            Ro, po = base.R @ Rm, base.p + base.R @ pm
+        rev = topology.element(h.name).reversed
+        near, far = (h.input, h.output) if rev else (h.output, h.input)   # parent side first
+        steps.append((body, h.name, _kind(h.type), rev, near.body,
+                      _marker_local(model, near, parts), _marker_local(model, far, parts)))
+    return steps
+
+
+def _forward(model, topology, q, drawn, steps) -> dict[str, Pose]:
+    """:func:`forward_kinematics` with the tree's steps given (:func:`_tree_steps`)."""
+    qh = split_coordinates(model, topology, q)
+    poses = drawn_poses(model) if drawn is None else dict(drawn)
+    for body, name, kind, rev, parent, (Rn, pn), (Rm, pm) in steps:
+        qk = qh[name]
+        if qk.size != kind.dof:
+            raise ValueError(f"hinge type {kind.name!r} has {kind.dof} coordinates, "
+                             f"got {qk.size}")
+        R_rel, d = _relative_pose(kind, qk.tolist())
+        base = poses[parent]
+        if not rev:                                     # parent holds the output marker
+            Ro, po = base.R @ Rn, base.p + base.R @ pn
             Rc, pc = Ro @ R_rel, po + Ro @ d                # the child's (input) marker
-            Rm, pm = _marker_local(model, h.input, parts)
         else:                                           # parent holds the input marker
-            Rm, pm = _marker_local(model, h.input, parts)
-            base = poses[h.input.body]
-            Ri, pi = base.R @ Rm, base.p + base.R @ pm
+            Ri, pi = base.R @ Rn, base.p + base.R @ pn
             Rc = Ri @ R_rel.T                               # the child's (output) marker
             pc = pi - Rc @ d
-            Rm, pm = _marker_local(model, h.output, parts)
         R = Rc @ Rm.T
         poses[body] = Pose(R, pc - R @ pm)
     return poses

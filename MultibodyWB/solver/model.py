@@ -552,6 +552,10 @@ class MultibodySystem:
         items = getattr(self, attr)
         cache = self.__dict__.setdefault("_lookup", {})
         entry = cache.get(attr)
+        if entry is not None and entry[0] is items and entry[1] == len(items):
+            i = entry[2].get(name)                      # the common case: a hit, unchanged
+            if i is not None and items[i].name == name:
+                return items[i]
         if entry is not None and entry[0] is items and entry[1] < len(items):
             index = entry[2]                            # elements appended: index the new ones
             for i in range(entry[1], len(items)):

@@ -40,9 +40,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kinematics import (Pose, coordinate_labels, coordinates_from_pose, drawn_poses,
-                         forward_kinematics, hinge_coordinates, hinge_relative_pose,
-                         hinge_residual)
+from .kinematics import (Pose, _fit, _forward, _tree_steps, coordinate_labels, coordinates_from_pose,
+                         drawn_poses, hinge_coordinates, hinge_relative_pose, hinge_residual)
 from .model import COORDINATE_KIND, Driver, ModelError, MultibodySystem, Problem
 from .rotations import bryant_to_matrix
 from .timefunction import parse
@@ -84,12 +83,14 @@ def _start_values(model, h, poses):
     return hinge_coordinates(model, h, poses)
 
 
-def _keep_axial_offset(model, h, poses) -> str | None:
+def _keep_axial_offset(model, h, poses, relative) -> str | None:
     """Give a revolute hinge whose markers are apart only along the axis a marker on the common
-    plane; return the note, or None when there is nothing to do."""
+    plane; return the note, or None when there is nothing to do. The markers' relative pose is
+    kept in ``relative`` (by hinge name) unless the hinge gets the new marker."""
     if h.type != "revolute":
         return None
     R, d = hinge_relative_pose(model, h, poses)
+    relative[h.name] = (R, d)
     # a revolute hinge has no translation: its residual's translation part is d itself, so the
     # markers that meet (most) are told apart before the rotation is fitted
     if abs(d[2]) <= 1e-12 or np.hypot(d[0], d[1]) > LENGTH_TOLERANCE:
@@ -111,6 +112,7 @@ def _keep_axial_offset(model, h, poses) -> str | None:
                           label=f"{marker.label or marker.id} on the common plane of "
                                 f"hinge {h.name}")
     h.input = ref
+    del relative[h.name]
     return (f"Hinge '{h.name}': its markers are {format_length(abs(axial))} apart along the "
             "common axis; the parts keep that offset (the hinge joins them on the output "
             "marker's plane)")
@@ -183,18 +185,20 @@ def resolve(model: MultibodySystem) -> tuple[MultibodySystem, list[str]]:
     references as values, initial angular velocities as Bryant-angle rates, and coaxial revolute
     markers on their common plane (see the module docstring). A model with none of these is returned as an equal copy.
     """
-    model, notes, _ = _resolve(model)
+    model, notes, _, _ = _resolve(model)
     return model, notes
 
 
 def _resolve(model: MultibodySystem):
-    """:func:`resolve`, and the drawn poses of the parts (:func:`~.kinematics.drawn_poses`,
-    which what it does leaves unchanged)."""
+    """:func:`resolve`, the drawn poses of the parts (:func:`~.kinematics.drawn_poses`, which
+    what it does leaves unchanged) and the relative marker poses of the revolute hinges whose
+    markers it leaves (by name)."""
     model = _resolve_copy(model)
     notes = []
     poses = drawn_poses(model)
+    relative = {}
     for h in model.hinges:
-        note = _keep_axial_offset(model, h, poses)
+        note = _keep_axial_offset(model, h, poses, relative)
         if note:
             notes.append(note)
     for h in model.hinges:
@@ -216,7 +220,7 @@ def _resolve(model: MultibodySystem):
         if h.spring_reference_start:
             h.spring_reference = start.copy()
             h.spring_reference_start = False
-    return model, notes, poses
+    return model, notes, poses, relative
 
 
 # --------------------------------------------------------------------------------------------------
@@ -416,7 +420,8 @@ def _zero_length_springs(model, poses, drawn) -> list[Problem]:
     return out
 
 
-def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None) -> StartReport:
+def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
+                 relative=None) -> StartReport:
     """Where every body starts, compared with the drawing (a resolved, valid model).
 
     Parameters
@@ -428,6 +433,9 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None) ->
     topology : Topology, optional
     drawn : dict of str to Pose, optional
         The model's drawn poses (:func:`~.kinematics.drawn_poses`) when the caller has them.
+    relative : dict of str to (ndarray (3, 3), ndarray (3,)), optional
+        Hinges' relative marker poses as drawn (:func:`~.kinematics.hinge_relative_pose`), by
+        name, that the caller has.
 
     Raises
     ------
@@ -439,9 +447,13 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None) ->
     labels = coordinate_labels(model, topology)
     # as drawn, and as intended: the initial coordinates given, else as drawn
     as_drawn, given = [], []
+    relative = relative or {}
     for name in topology.tree_hinges:
         h = model.hinge(name)
-        q = hinge_coordinates(model, h, drawn)
+        if name in relative:
+            q = np.array(_fit(h.kind, *relative[name]), dtype=float)
+        else:
+            q = hinge_coordinates(model, h, drawn)
         as_drawn.append(q)
         given.append(h.initial_coordinates if h.initial_coordinates is not None else q)
     q_drawn = np.concatenate(as_drawn) if as_drawn else np.zeros(0)
@@ -469,12 +481,13 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None) ->
             if h.initial_coordinates is not None and h.initial_coordinates_estimate:
                 q_intended[i] = q_start[i]
 
-    # the same coordinates give the same poses: computed once
-    fk_drawn = forward_kinematics(model, topology, q_drawn, drawn)
+    # the same coordinates give the same poses: computed once (and the tree's steps once)
+    steps = _tree_steps(model, topology)
+    fk_drawn = _forward(model, topology, q_drawn, drawn, steps)
     fk_intended = (fk_drawn if np.array_equal(q_intended, q_drawn)
-                   else forward_kinematics(model, topology, q_intended, drawn))
+                   else _forward(model, topology, q_intended, drawn, steps))
     poses = (dict(fk_intended) if np.array_equal(q_start, q_intended)
-             else forward_kinematics(model, topology, q_start, drawn))
+             else _forward(model, topology, q_start, drawn, steps))
     springs = _zero_length_springs(model, poses, drawn)
     if springs:
         raise ModelError(springs)
@@ -539,8 +552,8 @@ def prepare(model: MultibodySystem, accept_corrections: bool = False, topology=N
     ModelError
         A loop cannot be closed.
     """
-    resolved, notes, drawn = _resolve(model)
-    report = start_report(resolved, notes, topology, drawn)
+    resolved, notes, drawn, relative = _resolve(model)
+    report = start_report(resolved, notes, topology, drawn, relative)
     if report.moved and not accept_corrections:
         raise StartCorrectionError(report)
     return resolved, report
