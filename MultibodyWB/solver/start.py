@@ -121,7 +121,8 @@ def _keep_axial_offset(model, h, poses, relative) -> str | None:
 def _copy(obj):
     """A shallow copy of a model object (its attributes shared, a name index left out)."""
     new = object.__new__(type(obj))
-    new.__dict__.update((k, v) for k, v in obj.__dict__.items() if k != "_lookup")
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.pop("_lookup", None)
     return new
 
 

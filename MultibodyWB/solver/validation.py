@@ -420,7 +420,8 @@ def _check_columns(model, c):
     closure = {"closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate"}
     taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS))}
     bodies = {b.name for b in model.bodies}
-    owners = [(b, b.name, set(BODY_COLUMNS)) for b in model.bodies]
+    columns = frozenset(BODY_COLUMNS)                 # one set for all bodies
+    owners = [(b, b.name, columns) for b in model.bodies]
     for h in model.hinges:
         if h.type in HINGE_TYPES:
             q = set(hinge_quantities(h.type, [d.coordinate for d in h.drivers])) | closure

@@ -593,7 +593,7 @@ def _value_problems(root, info: _SchemaInfo) -> list[Problem]:
         parent = el.getparent()
         if parent is None:
             continue
-        decl = info.decl(el)
+        decl = info.decls.get((parent.tag, el.tag))          # info.decl(el), parent known
         if decl is None:
             continue
         values = []
