@@ -19,6 +19,8 @@ Never a traceback: an unexpected error is reported on one line and with exit cod
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import os
 import sys
 from types import SimpleNamespace
@@ -141,7 +143,26 @@ def _names(topo, names):
     return [f"{topo.number.get(n, '-')} {n}" for n in names]
 
 
+@contextlib.contextmanager
+def _without_cycle_collection():
+    """Python's cycle collector paused (as it was after): reading a big model allocates objects
+    by the hundred thousand, none in cycles that matter, and the collector's passes over them
+    made checking superlinear (15-20 % of a 10,000-body check, 25 % of a 20,000-body one)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def cmd_check(args, out) -> int:
+    with _without_cycle_collection():
+        return _check(args, out)
+
+
+def _check(args, out) -> int:
     from .model import ModelError
     from .start import prepare
     model, problems = _load(args.model)
