@@ -94,3 +94,32 @@ def test_refusals_name_the_element(campaign):
 
 def test_campaign_is_bounded(campaign):
     assert campaign[2] < 120
+
+
+def test_the_harness_sees_a_traceback_a_hang_and_a_wrong_accept(monkeypatch):
+    """The campaign's verdicts are not vacuous: a check that raises, one that sleeps past the
+    timeout and one that accepts everything are each caught (the workers fork from here, with
+    the patched command)."""
+    from MultibodyWB.solver import cli
+    name, mutant = next((n, m) for n, m in mutants(SEED, 40) if m.must_refuse)
+
+    def verdict(command_impl, timeout=5.0):
+        monkeypatch.setattr(cli, "cmd_check", command_impl)
+        got = {}
+        pool = Pool(1, timeout)
+        try:
+            pool.map([("k", "check", mutant.text)], lambda key, answer, took: got.update(a=answer))
+        finally:
+            pool.close()
+        return classify(mutant, "check", got["a"])
+
+    def boom(args, out):
+        raise RuntimeError("a bug")
+
+    def sleep(args, out):
+        time.sleep(10)
+        return 0
+
+    assert verdict(boom) == "traceback"
+    assert verdict(sleep, timeout=1.0) == "hang"
+    assert verdict(lambda args, out: 0) == "wrong accept"
