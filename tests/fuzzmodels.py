@@ -64,8 +64,8 @@ HINGE_TYPES = ["revolute", "prismatic", "cylindrical", "universal", "spherical",
 SETTINGS = {"EndTime": ["0", "-1", "1e-12", "1e6", "1e308"],
             "Step": ["0", "-1e-3", "1", "1e-12", "5e-324", "1e308"],
             "OutputStep": ["0", "1e-9", "3e-4", "1e308", "-1"],
-            "Method": ["bogus", "MSTMM", ""],
-            "Integrator": ["bogus", "RK4", ""],
+            "Method": ["bogus", "MSTMM", "", "mstmm", "constrained", "newton-euler"],
+            "Integrator": ["bogus", "RK4", "", "rk4", "DOP853", "RK45", "Radau", "BDF", "LSODA"],
             "RelativeTolerance": ["0", "-1", "1", "1e-300"],
             "AbsoluteTolerance": ["0", "-1", "1e300"]}
 #: Simulation fields the short run's options replace (a refusal there is not the run's).
@@ -137,9 +137,17 @@ def _mutate(text: str, rng) -> Mutant:
     kind = _pick(rng, ["delete", "duplicate", "rename", "dangling", "not a number", "extreme",
                        "list length", "expression", "refused expression", "settings",
                        "hinge type", "swap", "marker moved", "two mutations", "not a number",
-                       "extreme", "expression", "add hinge", "add force"])
+                       "extreme", "expression", "add hinge", "add force", "stiff",
+                       "name collision", "settings", "raw", "raw", "unknown element"])
     must = False
     settings = False
+    if kind == "raw":
+        return _raw(text, rng)
+    if kind == "unknown element":
+        el = _pick(rng, elements)
+        what = f"{_path(root, el)} renamed <{el.tag}x>"
+        el.tag = el.tag + "x"
+        return Mutant(_serialise(root), what, True)
     if kind == "delete":
         el = _pick(rng, elements)
         what = f"deleted {_path(root, el)}"
@@ -216,7 +224,10 @@ def _mutate(text: str, rng) -> Mutant:
             el = ET.SubElement(sim, name)
         el.text = val
         what = f"Simulation/{name} = {val!r}"
-        must = name in ("Method", "Integrator") or val.startswith("-") \
+        must = (name in ("Method", "Integrator") and val not in ("mstmm", "constrained",
+                                                                 "newton-euler", "rk4", "DOP853",
+                                                                 "RK45", "Radau", "BDF", "LSODA")
+                ) or val.startswith("-") \
             or (val == "0" and name in ("Step", "OutputStep"))
         settings = True
     elif kind == "hinge type":
@@ -263,6 +274,38 @@ def _mutate(text: str, rng) -> Mutant:
         if sim is not None:
             root.remove(sim)
             root.append(sim)
+    elif kind == "stiff":
+        # huge gravity, hinge damping and stiffness, and a method and integrator to meet them
+        root.find("Gravity").text = _pick(rng, ["0, 0, -9.81e6", "0, 0, -9.81e12", "1e300, 0, 0"])
+        el = _pick(rng, hinges)
+        dof = len(_coordinates(el.get("Type")))
+        for tag in ("Stiffness", "Damping"):
+            child = el.find(tag)
+            if child is None:
+                child = ET.Element(tag)
+                el.insert(2, child)
+            child.text = ", ".join([_pick(rng, ["1e12", "1e6", "0"])] * dof)
+        sim = root.find("Simulation")
+        sim.find("Method").text = _pick(rng, ["mstmm", "constrained", "newton-euler"])
+        sim.find("Integrator").text = _pick(rng, ["rk4", "DOP853", "Radau", "BDF", "LSODA"])
+        what = (f"stiff: gravity {root.find('Gravity').text}, {_path(root, el)} spring and "
+                f"damping, {sim.find('Method').text} {sim.find('Integrator').text}")
+        settings = True
+    elif kind == "name collision":
+        # names whose result columns meet: a body called hinge:<hinge>, <hinge>.x, or a hinge
+        # called like a body
+        h = _pick(rng, hinges)
+        body = _pick(rng, [e for e in named if e.tag == "RigidBody"])
+        new = _pick(rng, [f"hinge:{h.get('Name')}", f"{h.get('Name')}.x", "time", "energy",
+                          body.get("Name")])
+        target = body if not new == body.get("Name") else h
+        old = target.get("Name")
+        target.set("Name", new)
+        if target is body:
+            for ref in root.iter():
+                if ref.tag in ("Input", "Output") and ref.get("Body") == old:
+                    ref.set("Body", new)
+        what = f"renamed {target.tag} {old} to {new!r} (references too)"
     elif kind == "marker moved":
         markers = [e for e in elements if e.tag == "Marker" and e.find("Position") is not None]
         el = _pick(rng, markers)
@@ -284,10 +327,47 @@ def _mutate(text: str, rng) -> Mutant:
     return Mutant(_serialise(root), what, must, settings)
 
 
-def _first_coordinate(hinge_type):
+def _coordinates(hinge_type):
     from MultibodyWB.solver.model import HINGE_TYPES as TYPES
     kind = TYPES.get(hinge_type)
-    return kind.coordinates[0] if kind is not None and kind.coordinates else "rz"
+    return kind.coordinates if kind is not None else ()
+
+
+def _raw(text: str, rng) -> Mutant:
+    """A mutation of the file's text itself: cut short, junk inserted, a namespace, a document
+    type with an entity, another root."""
+    end = text.rindex("</MultibodySystem>")
+    how = _pick(rng, ["cut", "junk", "namespace", "entity", "root", "bom", "encoding"])
+    if how == "cut":
+        k = int(rng.integers(1, end))
+        return Mutant(text[:k], f"file cut after {k} characters", True)
+    if how == "junk":
+        k = int(rng.integers(0, len(text)))
+        junk = _pick(rng, ["<", "&", "]]>", "\x00", "\x1b[2J", "&#0;", "&#x110000;", "<!--",
+                           "<?xml version='1.0'?>", "\ufeff", "\ud800", "<![CDATA[1]]>",
+                           "&amp;", "\u202e"])
+        return Mutant(text[:k] + junk + text[k:], f"{junk!r} inserted at {k}", False)
+    if how == "namespace":
+        return Mutant(text.replace("<MultibodySystem ", '<MultibodySystem xmlns="urn:x" ', 1),
+                      "root in a namespace", True)
+    if how == "entity":
+        head, body = text.split("\n", 1)
+        body = body.replace("<Mass>", "<Mass>&e;", 1) if "<Mass>" in body else body
+        return Mutant(head + '\n<!DOCTYPE MultibodySystem [<!ENTITY e "1">]>\n' + body,
+                      "a document type with an entity used in a Mass", "<Mass>&e;" in body)
+    if how == "root":
+        return Mutant(text.replace("MultibodySystem", "Mechanism"), "root <Mechanism>", True)
+    if how == "bom":
+        return Mutant("\ufeff" + text, "a byte-order mark first", False)
+    return Mutant(text.replace("encoding='UTF-8'", _pick(rng, ["encoding='latin-1'",
+                                                              "encoding='UTF-16'",
+                                                              "encoding='nonsense'"])),
+                  "another encoding declared", False)
+
+
+def _first_coordinate(hinge_type):
+    coordinates = _coordinates(hinge_type)
+    return coordinates[0] if coordinates else "rz"
 
 
 def mutants(seed: int, count: int):
@@ -334,8 +414,8 @@ def _worker(conn):
             if job is None:
                 return
             command, text = job
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
+            with open(path, "wb") as f:            # lone surrogates as they are: bad UTF-8
+                f.write(text.encode("utf-8", "surrogatepass"))
             conn.send(_answer(command, path, tmp))
 
 
@@ -373,14 +453,15 @@ class Pool:
                 if w[2] is None:
                     continue
                 if w[1] in ready:
+                    key, took = w[2], time.monotonic() - w[3]
                     try:
                         answer = w[1].recv()
                     except EOFError:     # the worker died (a crash of the interpreter)
                         answer = (-2, "", "", "worker process died")
                         self._replace(w)
-                    key, w[2] = w[2], None
+                    w[2] = None
                     busy -= 1
-                    on_result(key, answer, time.monotonic() - w[3])
+                    on_result(key, answer, took)
                 elif time.monotonic() - w[3] > self.timeout:
                     key, took = w[2], time.monotonic() - w[3]
                     self._replace(w)
