@@ -11,7 +11,8 @@ value, a renamed element, a hinge turned round, ...) only have to be answered cl
 processes with a per-model timeout, killing and replacing a worker that hangs, and classifies each
 answer: ``ok`` (exit 0 or 2, no internal error), ``traceback`` (an internal error, an exception
 out of ``cli.main``, exit 1 from ``check``), ``run error`` (``run`` exits 1 with a one-line
-message: the simulation failed, e.g. a state that is not finite), ``hang`` (timeout), ``wrong accept`` (exit 0 for a mutant that must be refused),
+message: the simulation failed, e.g. a state that is not finite), ``hang`` (timeout),
+``wrong accept`` (exit 0 for a mutant that must be refused),
 ``disagree`` (``run`` accepts a model ``check`` refused for a reason the run's options do not
 override). The test suite (tests/test_fuzz.py) and the long campaign
 (benchmarks/fuzz_campaign.py) share them.
@@ -50,7 +51,8 @@ EXTREME = ["0", "-0", "1e308", "-1e308", "1e-308", "5e-324", "-1", "1e15", "-1e1
            "3.4e38", "123456789.123456789", "1e300", "-5"]
 HOSTILE_EXPRESSIONS = ["9**9**9", "t**(9**9**9)", "2.0**1024", "0**-1", "1/t", "log(t)",
                        "acos(2)", "(t-1)**0.5", "exp(1000)", "1" + "0" * 40, "t+" * 3000 + "t",
-                       "(" * 300 + "t" + ")" * 300, "-" * 5000 + "t", "sin(" * 150 + "t" + ")" * 150,
+                       "(" * 300 + "t" + ")" * 300, "-" * 5000 + "t",
+                       "sin(" * 150 + "t" + ")" * 150,
                        "1/(t-t)", "t%0", "sqrt(-1-t)", "1e308*10", "t**-1", "tan(pi/2)",
                        "atan2(0, 0)", "2*t", "sin(t)", "0", "1e-300*t", "floor(t)"]
 #: Expressions that must be refused at check (not expressions of t at all).
@@ -80,6 +82,7 @@ class Mutant:
     what: str
     must_refuse: bool
     settings: bool = False          # a Simulation field changed
+    raw: bool = False               # the text itself changed: not to be parsed and written again
 
 
 def example_texts() -> dict:
@@ -316,6 +319,8 @@ def _mutate(text: str, rng) -> Mutant:
         what = f"{_path(root, el)} moved to {pos.text}"
     else:                        # two mutations in a row
         first = mutate(text, rng)
+        if first.raw:            # parsing would undo it (an entity expanded, junk dropped)
+            return first
         second = mutate(first.text, rng)
         # a deletion may take the first mutation away: then only the second counts
         target = first.what.split(" ")[0]
@@ -340,29 +345,33 @@ def _raw(text: str, rng) -> Mutant:
     how = _pick(rng, ["cut", "junk", "namespace", "entity", "root", "bom", "encoding"])
     if how == "cut":
         k = int(rng.integers(1, end))
-        return Mutant(text[:k], f"file cut after {k} characters", True)
+        return _raw_mutant(text[:k], f"file cut after {k} characters", True)
     if how == "junk":
         k = int(rng.integers(0, len(text)))
         junk = _pick(rng, ["<", "&", "]]>", "\x00", "\x1b[2J", "&#0;", "&#x110000;", "<!--",
                            "<?xml version='1.0'?>", "\ufeff", "\ud800", "<![CDATA[1]]>",
                            "&amp;", "\u202e"])
-        return Mutant(text[:k] + junk + text[k:], f"{junk!r} inserted at {k}", False)
+        return _raw_mutant(text[:k] + junk + text[k:], f"{junk!r} inserted at {k}", False)
     if how == "namespace":
-        return Mutant(text.replace("<MultibodySystem ", '<MultibodySystem xmlns="urn:x" ', 1),
+        return _raw_mutant(text.replace("<MultibodySystem ", '<MultibodySystem xmlns="urn:x" ', 1),
                       "root in a namespace", True)
     if how == "entity":
         head, body = text.split("\n", 1)
         body = body.replace("<Mass>", "<Mass>&e;", 1) if "<Mass>" in body else body
-        return Mutant(head + '\n<!DOCTYPE MultibodySystem [<!ENTITY e "1">]>\n' + body,
+        return _raw_mutant(head + '\n<!DOCTYPE MultibodySystem [<!ENTITY e "1">]>\n' + body,
                       "a document type with an entity used in a Mass", "<Mass>&e;" in body)
     if how == "root":
-        return Mutant(text.replace("MultibodySystem", "Mechanism"), "root <Mechanism>", True)
+        return _raw_mutant(text.replace("MultibodySystem", "Mechanism"), "root <Mechanism>", True)
     if how == "bom":
-        return Mutant("\ufeff" + text, "a byte-order mark first", False)
-    return Mutant(text.replace("encoding='UTF-8'", _pick(rng, ["encoding='latin-1'",
+        return _raw_mutant("\ufeff" + text, "a byte-order mark first", False)
+    return _raw_mutant(text.replace("encoding='UTF-8'", _pick(rng, ["encoding='latin-1'",
                                                               "encoding='UTF-16'",
                                                               "encoding='nonsense'"])),
                   "another encoding declared", False)
+
+
+def _raw_mutant(text, what, must) -> Mutant:
+    return Mutant(text, what, must, raw=True)
 
 
 def _first_coordinate(hinge_type):

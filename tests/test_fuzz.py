@@ -48,7 +48,8 @@ def _bad(models, answers, command, verdicts):
     out = []
     for k, answer in answers[command].items():
         name, m = models[k]
-        v = classify(m, command, answer, answers["check"][k][0] if answers["check"].get(k) else None)
+        check = answers["check"].get(k)
+        v = classify(m, command, answer, check[0] if check else None)
         if v in verdicts:
             out.append((v, name, m.what, None if answer is None else answer[2][-300:]))
     return out

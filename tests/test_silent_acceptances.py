@@ -143,7 +143,8 @@ def test_inertia_entry_of_1e308_is_a_problem_not_an_internal_error(tmp_path):
     code, out, err = answer(tmp_path, m, "check")
     assert code == 2 and "internal error" not in err
     [line] = problem_lines(out)
-    assert line.startswith("  - RigidBody 'Lower' (line ") and "field JI: the inertia tensor" in line
+    assert line.startswith("  - RigidBody 'Lower' (line ")
+    assert "field JI: the inertia tensor" in line
 
 
 # --------------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ import scipy.linalg
 
 from .model import (HINGE_TYPES, Hinge, HingeType, MarkerRef, ModelError, MultibodySystem,
                     Problem, _bryant)
-from .rotations import bryant_to_matrix, matrix_to_bryant, rotation_vector, rot_x, rot_y, skew
+from .rotations import rotation_vector, rot_x, rot_y, skew
 from .topology import Topology, analyse
 
 _ROTATIONS = ("rx", "ry", "rz")

@@ -40,8 +40,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kinematics import (Pose, _fit, _forward, _tree_steps, coordinate_labels, coordinates_from_pose,
-                         drawn_poses, hinge_coordinates, hinge_relative_pose, hinge_residual)
+from .kinematics import (Pose, _fit, _forward, _tree_steps, coordinate_labels,
+                         coordinates_from_pose, drawn_poses, hinge_coordinates,
+                         hinge_relative_pose, hinge_residual)
 from .model import COORDINATE_KIND, Driver, ModelError, MultibodySystem, Problem
 from .rotations import bryant_to_matrix
 from .timefunction import parse
