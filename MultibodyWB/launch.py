@@ -60,16 +60,29 @@ def gui_command():
     return [xvfb, "-a", "-s", "-screen 0 1280x1024x24", exe]
 
 
-def run_gui_script(script, env=None, timeout=600):
+#: What :func:`run_gui_script` leaves out when it copies the add-on (a fresh clone has none).
+COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", "out", ".pytest_cache")
+
+
+def run_gui_script(script, env=None, timeout=600, copy_addon=False, before=None):
     """Run ``script`` in FreeCAD's GUI with this add-on; return the CompletedProcess.
 
     ``env`` adds variables for the script. FreeCAD's messages go to a log file whose text is
     returned as ``.log`` on the result.
+
+    ``copy_addon``: install a copy of the add-on's files in the user directory's ``Mod`` (as a
+    fresh clone there: no compiled files, paths without a symlink) instead of a symlink to this
+    checkout. ``before``: called with the installed add-on's folder and the environment FreeCAD
+    will get, before FreeCAD starts (e.g. to run the README's set-up command there).
     """
     home = tempfile.mkdtemp(prefix="mbwb-freecad-")
     mod = os.path.join(home, "Mod")
     os.makedirs(mod)
-    os.symlink(ADDON_DIR, os.path.join(mod, "MultibodyWB"))
+    addon = os.path.join(mod, "MultibodyWB")
+    if copy_addon:
+        shutil.copytree(ADDON_DIR, addon, ignore=COPY_IGNORE)
+    else:
+        os.symlink(ADDON_DIR, addon)
     runtime = os.path.join(home, "xdg-runtime")
     os.makedirs(runtime, mode=0o700)
     environ = {k: v for k, v in os.environ.items()
@@ -85,6 +98,8 @@ def run_gui_script(script, env=None, timeout=600):
     log = os.path.join(home, "freecad.log")
     command = gui_command() + [os.path.abspath(script), "--log-file", log]
     try:
+        if before is not None:
+            before(addon, environ)
         done = subprocess.run(command, env=environ, cwd=home, capture_output=True, text=True,
                               timeout=timeout, start_new_session=True)
     finally:

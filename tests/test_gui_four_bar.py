@@ -92,6 +92,14 @@ def test_a_first_run_waits_for_the_compile_in_another_process_and_cancel_ends_it
     assert "Cancelled" in four_bar["cold_status_after_cancel"]
 
 
+def test_the_background_compile_fills_the_cache_folder_freecads_runs_read(four_bar):
+    # the add-on is a symlink in the test's Mod folder: the compile must import the solver
+    # through it, as FreeCAD does, or numba files its work under the resolved path's folder
+    assert four_bar["cold_package_linked"]
+    assert four_bar["cold_cache_folders"] == [four_bar["cold_cache_folder_of_freecad"]], \
+        four_bar["cold_cache_folders"]
+
+
 def test_the_summary_of_the_motor_run_reports_the_motors_work_and_a_small_residual(four_bar):
     import re
     text = four_bar["motor_run_messages"]

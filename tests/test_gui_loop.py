@@ -94,6 +94,16 @@ def test_cancel_leaves_the_earlier_results_intact(loop):
     assert "Cancelled" in loop["status_after_cancel"]
 
 
+def test_a_running_job_s_progress_is_shown_twice_a_second_not_at_every_poll(loop):
+    show_s = 0.5                       # simulate_panel.SHOW_S
+    seconds = loop["progress_watch_seconds"]
+    assert loop["job_running_after_watch"] and seconds >= 3.0
+    running = [t for t in loop["status_texts_while_running"] if "s elapsed" in t]
+    assert 2 <= len(running) <= seconds / show_s + 1, running
+    updates = loop["progress_updates"]          # per mille: a 50 s run moves it a little
+    assert len(updates) <= seconds / show_s + 1, updates
+
+
 def test_a_model_with_a_problem_is_refused_naming_the_object(loop):
     assert loop["broken_run_started"] is False
     assert "WristPin" in loop["broken_messages"] and "InputMarker" in loop["broken_messages"]

@@ -55,3 +55,22 @@ def test_the_warm_up_runs_every_kind_of_model():
     assert ("mstmm", "rk4", False, False) in kinds            # a tree
     assert any(motor for _, _, motor, _ in kinds)
     assert any(method == "newton-euler" for method, *_ in kinds)
+
+
+def test_stamp_key_follows_the_path_as_imported(tmp_path):
+    """numba keys its cache on the source path as imported: the same files imported through a
+    symbolic link (an add-on linked into FreeCAD's Mod folder) compile into another cache, so
+    their warm-up stamp must differ too (a stamp written from the repository's own folder must
+    not say "ready" to FreeCAD importing through the link)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "MultibodyWB").symlink_to(root / "MultibodyWB")
+    code = "from MultibodyWB.solver import warmup; print(warmup._key())"
+    keys = [subprocess.run([sys.executable, "-c", code], cwd=str(cwd),
+                           env={**__import__("os").environ, "PYTHONPATH": str(cwd)},
+                           capture_output=True, text=True, check=True).stdout.strip()
+            for cwd in (root, tmp_path)]
+    assert all(len(k) == 20 for k in keys)
+    assert keys[0] != keys[1]

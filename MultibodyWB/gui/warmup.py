@@ -49,6 +49,30 @@ def elapsed():
     return time.perf_counter() - _started if _process is not None else 0.0
 
 
+def package_parent():
+    """The folder holding the ``MultibodyWB`` package, spelt as this FreeCAD imported it (through
+    a symlink if the add-on is linked into the Mod folder)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def process_environment():
+    """The warm-up process's environment: FreeCAD's, with the package's folder first on
+    ``PYTHONPATH``.
+
+    The process must import the solver from the same path as FreeCAD: numba files the compiled
+    code of a source file under a folder named after that file's path (``abspath``, symlinks not
+    resolved) whenever the cache is not beside the sources (``NUMBA_CACHE_DIR``, or the user-wide
+    cache of a read-only installation). Started with ``-m`` from the package's folder, the
+    process would import it from that folder's real path (the working directory, symlinks
+    resolved) and compile into another folder than the one FreeCAD's runs read: the stamp would
+    say "ready" and the first run would compile again inside FreeCAD.
+    """
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([package_parent()] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
 def start():
     """Start the warm-up process if the kernels are not ready and none runs; return whether one
     runs now."""
@@ -60,13 +84,13 @@ def start():
     python = python_executable()
     if python is None:
         return False
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    log = os.path.join(FreeCAD.getUserAppDataDir(), "multibodywb-warmup.log")
+    folder = FreeCAD.getUserAppDataDir()
+    log = os.path.join(folder, "multibodywb-warmup.log")
     try:
         with open(log, "w") as out:
             _process = subprocess.Popen([python, "-m", "MultibodyWB.solver", "warmup"],
-                                        cwd=package_parent, stdout=out, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
+                                        cwd=folder, env=process_environment(), stdout=out,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     except OSError as exc:
         FreeCAD.Console.PrintWarning(f"MultibodyWB: the solver could not be compiled ahead "
                                      f"({exc}); the first run compiles it\n")

@@ -330,7 +330,7 @@ def _driven(model, topology, labels, driven, t):
         out = {}
         for name in topology.tree_hinges:
             for d in model.hinge(name).drivers:
-                f = parse(d.expression)
+                f = parse(d.expression, f"Hinge '{name}'", "Driver")
                 out[f"{name}.{d.coordinate}"] = (float(f(t)), float(f.derivative(1)(t)))
         return out
     if isinstance(driven, Mapping):

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import threading
 import time as _time
+import traceback
 
-from .simulate import Cancelled, simulate
+from .model import ModelError
+from .simulate import Cancelled, SimulationError, simulate
 
 #: The values of :attr:`Job.state`.
 STATES = ("idle", "running", "done", "failed", "cancelled")
@@ -51,7 +53,10 @@ class Job:
         Set when the state is ``done``.
     error : BaseException or None
         Why the run ended without results: :class:`.simulate.Cancelled`,
-        :class:`.model.ModelError`, :class:`.simulate.SimulationError` or any other exception.
+        :class:`.model.ModelError` (an expression that cannot be evaluated, a state that is not
+        finite, a stiff model that makes no progress: :class:`.simulate.RunError`),
+        :class:`.simulate.SimulationError` (a wall-clock budget used up) or any other exception
+        (:attr:`internal_error`, its :attr:`trace` kept).
     messages : list of str
         What the run reports besides its results: ``results.meta['warnings']`` (corrected
         initial conditions, redundant constraints, singular configurations) and the assembly
@@ -81,6 +86,7 @@ class Job:
         self._t0 = None
         self._t1 = None
         self._first_progress = None
+        self._trace = None
 
     # -- control --------------------------------------------------------------------------------
     def start(self) -> Job:
@@ -149,6 +155,17 @@ class Job:
     def first_progress_time(self):
         return self._first_progress
 
+    @property
+    def internal_error(self) -> bool:
+        """The run failed on an error that is not the model's (not a ModelError, SimulationError
+        or Cancelled): a defect to report, with :attr:`trace`."""
+        return self._trace is not None
+
+    @property
+    def trace(self):
+        """The traceback (text) of an :attr:`internal_error`, else None."""
+        return self._trace
+
     def __repr__(self) -> str:
         return f"<Job {self._state} {100.0 * self._progress:.0f}%>"
 
@@ -169,6 +186,8 @@ class Job:
             state = "cancelled"
         except BaseException as exc:        # noqa: BLE001 - reported to the GUI, never lost
             self._error = exc
+            if not isinstance(exc, (ModelError, SimulationError)):
+                self._trace = traceback.format_exc()
             state = "failed"
         else:
             self._messages = run_messages(results.meta)

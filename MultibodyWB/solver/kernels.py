@@ -507,7 +507,7 @@ def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext,
     for the hinges with a driven coordinate (the integrator needs no wrench but the drivers'
     loads, for their work: :func:`power_flows`). IA and pA end up holding each body's
     articulated inertia and bias as seen through its hinge; U, Dinv, r0, ck, nfree, fidx and
-    paS the rest of the sweep (reused by :func:`load_sweep`). ``scratch``: system.Scratch.
+    paS the rest of the sweep (reused by :func:`load_sweeps`). ``scratch``: system.Scratch.
 
     On speed (this and the other kernels of an evaluation): every array argument costs a
     reference count increment and decrement (atomic operations) per call unless numba's
@@ -804,6 +804,8 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
             Tn += mags[F.sd_mag[f]]
         _add_wrench3(bi, -Tn * e0, -Tn * e1, -Tn * e2, 0.0, 0.0, 0.0, pi0, pi1, pi2, FC, TC, pc)
         _add_wrench3(bo, Tn * e0, Tn * e1, Tn * e2, 0.0, 0.0, 0.0, po0, po1, po2, FC, TC, pc)
+    if F.rs_bi.size == 0:
+        return
     zero = np.zeros(3)
     for f in range(F.rs_bi.size):
         Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
@@ -985,6 +987,10 @@ def force_power(mags, F, R, pb, pc, hp, w, vh, out):
         pdis += F.sd_c[f] * Ld * Ld
         if F.sd_mag[f] >= 0:
             pf -= mags[F.sd_mag[f]] * Ld
+    out[1] = pf
+    out[2] = pdis
+    if F.rs_bi.size == 0:
+        return
     zero = np.zeros(3)
     for f in range(F.rs_bi.size):
         if F.rs_c[f] == 0.0:
@@ -1329,96 +1335,139 @@ def cut_geometry(C, L, R, pb, w, vh, hp):
 
 
 @njit(**_JIT)
-def load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, pB, paB, rB, base, rr, xp,
-               load, dud, dx, dWh, wrenches):
-    """Response of the tree to the wrenches ``load`` (n,6) at the hinge points, no other load.
+def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, base, rr, xp,
+                wrenches):
+    """Response of the tree to each unit constraint load of the cut hinges, and the constraint
+    compliance: for every row j of ``L.Ncol`` (the load N_j lam on the input body and -N_j lam
+    on the output body of its cut hinge, at the cut point), with no other load, fills L.dud[j]
+    (nu), L.dx[j] (n, 6), L.dWh[j] (n, 6: every row if ``wrenches``, else the rows of hinges with
+    a driven coordinate, as in :func:`riccati`) and column j of L.Acon (the supplementary
+    equations' response N^T (x_in(p) - x_out(p))).
 
     Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
-    velocity terms, hinge loads and prescribed accelerations are zero. Fills dud (nu), dx (n,6)
-    and dWh (n,6): every row if ``wrenches``, else the rows of hinges with a driven coordinate.
-    Scratch: pB, paB (n,6), rB (n,6); base, rr, xp (6).
+    velocity terms, hinge loads and prescribed accelerations are zero. All columns in one call
+    (a call with this many arrays costs as much as a small sweep). Scratch: L.loadm, L.pB,
+    L.paB, L.rB (n, 6), L.xrel (nc, 6); base, rr, xp (6).
     """
     n = parent.size
-    for i in range(n):
-        for a in range(6):
-            pB[i, a] = -load[i, a]
-    for j in range(dud.size):
-        dud[j] = 0.0
-    for i in range(n - 1, -1, -1):
-        nf = nfree[i]
-        ci = code[i]
-        for jf in range(nf):
-            j = fidx[i, jf]
-            r = 3 * COLKIND[ci, j]
-            rB[i, jf] = -(Sg[i, r, j] * pB[i, r] + Sg[i, r + 1, j] * pB[i, r + 1]
-                          + Sg[i, r + 2, j] * pB[i, r + 2])
-        par = parent[i]
-        if par < 0:
-            continue
-        for a in range(6):
-            s = pB[i, a]
-            for j1 in range(nf):
-                t = 0.0
-                for j2 in range(nf):
-                    t += Dinv[i, j1, j2] * rB[i, j2]
-                s += U[i, a, j1] * t
-            paB[i, a] = s
-        l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
-        t3 = _cr(l0, l1, l2, paB[i, 3], paB[i, 4], paB[i, 5])
-        pB[par, 0] += paB[i, 0] + t3[0]
-        pB[par, 1] += paB[i, 1] + t3[1]
-        pB[par, 2] += paB[i, 2] + t3[2]
-        pB[par, 3] += paB[i, 3]
-        pB[par, 4] += paB[i, 4]
-        pB[par, 5] += paB[i, 5]
-    for i in range(n):
-        par = parent[i]
-        if par >= 0:
-            l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
-            el = _cr(dx[par, 0], dx[par, 1], dx[par, 2], l0, l1, l2)
-            base[0], base[1], base[2] = dx[par, 0], dx[par, 1], dx[par, 2]
-            base[3] = dx[par, 3] + el[0]
-            base[4] = dx[par, 4] + el[1]
-            base[5] = dx[par, 5] + el[2]
-        else:
+    m = C.c_of_row.size
+    load, pB, paB, rB = L.loadm, L.pB, L.paB, L.rB
+    Ncol, pcut, xr, A = L.Ncol, L.pcut, L.xrel, L.Acon
+    dud, dx, dWh = L.dud, L.dx, L.dWh
+    nu_tot = dud.shape[1]
+    for j in range(m):
+        k = C.c_of_row[j]
+        for i in range(n):
             for a in range(6):
-                base[a] = 0.0
-        nf = nfree[i]
-        o = uo[i]
-        ci = code[i]
-        for a in range(6):
-            xp[a] = base[a]
-        for jf in range(nf):
-            s = rB[i, jf]
+                load[i, a] = 0.0
+        for side in range(2):
+            b = C.c_bi[k] if side == 0 else C.c_bo[k]
+            if b < 0:
+                continue
+            sg = 1.0 if side == 0 else -1.0
+            t = _cr(pcut[k, 0] - hp[b, 0], pcut[k, 1] - hp[b, 1], pcut[k, 2] - hp[b, 2],
+                    Ncol[j, 3], Ncol[j, 4], Ncol[j, 5])
+            for a in range(3):
+                load[b, a] += sg * (Ncol[j, a] + t[a])
+                load[b, 3 + a] += sg * Ncol[j, 3 + a]
+        # tips to root: the bias wrenches of the articulated bodies
+        for i in range(n):
             for a in range(6):
-                s -= U[i, a, jf] * base[a]
-            rr[jf] = s
-        for j1 in range(nf):
-            s = 0.0
-            for j2 in range(nf):
-                s += Dinv[i, j1, j2] * rr[j2]
-            j = fidx[i, j1]
-            dud[o + j] = s
-            r = 3 * COLKIND[ci, j]
-            base[r] += Sg[i, r, j] * s
-            base[r + 1] += Sg[i, r + 1, j] * s
-            base[r + 2] += Sg[i, r + 2, j] * s
-        for a in range(6):
-            dx[i, a] = base[a]
-        if not wrenches and nf == NU[ci]:
-            continue                 # as in riccati: driven hinges only
-        if par >= 0:
-            for a in range(6):
-                s = paB[i, a]
-                for b in range(6):
-                    s += IA[i, a, b] * xp[b]
-                dWh[i, a] = s
-        else:
+                pB[i, a] = -load[i, a]
+        for a in range(nu_tot):
+            dud[j, a] = 0.0
+        for i in range(n - 1, -1, -1):
+            nf = nfree[i]
+            ci = code[i]
+            for jf in range(nf):
+                jj = fidx[i, jf]
+                r = 3 * COLKIND[ci, jj]
+                rB[i, jf] = -(Sg[i, r, jj] * pB[i, r] + Sg[i, r + 1, jj] * pB[i, r + 1]
+                              + Sg[i, r + 2, jj] * pB[i, r + 2])
+            par = parent[i]
+            if par < 0:
+                continue
             for a in range(6):
                 s = pB[i, a]
-                for b in range(6):
-                    s += IA[i, a, b] * base[b]
-                dWh[i, a] = s
+                for j1 in range(nf):
+                    t = 0.0
+                    for j2 in range(nf):
+                        t += Dinv[i, j1, j2] * rB[i, j2]
+                    s += U[i, a, j1] * t
+                paB[i, a] = s
+            l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+            t3 = _cr(l0, l1, l2, paB[i, 3], paB[i, 4], paB[i, 5])
+            pB[par, 0] += paB[i, 0] + t3[0]
+            pB[par, 1] += paB[i, 1] + t3[1]
+            pB[par, 2] += paB[i, 2] + t3[2]
+            pB[par, 3] += paB[i, 3]
+            pB[par, 4] += paB[i, 4]
+            pB[par, 5] += paB[i, 5]
+        # root to tips: the accelerations
+        for i in range(n):
+            par = parent[i]
+            if par >= 0:
+                l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+                el = _cr(dx[j, par, 0], dx[j, par, 1], dx[j, par, 2], l0, l1, l2)
+                base[0], base[1], base[2] = dx[j, par, 0], dx[j, par, 1], dx[j, par, 2]
+                base[3] = dx[j, par, 3] + el[0]
+                base[4] = dx[j, par, 4] + el[1]
+                base[5] = dx[j, par, 5] + el[2]
+            else:
+                for a in range(6):
+                    base[a] = 0.0
+            nf = nfree[i]
+            o = uo[i]
+            ci = code[i]
+            for a in range(6):
+                xp[a] = base[a]
+            for jf in range(nf):
+                s = rB[i, jf]
+                for a in range(6):
+                    s -= U[i, a, jf] * base[a]
+                rr[jf] = s
+            for j1 in range(nf):
+                s = 0.0
+                for j2 in range(nf):
+                    s += Dinv[i, j1, j2] * rr[j2]
+                jj = fidx[i, j1]
+                dud[j, o + jj] = s
+                r = 3 * COLKIND[ci, jj]
+                base[r] += Sg[i, r, jj] * s
+                base[r + 1] += Sg[i, r + 1, jj] * s
+                base[r + 2] += Sg[i, r + 2, jj] * s
+            for a in range(6):
+                dx[j, i, a] = base[a]
+            if not wrenches and nf == NU[ci]:
+                continue                 # as in riccati: driven hinges only
+            if par >= 0:
+                for a in range(6):
+                    s = paB[i, a]
+                    for bb in range(6):
+                        s += IA[i, a, bb] * xp[bb]
+                    dWh[j, i, a] = s
+            else:
+                for a in range(6):
+                    s = pB[i, a]
+                    for bb in range(6):
+                        s += IA[i, a, bb] * base[bb]
+                    dWh[j, i, a] = s
+        # column j of the compliance
+        row = 0
+        for k2 in range(C.c_code.size):
+            for a in range(6):
+                xr[k2, a] = 0.0
+            _acceleration_into(C.c_bi[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
+                               False, 1.0, xr, k2)
+            _acceleration_into(C.c_bo[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
+                               False, -1.0, xr, k2)
+            for jr in range(C.c_m[k2]):
+                r = row + jr
+                s = 0.0
+                for a in range(6):
+                    s += Ncol[r, a] * xr[k2, a]
+                A[r, j] = s
+            row += C.c_m[k2]
 
 
 @njit(**_JIT)
@@ -1552,7 +1601,6 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
         return
     n = parent.size
     cut_geometry(C, L, R, pb, w, vh, hp)
-    load = L.loadm
     A = L.Acon
     rhs = L.bcon
     Ncol, pcut, ccut, xr = L.Ncol, L.pcut, L.ccut, L.xrel
@@ -1572,40 +1620,9 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
                 s += Ncol[r, a] * xr[k, a]
             rhs[r] = -s - C.stab[0] * L.vres[r] - C.stab[1] * L.phi[r]
         row += C.c_m[k]
-    # response to each unit constraint load
-    for j in range(m):
-        k = C.c_of_row[j]
-        for i in range(n):
-            for a in range(6):
-                load[i, a] = 0.0
-        for side in range(2):
-            b = C.c_bi[k] if side == 0 else C.c_bo[k]
-            if b < 0:
-                continue
-            sg = 1.0 if side == 0 else -1.0
-            t = _cr(pcut[k, 0] - hp[b, 0], pcut[k, 1] - hp[b, 1], pcut[k, 2] - hp[b, 2],
-                    Ncol[j, 3], Ncol[j, 4], Ncol[j, 5])
-            for a in range(3):
-                load[b, a] += sg * (Ncol[j, a] + t[a])
-                load[b, 3 + a] += sg * Ncol[j, 3 + a]
-        load_sweep(parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, L.pB, L.paB, L.rB,
-                   t6a, t6b, t6c, load, L.dud[j], L.dx[j], L.dWh[j], wrenches)
-        dxj = L.dx[j]
-        row = 0
-        for k2 in range(C.c_code.size):
-            for a in range(6):
-                xr[k2, a] = 0.0
-            _acceleration_into(C.c_bi[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dxj, w, hp,
-                               False, 1.0, xr, k2)
-            _acceleration_into(C.c_bo[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dxj, w, hp,
-                               False, -1.0, xr, k2)
-            for jr in range(C.c_m[k2]):
-                r = row + jr
-                s = 0.0
-                for a in range(6):
-                    s += Ncol[r, a] * xr[k2, a]
-                A[r, j] = s
-            row += C.c_m[k2]
+    # response to each unit constraint load, and the compliance A
+    load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, t6a, t6b, t6c,
+                wrenches)
     # minimum-norm solution of the symmetric system (redundant constraints: A singular)
     big = 0.0
     for r in range(m):

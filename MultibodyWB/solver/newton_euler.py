@@ -1239,7 +1239,8 @@ class NewtonEuler:
                 c_i = kind.coordinates.index(d.coordinate)
                 drv_u.append(uo + c_i)
                 drv_j.append(j)
-                self.drivers.append((h.name, d.coordinate, parse(d.expression)))
+                self.drivers.append((h.name, d.coordinate,
+                                     parse(d.expression, f"Hinge '{h.name}'", "Driver")))
             qo += nq
             uo += nu
         if problems:
@@ -1268,10 +1269,11 @@ class NewtonEuler:
         model = self.model
         self.magnitudes = []
 
-        def magnitude(text):
+        def magnitude(f):
+            text = f.magnitude
             if text.strip() in ("", "0"):
                 return -1
-            self.magnitudes.append(parse(text))
+            self.magnitudes.append(parse(text, f"Force '{f.name}'", "Magnitude"))
             return len(self.magnitudes) - 1
 
         k = {key: [] for key in Loads._fields[1:]}
@@ -1281,7 +1283,7 @@ class NewtonEuler:
             if f.type in ("point_force", "point_torque"):
                 b, Rl, pl = self._kmarker(f.input)
                 bb, Rb, pb = self._bmarker(f.input)
-                mag = magnitude(f.magnitude)
+                mag = magnitude(f)
                 for d, vals in ((k, ("pf_body", b, "pf_R", Rl, "pf_p", pl)),
                                 (r, ("pf_body", bb, "pf_R", Rb, "pf_p", pb))):
                     for key, val in zip(vals[0::2], vals[1::2]):
@@ -1295,7 +1297,7 @@ class NewtonEuler:
                 if L0 is None:
                     L0 = float(np.linalg.norm(marker_pose(model, f.input, poses).p
                                               - marker_pose(model, f.output, poses).p))
-                mag = magnitude(f.magnitude)
+                mag = magnitude(f)
                 for side, ref in (("i", f.input), ("o", f.output)):
                     b, _, pl = self._kmarker(ref)
                     k["sd_b" + side].append(b)
@@ -1458,7 +1460,7 @@ class NewtonEuler:
                 fixed_q[s] = True
             coords = HINGE_TYPES[h.type].coordinates
             for d in h.drivers:
-                f = parse(d.expression)
+                f = parse(d.expression, f"Hinge '{name}'", "Driver")
                 c = s.start + coords.index(d.coordinate)
                 q0[c], qd0[c] = f(0.0), f.derivative(1)(0.0)
                 fixed_q[c] = fixed_u[c] = True
@@ -1470,7 +1472,7 @@ class NewtonEuler:
             free = ~fixed_u
             if J.size and free.any():
                 res = J @ qd0
-                qd0[free] -= np.linalg.lstsq(J[:, free], res, rcond=None)[0]
+                qd0[free] -= _least_squares(self, J[:, free], res, "InitialRates")
         self._apply_body_velocities(q0, qd0, poses, slices)
         out = {}
         for b in topo.bodies:
@@ -1488,6 +1490,9 @@ class NewtonEuler:
         return out
 
     def _close_loops(self, q, fixed):
+        """The coordinates ``q`` with the free ones (not ``fixed``) moved to close the loops
+        (Newton's iterations); ModelError naming the cut hinges when the iterations meet values
+        that are not finite."""
         model, topo = self.model, self.topology
         free = ~fixed if (~fixed).any() else np.ones(q.size, dtype=bool)
         q = q.copy()
@@ -1497,7 +1502,7 @@ class NewtonEuler:
             if r.size == 0 or np.max(np.abs(r)) < 1e-13:
                 break
             J, _ = loop_jacobian(model, topo, q, poses)
-            q[free] -= np.linalg.lstsq(J[:, free], r, rcond=None)[0]
+            q[free] -= _least_squares(self, J[:, free], r, "InitialCoordinates")
         return q
 
     def _apply_body_velocities(self, q0, qd0, poses, slices):
@@ -1561,6 +1566,21 @@ class NewtonEuler:
         self._off_grid = False
 
     # -- stepping -----------------------------------------------------------------------------
+    def finite(self) -> bool:
+        """Whether the state (positions, rotations, velocities, momenta) is finite."""
+        S = self.S
+        return bool(np.all(np.isfinite(S.x)) and np.all(np.isfinite(S.v))
+                    and np.all(np.isfinite(S.L)) and np.all(np.isfinite(S.R)))
+
+    def snapshot(self):
+        """A copy of everything :meth:`advance` changes, for :meth:`restore`."""
+        return _copied(self.S), _copied(self.W), self.k, self.t, self._off_grid
+
+    def restore(self, snapshot) -> None:
+        """Go back to a :meth:`snapshot` (the steps after it are taken again bit for bit)."""
+        S, W, self.k, self.t, self._off_grid = snapshot
+        self.S, self.W = _copied(S), _copied(W)
+
     def _grids(self, ts, ts_next):
         """Force magnitudes at ``ts`` and driven coordinates at ``ts_next``."""
         compiled = self._compiled if self.compile_time_functions else None
@@ -1674,6 +1694,32 @@ class NewtonEuler:
 COMPILE_SAMPLES = 2_000_000
 
 
+def _least_squares(ne, A, b, field) -> np.ndarray:
+    """``lstsq(A, b)`` of the loops' start (:meth:`NewtonEuler._close_loops`); ModelError naming
+    the cut hinges and ``field`` when ``A`` or ``b`` is not finite (numpy's lstsq raises a bare
+    SystemError for them) or the solve fails."""
+    problem = None
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+        problem = "the loop equations at the start are not finite (coordinates too large?)"
+    else:
+        try:
+            x = np.linalg.lstsq(A, b, rcond=None)[0]
+        except (np.linalg.LinAlgError, SystemError, ValueError) as exc:
+            problem = f"the loop equations at the start cannot be solved ({exc})"
+        else:
+            if np.all(np.isfinite(x)):
+                return x
+            problem = "the loops' closure at the start gives values that are not finite"
+    raise ModelError([Problem(f"Hinge '{h}'", field, f"{problem}; the loop this hinge closes "
+                              "cannot be closed from the given initial state")
+                      for h in ne.topology.cut_hinges])
+
+
+def _copied(arrays):
+    """A namedtuple of arrays with every array copied."""
+    return type(arrays)(*[a.copy() if isinstance(a, np.ndarray) else a for a in arrays])
+
+
 @njit(cache=False)
 def _fill(fn, ts, out):
     for i in range(ts.size):
@@ -1760,6 +1806,33 @@ class NewtonEulerRecorder:
 # a whole run
 # --------------------------------------------------------------------------------------------------
 
+def _blow_up(ne, before, n, h):
+    """The :class:`~.simulate.RunError` of ``n`` steps of ``h`` from the snapshot ``before``
+    (:meth:`NewtonEuler.snapshot`) that ended with a state that is not finite: the steps again,
+    one at a time, up to the first whose state is not finite, naming the body that blew up
+    first (of several, the one whose velocity changed most in the step before)."""
+    from .simulate import not_finite
+    ne.restore(before)
+    v_prev = ne.S.v.copy()
+    dv = np.zeros(ne.S.v.shape[0])
+    for _ in range(n):
+        ne.advance(1, h=None if h == ne.step else h)
+        if not ne.finite():
+            bad = [i for i in range(ne.S.x.shape[0]) if not (
+                np.all(np.isfinite(ne.S.x[i])) and np.all(np.isfinite(ne.S.v[i]))
+                and np.all(np.isfinite(ne.S.L[i])) and np.all(np.isfinite(ne.S.R[i])))]
+            bad = bad or list(range(ne.S.x.shape[0]))
+            bad.sort(key=lambda i: -dv[i] if np.isfinite(dv[i]) else -np.inf)
+            return not_finite(ne.model, ne.t, body=ne.bodies[bad[0]] if bad else None,
+                              others=len(bad) - 1, integrator="symplectic-euler", step=h,
+                              method="newton-euler")
+        with np.errstate(all="ignore"):
+            dv = np.linalg.norm(ne.S.v - v_prev, axis=1)
+        v_prev = ne.S.v.copy()
+    return not_finite(ne.model, ne.t, integrator="symplectic-euler", step=h,
+                      method="newton-euler")
+
+
 def run(model: MultibodySystem, t_end: float, step: float, output_step: float, progress=None,
         cancel=None, **options):
     """Simulate with the Newton-Euler method; returns ``(times, states, data, info, recorder)``,
@@ -1769,7 +1842,7 @@ def run(model: MultibodySystem, t_end: float, step: float, output_step: float, p
     :class:`NewtonEuler`). Output every ``output_step`` (a whole number of steps) and at
     ``t_end`` (after a shorter last step when it is not on the step grid).
     """
-    from .simulate import Cancelled, SimulationError
+    from .simulate import Cancelled
     progress = progress or (lambda f: None)
     cancel = cancel or (lambda: False)
     ne = NewtonEuler(model, step, **options)
@@ -1810,13 +1883,13 @@ def run(model: MultibodySystem, t_end: float, step: float, output_step: float, p
         t_chunk = _time.perf_counter()
         k0 = ne.k
         n = min(chunk, n_full - k0)
+        before = ne.snapshot()
         rows = ne.advance(n, every=r)
+        if not ne.finite():
+            raise _blow_up(ne, before, n, h)
         first = -(-k0 // r)
         for i, row in enumerate(rows):
             add((first + i) * r * h, row)
-        if not np.all(np.isfinite(ne.S.x)) or not np.all(np.isfinite(ne.S.L)):
-            raise SimulationError(f"the state is not finite after t = {ne.t:g} s; try a smaller "
-                                  "step or softer joints")
         dt = _time.perf_counter() - t_chunk
         target = int(min(max(n * CHUNK_SECONDS / max(dt, 1e-6), 1), MAX_CHUNK))
         chunk = r * max(1, target // r) if r <= target else max(1, target)
@@ -1825,7 +1898,10 @@ def run(model: MultibodySystem, t_end: float, step: float, output_step: float, p
     if tail:
         if cancel():
             raise Cancelled("the run was cancelled")
+        before = ne.snapshot()
         ne.advance(1, h=tail)
+        if not ne.finite():
+            raise _blow_up(ne, before, 1, tail)
     add(t_end, ne.advance(0, record_last=True)[0])
     progress(1.0)
     info = dict(steps=total, evaluations=total, integrator="symplectic-euler",

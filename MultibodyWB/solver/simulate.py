@@ -41,6 +41,22 @@ columns are the same as without it, bit for bit.
 Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
 grid). Only the output rows are kept, so a run of a million steps needs memory for its output
 only.
+
+Guards (a run never ends in a traceback or goes on without end)
+    Settings, the caller's overrides included, are refused before anything is allocated when a
+    run could not hold or finish them (:func:`.validation.run_size_problems`: steps, output
+    rows). An expression that cannot be evaluated during the run raises
+    :class:`~.timefunction.EvaluationError` naming the hinge's ``Driver`` or the force's
+    ``Magnitude`` and the time. A state that is not finite stops the run with a
+    :class:`RunError` naming the hinge (mstmm; rk4 goes through the failed chunk again step by
+    step to find it) or body (newton-euler) that blew up first and the time. An adaptive
+    integrator whose steps collapse (:class:`StallDetector`: two windows of
+    :data:`STALL_WINDOW` steps at whose pace the rest would take more than :data:`STALL_STEPS`
+    steps; the constrained method's runs by their pace in wall time, :class:`Watch`) raises a
+    :class:`RunError` naming the model's stiffest spring or damper (:func:`stiff_elements`) and
+    what to use instead; so do integrator failures and numerical breakdowns (a singular or
+    non-finite matrix in a library's routine). ``wall_budget`` stops a run after that many
+    seconds of wall time (:class:`BudgetExceeded`; the CLI's ``run --wall-budget``).
 """
 
 from __future__ import annotations
@@ -69,6 +85,20 @@ class Cancelled(Exception):
 
 class SimulationError(RuntimeError):
     """The integration failed (e.g. the adaptive step size fell below what is representable)."""
+
+
+class RunError(SimulationError, ModelError):
+    """A run stopped by the model: a state that is not finite, no progress (a stiff model), a
+    numerical breakdown. Both a :class:`SimulationError` and a :class:`~.model.ModelError` whose
+    one :class:`~.model.Problem` names the element to look at (the hinge or body that blew up
+    first, the stiffest element, or ``Simulation``), the field and the time."""
+
+    def __init__(self, element, field, message):
+        ModelError.__init__(self, [Problem(element, field, message)])
+
+
+class BudgetExceeded(SimulationError):
+    """The run used up its wall-clock budget (``simulate(..., wall_budget=...)``)."""
 
 
 def _problem(field, message):
@@ -114,11 +144,17 @@ def _settings(model, method, integrator, t_end, step, output_step):
     if ((integrator == "rk4" or method == "newton-euler") and math.isfinite(values["Step"])
             and values["Step"] > 0 and math.isfinite(values["OutputStep"])
             and values["OutputStep"] > 0):
-        ratio = values["OutputStep"] / values["Step"]
-        if ratio < 1.0 - 1e-9 or abs(ratio - round(ratio)) > 1e-6 * ratio:
+        ratio = values["OutputStep"] / values["Step"]          # inf when it overflows
+        if math.isfinite(ratio) and (ratio < 1.0 - 1e-9
+                                     or abs(ratio - round(ratio)) > 1e-6 * ratio):
             problems.append(_problem(
                 "OutputStep", f"{values['OutputStep']:g} s is not a whole number of steps "
                               f"(Step {values['Step']:g} s) for the fixed-step {fixed}"))
+    if not problems:
+        # sizes the run could not allocate or finish (also for overrides of the model's)
+        from .validation import run_size_problems
+        problems += run_size_problems(model, values["EndTime"], values["Step"],
+                                      values["OutputStep"], method, integrator)
     if problems:
         raise ModelError(problems)
     return (method, integrator, values["EndTime"], values["Step"], values["OutputStep"],
@@ -136,9 +172,294 @@ def output_times(t_end: float, output_step: float) -> np.ndarray:
     return t
 
 
+# --------------------------------------------------------------------------------------------------
+# Guards of a run: the wall-clock budget, no progress, states that are not finite
+# --------------------------------------------------------------------------------------------------
+
+#: No-progress detector of the adaptive integrators: steps per window ...
+STALL_WINDOW = 1000
+#: ... and the steps that the rest of the run would take at a window's pace, past which the run
+#: makes no progress (in two windows running): its step has collapsed (a stiff model, or an
+#: integrator stuck at one time).
+STALL_STEPS = 1e7
+#: The constrained method's runs (which report their progress every 0.1 s of wall time, not
+#: every step) make no progress when, after :data:`STALL_WALL_WINDOW` s of running, the rest
+#: of the run would take more than :data:`STALL_WALL` s at the pace of that window.
+STALL_WALL = 86400.0
+STALL_WALL_WINDOW = 10.0
+#: Rate (1/s) of an element's dynamics times the fixed step past which rk4 is unstable (the
+#: stability limit of the classical Runge-Kutta method on the real axis, 2.79).
+RK4_LIMIT = 2.78
+
+
+def stiff_elements(model: MultibodySystem) -> list:
+    """The model's springs and dampers by how fast they act: a list of
+    ``(rate, element, field, text)``, fastest first.
+
+    ``rate`` (1/s) is ``sqrt(k / m)`` for a stiffness and ``c / m`` for a damping, ``m`` the mass
+    (translations) or the moment of inertia about the hinge's axis at its marker (rotations) of
+    the lighter body the element moves (the other bodies of the mechanism are left out: an upper
+    bound of the rate). ``text`` says the values and the time scale ``1 / rate``. Hinges'
+    stiffness and damping per coordinate, spring-dampers and rotational spring-dampers.
+    """
+    from .model import DAMPING_UNIT, STIFFNESS_UNIT
+    from .rotations import inertia_vector_to_tensor, parallel_axis
+    out = []
+
+    def bodies_of(*refs):
+        return [model.body(r.body) for r in refs
+                if r is not None and not model.is_ground(r.body) and model.body(r.body)]
+
+    def centre_inertia(b):
+        J = inertia_vector_to_tensor(b.inertia)
+        return parallel_axis(J, -b.mass, b.mass_center.position)
+
+    def add(value, inertia, what, element, field, unit, per):
+        if not (np.isfinite(value) and value > 0 and np.isfinite(inertia) and inertia > 0):
+            return
+        rate = math.sqrt(value / inertia) if field == "Stiffness" else value / inertia
+        if not math.isfinite(rate):
+            rate = math.inf
+        out.append((rate, element, field,
+                    f"{element} ({field.lower()} {value:.3g} {unit} on {what} of {inertia:.3g} "
+                    f"{per}: a time scale of {1.0 / rate:.2g} s)"))
+
+    for h in model.hinges:
+        kind = h.kind
+        if kind is None or not kind.dof:
+            continue
+        refs = [r for r in (h.input, h.output) if r is not None]
+        moved = bodies_of(*refs)
+        if not moved:
+            continue
+        body = min(moved, key=lambda b: b.mass)
+        ref = next(r for r in refs if r.body == body.name)
+        marker = body.marker(ref.marker)
+        J = parallel_axis(centre_inertia(body), body.mass,
+                          marker.frame.position - body.mass_center.position)
+        for field, attr, units in (("Stiffness", "stiffness", STIFFNESS_UNIT),
+                                   ("Damping", "damping", DAMPING_UNIT)):
+            values = getattr(h, attr)
+            if values is None:
+                continue
+            for c, k, v in zip(kind.coordinates, kind.kinds(), np.ravel(values)):
+                if k == "translation":
+                    m, what, per = body.mass, f"'{body.name}', a mass", "kg"
+                else:
+                    a = marker.frame.rotation[:, "xyz".index(c[-1])]
+                    m, what, per = float(a @ J @ a), f"'{body.name}', an inertia", "kg m^2"
+                add(float(v), m, what, f"Hinge '{h.name}'", field, units[k] + f" ({c})", per)
+    for f in model.forces:
+        if f.type not in ("spring_damper", "rotational_spring_damper"):
+            continue
+        moved = bodies_of(f.input, f.output)
+        if not moved:
+            continue
+        body = min(moved, key=lambda b: b.mass)
+        if f.type == "spring_damper":
+            m, what, per = body.mass, f"'{body.name}', a mass", "kg"
+            units = ("N/m", "N s/m")
+        else:
+            m = float(np.min(np.linalg.eigvalsh(centre_inertia(body))))
+            what, per = f"'{body.name}', a least inertia", "kg m^2"
+            units = ("N m/rad", "N m s/rad")
+        add(float(f.stiffness), m, what, f"Force '{f.name}'", "Stiffness", units[0], per)
+        add(float(f.damping), m, what, f"Force '{f.name}'", "Damping", units[1], per)
+    out.sort(key=lambda e: -e[0])
+    return out
+
+
+def stiffness_advice(model, integrator, step, fixed, method="mstmm") -> tuple:
+    """What to do about a run that failed or stalled: ``(element, field, text)``, the element
+    and field the stiffest spring or damper of the model (:func:`stiff_elements`), or
+    ``Simulation`` and the step or integrator when there is none. ``fixed``: the run had a fixed
+    step (rk4, newton-euler)."""
+    try:
+        found = stiff_elements(model)
+    except Exception:          # noqa: BLE001 - advice only; never hide the run's own error
+        found = []
+    if found:
+        rate, element, field, text = found[0]
+        limit = RK4_LIMIT / rate
+        what = (f"a Step below {limit:.2g} s, " if fixed and step is not None and step > limit
+                else "")
+        implicit = ("the method mstmm with the integrator Radau or BDF" if method ==
+                    "newton-euler" else "the integrator Radau or BDF (for stiff models)")
+        return element, field, (f"the model is stiff, its stiffest element {text}: use "
+                                f"{what}{implicit}, or soften that element")
+    if fixed:
+        other = ("the method mstmm with an adaptive integrator" if method == "newton-euler"
+                 else "an adaptive integrator (DOP853, Radau)")
+        return "Simulation", "Step", (f"the motion is faster than the step {step:g} s "
+                                      f"resolves: use a smaller Step or {other}")
+    others = ", ".join(i for i in ("Radau", "DOP853", "BDF") if i != integrator)
+    return "Simulation", "Integrator", (f"try another integrator ({others}) or check the "
+                                        "model's loads, masses and initial rates")
+
+
+class Watch:
+    """The wall-clock budget of a run and what it last reported: wraps the run's ``progress``
+    and ``cancel``.
+
+    Parameters
+    ----------
+    t_end : float
+        The run's end time (s).
+    budget : float or None
+        Wall-clock seconds the run may take from the start of :func:`simulate`; None: no limit.
+    progress, cancel : callable or None
+        The caller's.
+    stall : bool
+        Also stop a run whose progress (reported every 0.1 s of wall time) says that it would
+        take more than :data:`STALL_WALL` s (the constrained method's runs).
+    """
+
+    def __init__(self, t_end, budget=None, progress=None, cancel=None, stall=False,
+                 wall0=None):
+        self.t_end = float(t_end)
+        self.budget = None if budget is None else float(budget)
+        self._progress = progress or (lambda f: None)
+        self._cancel = cancel or (lambda: False)
+        self.wall0 = _time.perf_counter() if wall0 is None else wall0
+        self.fraction = 0.0
+        self.stall = stall
+        self._window = None          # (wall time, fraction) at the start of the stall window
+        self.stalled = None          # (time, projected wall seconds) once stalled
+
+    @property
+    def t(self) -> float:
+        """The simulated time last reported (s)."""
+        return self.fraction * self.t_end
+
+    def progress(self, fraction) -> None:
+        self.fraction = max(self.fraction, float(fraction))
+        self._progress(fraction)
+        if self.stall:
+            self._look_for_stall()
+
+    def cancel(self) -> bool:
+        """The caller's cancel; raise :class:`BudgetExceeded` past the budget."""
+        if self._cancel():
+            return True
+        if self.budget is not None:
+            used = _time.perf_counter() - self.wall0
+            if used > self.budget:
+                raise BudgetExceeded(
+                    f"the run took more than its wall-clock budget of {self.budget:g} s "
+                    f"(stopped at t = {self.t:.6g} s of {self.t_end:g} s); allow more time, "
+                    "or shorten EndTime, or use a larger Step or another method")
+        return False
+
+    def _look_for_stall(self):
+        now = _time.perf_counter()
+        if self._window is None or self.fraction <= 0.0:
+            self._window = (now, self.fraction)
+            return
+        w0, f0 = self._window
+        if now - w0 < STALL_WALL_WINDOW:
+            return
+        done = self.fraction - f0
+        rest = (1.0 - self.fraction) * (now - w0) / done if done > 0 else math.inf
+        self._window = (now, self.fraction)
+        if rest > STALL_WALL:
+            self.stalled = (self.t, rest)
+            raise _Stalled()
+
+
+class _Stalled(Exception):
+    """Raised by :class:`Watch` through the method's loop; :func:`simulate` says why."""
+
+
+class StallDetector:
+    """The no-progress detector of an adaptive integrator: call :meth:`step` after every step.
+
+    The steps are looked at in windows of :data:`STALL_WINDOW`; after two windows running whose
+    pace would need more than :data:`STALL_STEPS` further steps to reach the end, the run makes
+    no progress and :meth:`step` raises :class:`RunError` naming the likely stiffest element
+    (:func:`stiffness_advice`).
+    """
+
+    def __init__(self, model, integrator, t_end, window=STALL_WINDOW, limit=STALL_STEPS):
+        self.model, self.integrator, self.t_end = model, integrator, float(t_end)
+        self.window, self.limit = int(window), float(limit)
+        self.count = 0
+        self.start = 0.0
+        self.slow = 0
+
+    def step(self, t: float) -> None:
+        self.count += 1
+        if self.count < self.window:
+            return
+        span = t - self.start
+        rest = self.t_end - t
+        steps = rest / span * self.window if span > 0 else math.inf
+        self.count, self.start = 0, t
+        self.slow = self.slow + 1 if steps > self.limit else 0
+        if self.slow >= 2:
+            element, field, advice = stiffness_advice(self.model, self.integrator, None, False)
+            raise RunError(element, field, (
+                f"the run makes no progress: {self.integrator}'s last {self.window} steps "
+                f"advanced {span:.3g} s to t = {t:.6g} s (the rest to {self.t_end:g} s would "
+                f"take {steps:.3g} more); {advice}"))
+
+
+def _state_blocks(system) -> list:
+    """``(hinge, body, indices in y)`` of every tree hinge of a :class:`.system.System`."""
+    T, nq = system.tree, system.nq_tot
+    out = []
+    for i, (body, hinge) in enumerate(zip(system.bodies, system.hinges)):
+        q = np.arange(T.qo[i], T.qo[i] + T.nq[i])
+        u = nq + np.arange(T.uo[i], T.uo[i] + T.nu[i])
+        out.append((hinge, body, q, u))
+    return out
+
+
+def blown_up(system, t_prev, y_prev, y_bad) -> tuple:
+    """The tree hinge whose coordinates went non-finite first between a finite state ``y_prev``
+    (at ``t_prev``) and ``y_bad``: ``(hinge, body, others)``, ``others`` the count of the other
+    hinges not finite in ``y_bad``. Of several, the one with the largest accelerations at
+    ``y_prev``."""
+    blocks = _state_blocks(system)
+    bad = [b for b in blocks if not np.all(np.isfinite(y_bad[np.r_[b[2], b[3]]]))]
+    if not bad:
+        bad = blocks
+    if len(bad) > 1 and y_prev is not None:
+        with np.errstate(all="ignore"):
+            try:
+                d = np.array(system.derivative(t_prev, y_prev), dtype=float)
+            except Exception:          # noqa: BLE001 - only which hinge to name
+                d = None
+        if d is not None:
+            def size(b):
+                a = np.abs(d[b[3]])
+                return math.inf if not np.all(np.isfinite(a)) else float(np.max(a, initial=0.0))
+            bad.sort(key=size, reverse=True)
+    hinge, body = bad[0][0], bad[0][1]
+    return hinge, body, len(bad) - 1
+
+
+def not_finite(model, t, hinge=None, body=None, others=0, integrator="rk4", step=None,
+               fixed=True, method="mstmm") -> RunError:
+    """The :class:`RunError` of a state that became non-finite at ``t``: the hinge (or body)
+    that blew up first, and what to do (:func:`stiffness_advice`)."""
+    _, _, advice = stiffness_advice(model, integrator, step, fixed, method)
+    kind = "hinge" if hinge is not None else "body"
+    more = f" ({others} other {kind}{'s' if others != 1 else ''} with it)" if others else ""
+    if hinge is not None:
+        element, what = f"Hinge '{hinge}'", (f"the state of this hinge (body '{body}') is not "
+                                             f"finite at t = {t:.6g} s, the first to blow up"
+                                             f"{more}")
+    elif body is not None:
+        element, what = f"RigidBody '{body}'", (f"the state of this body is not finite at "
+                                                f"t = {t:.6g} s, the first to blow up{more}")
+    else:
+        element, what = "Simulation", f"the state is not finite at t = {t:.6g} s"
+    return RunError(element, "State", f"{what} ({method}, {integrator}); {advice}")
+
+
 def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
              output_step=None, progress=None, cancel=None, accept_corrections=False,
-             **options) -> Results:
+             wall_budget=None, **options) -> Results:
     """Simulate ``model`` and return its :class:`~.results.Results`.
 
     Parameters
@@ -159,6 +480,8 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         The run starts from the drawing (:mod:`.start`): a start that would move a body away from
         where it is drawn (markers that do not meet, a driver starting elsewhere, a loop that does
         not close as drawn) raises :class:`~.start.StartCorrectionError` unless this is True.
+    wall_budget : float, optional
+        Wall-clock seconds the run may take (looked at where ``cancel`` is); None: no limit.
     **options
         Options of the method: ``newton-euler`` takes ``joint_fraction``, ``joint_frequency``,
         ``joint_damping_ratio`` (see :class:`.newton_euler.NewtonEuler`).
@@ -167,30 +490,87 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     ------
     ModelError
         The model or the settings are not valid (every problem listed; settings as
-        ``Simulation``, field ``Method``, ``OutputStep``...).
+        ``Simulation``, field ``Method``, ``OutputStep``...; run sizes past what a run can
+        allocate or finish, :func:`.validation.run_size_problems`). An expression that cannot
+        be evaluated during the run: :class:`~.timefunction.EvaluationError`, naming the
+        driver or force and the time.
     StartCorrectionError
         (a ModelError) The start is not the drawing and ``accept_corrections`` is False.
+    RunError
+        (a ModelError and a SimulationError) The run stopped because of the model: a state that
+        is not finite (naming the hinge or body that blew up first and the time), no progress
+        of an adaptive integrator (:class:`StallDetector`: a stiff model; naming its stiffest
+        element), a numerical breakdown (singular matrices, overflow).
     Cancelled
+    BudgetExceeded
+        (a SimulationError) The run took more than ``wall_budget``.
     SimulationError
         An adaptive integrator failed.
     """
-    from .system import System
     wall0 = _time.perf_counter()
     model.check()
     method, integrator, t_end, step, output_step, rtol, atol = _settings(
         model, method, integrator, t_end, step, output_step)
+    if wall_budget is not None:
+        try:
+            wall_budget = float(wall_budget)
+        except (TypeError, ValueError):
+            wall_budget = math.nan
+        if not wall_budget > 0:
+            raise ModelError([_problem("WallBudget", f"{wall_budget!r} s; must be a positive "
+                                                     "number of seconds")])
+    if options and method == "mstmm":
+        raise TypeError(f"the method {method} takes no options ({', '.join(options)})")
     from .start import prepare
     model, start = prepare(model, accept_corrections)
     start_meta = _start_meta(start)
-    if method == "constrained":
-        return _with_start(_simulate_constrained(model, integrator, t_end, step, output_step,
-                                                 rtol, atol, progress, cancel, wall0),
-                           start_meta)
-    if method == "newton-euler":
-        return _with_start(_simulate_newton_euler(model, t_end, step, output_step, progress,
-                                                  cancel, wall0, options), start_meta)
-    if options:
-        raise TypeError(f"the method {method} takes no options ({', '.join(options)})")
+    watch = Watch(t_end, wall_budget, progress, cancel, stall=(method == "constrained"
+                                                               and integrator != "rk4"),
+                  wall0=wall0)
+    fixed = integrator == "rk4" or method == "newton-euler"
+    try:
+        # (not under np.errstate: it changes the last bits of some results)
+        if method == "constrained":
+            results = _simulate_constrained(model, integrator, t_end, step, output_step,
+                                            rtol, atol, watch.progress, watch.cancel, wall0)
+        elif method == "newton-euler":
+            results = _simulate_newton_euler(model, t_end, step, output_step, watch.progress,
+                                             watch.cancel, wall0, options)
+        else:
+            results = _simulate_mstmm(model, integrator, t_end, step, output_step, rtol,
+                                      atol, watch.progress, watch.cancel, wall0)
+    except _Stalled:
+        t, rest = watch.stalled
+        element, field, advice = stiffness_advice(model, integrator, step, fixed, method)
+        raise RunError(element, field, (
+            f"the run makes no progress: at t = {t:.6g} s of {t_end:g} s, the rest would take "
+            f"{rest:.3g} s of wall time at its pace ({method}, {integrator}); {advice}")) from None
+    except (Cancelled, ModelError, BudgetExceeded):
+        raise
+    except SimulationError as exc:
+        # the constrained method's own (a state that is not finite, loops that cannot be
+        # closed again): with the element to look at
+        element, field, advice = stiffness_advice(model, integrator, step, fixed, method)
+        raise RunError(element, field, f"{exc} ({method}, {integrator}); {advice}") from exc
+    except (ArithmeticError, ValueError, SystemError, np.linalg.LinAlgError) as exc:
+        # a numerical breakdown on the way (a singular matrix, an overflow, a value that is
+        # not finite in a library's routine): said with the time and what to look at
+        element, field, advice = stiffness_advice(model, integrator, step, fixed, method)
+        raise RunError(element, field, (
+            f"the run broke down near t = {watch.t:.6g} s ({method}, {integrator}): "
+            f"{type(exc).__name__}: {_first_line(exc)}; {advice}")) from exc
+    return _with_start(results, start_meta)
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else "(no message)"
+
+
+def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, progress, cancel,
+                    wall0):
+    """``simulate`` with the method ``mstmm`` (:class:`.system.System`)."""
+    from .system import System
     system = System(model)
     system.set_stabilisation(step)         # closed loops: tuned to the step (adaptive: the
     #                                        first; then the current one, see _run_adaptive)
@@ -208,8 +588,9 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         rec, report = Recorder(system), None
         y0 = system.initial_state()
     K.normalise_quaternions(y0, system.tree.quat)
-    progress = progress or (lambda f: None)
-    cancel = cancel or (lambda: False)
+    if not np.all(np.isfinite(y0)):
+        hinge, body, others = blown_up(system, 0.0, None, y0)
+        raise not_finite(model, 0.0, hinge, body, others, integrator, step, integrator == "rk4")
     if integrator == "rk4":
         times, states, data, info = _run_rk4(system, rec, y0, t_end, step, output_step,
                                              progress, cancel, monitor)
@@ -218,7 +599,7 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
                                                   output_step, rtol, atol, progress, cancel,
                                                   monitor)
     wall = _time.perf_counter() - wall0
-    meta = dict(model=model.name, method=method, integrator=integrator, step=step,
+    meta = dict(model=model.name, method="mstmm", integrator=integrator, step=step,
                 output_step=output_step, end_time=t_end, wall_time=wall,
                 bodies=rec.bodies, hinges=rec.hinges, ny=int(system.ny),
                 **info)
@@ -227,7 +608,7 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     if system.cuts:
         monitor.finish()
         meta.update(_loop_report(system, report, rec, monitor, times, states))
-    return _with_start(Results(rec.names, data, meta, states), start_meta)
+    return Results(rec.names, data, meta, states)
 
 
 def _start_meta(start) -> dict:
@@ -455,6 +836,7 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=N
     buf_flows = np.zeros((buf.shape[0], 3))
     # the loops' conditioning at every step (singular positions between the output rows)
     cond = np.empty(MAX_CHUNK if monitor is not None else 0)
+    y_chunk = np.empty_like(y)
     while k < n_full:
         if cancel():
             raise Cancelled("the run was cancelled")
@@ -469,10 +851,10 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=N
             every = n if (k + n) % r == 0 else n + 1
         drv, mags = _grids(system, k, h, n, fns)
         mon = cond[:n] if monitor is not None else cond
+        y_chunk[:] = y                      # to find the element if it blows up
         written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows, mon)
         if not np.all(np.isfinite(y)):
-            raise SimulationError(f"the state is not finite after t = {(k + n) * h:g} s; "
-                                  "try a smaller step")
+            raise _rk4_blow_up(system, y_chunk, k, n, h, fns)
         if monitor is not None:
             monitor.series((k + np.arange(n)) * h, mon)
         first = k // r + 1 if r <= MAX_CHUNK else (k + n) // r
@@ -492,12 +874,36 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=N
         if cancel():
             raise Cancelled("the run was cancelled")
         drv, mags = _grids(system, n_full, h, 1, fns, tail=tail)
+        y_tail = y.copy()
         K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond[:0])
+        if not np.all(np.isfinite(y)):
+            hinge, body, others = blown_up(system, n_full * h, y_tail, y)
+            raise not_finite(system.model, t_end, hinge, body, others, "rk4", h)
         rows.add(rec, t_end, y, flows if flows.size else zero)
     progress(1.0)
     times, states, data = rows.done(rec.names)
     info = dict(steps=total, evaluations=4 * total)
     return times, states, data, info
+
+
+def _rk4_blow_up(system, y, k, n, h, fns) -> RunError:
+    """The :class:`RunError` of an rk4 chunk of ``n`` steps from step ``k`` (state ``y`` at its
+    start) that ended with a state that is not finite: the chunk again, one step at a time,
+    up to the first step whose state is not finite, naming the hinge that blew up first."""
+    T, F, W = system.tree, system.forces, system.work
+    y = y.copy()
+    flows = np.zeros(3 if system.does_work else 0)
+    buf = np.empty((2, system.ny))
+    buf_flows = np.zeros((2, 3))
+    cond = np.empty(0)
+    for j in range(n):
+        drv, mags = _grids(system, k + j, h, 1, fns)
+        y_prev = y.copy()
+        K.rk4_run(y, 0, 1, h, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond)
+        if not np.all(np.isfinite(y)):
+            hinge, body, others = blown_up(system, (k + j) * h, y_prev, y)
+            return not_finite(system.model, (k + j + 1) * h, hinge, body, others, "rk4", h)
+    return not_finite(system.model, (k + n) * h, integrator="rk4", step=h)
 
 
 def _normalised(system, y):
@@ -516,8 +922,16 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     rows.add(rec, 0.0, y0, np.zeros(3))
     progress(0.0)
     first = min(step, t_end)
-    solver = cls(system.derivative, 0.0, y0.copy(), t_end, rtol=rtol, atol=atol,
-                 first_step=first)
+    bad = []            # the last evaluation at a finite state whose derivative is not finite:
+    #                     (t, y, dy/dt)
+
+    def derivative(t, y):
+        d = system.derivative(t, y)
+        if not np.all(np.isfinite(d)) and np.all(np.isfinite(y)):
+            bad[:] = [(float(t), np.array(y, dtype=float), np.array(d, dtype=float))]
+        return d
+
+    solver = cls(derivative, 0.0, y0.copy(), t_end, rtol=rtol, atol=atol, first_step=first)
     nxt, steps, last = 1, 0, 0.0
     pending = []                  # rows waiting to be computed together (rec.rows)
 
@@ -528,12 +942,34 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
             pending.clear()
 
     svr = system.work.loops.svr
+    stall = StallDetector(system.model, integrator, t_end)
+    y_prev = solver.y.copy()
     while solver.status == "running":
         if cancel():
             raise Cancelled("the run was cancelled")
-        msg = solver.step()
+        t_prev = solver.t
+        bad.clear()           # (trial states of rejected steps may have such derivatives)
+        try:
+            msg = solver.step()
+        except (ArithmeticError, ValueError, SystemError, np.linalg.LinAlgError) as exc:
+            if isinstance(exc, ModelError):
+                raise
+            # e.g. scipy's LU of a Jacobian that is not finite: a state blowing up
+            if bad:
+                raise _rates_not_finite(system, integrator, bad[0], exc) from exc
+            raise _adaptive_breakdown(system, integrator, t_prev, y_prev, exc) from exc
+        if not np.all(np.isfinite(solver.y)):
+            hinge, body, others = blown_up(system, t_prev, y_prev, solver.y)
+            raise not_finite(system.model, solver.t, hinge, body, others, integrator,
+                             fixed=False)
         if solver.status == "failed":
-            raise SimulationError(f"{integrator} failed at t = {solver.t:g} s: {msg}")
+            if bad:
+                raise _rates_not_finite(system, integrator, bad[0], msg)
+            element, field, advice = stiffness_advice(system.model, integrator, step, False)
+            raise RunError(element, field, f"{integrator} failed at t = {solver.t:.6g} s: "
+                                           f"{msg}; {advice}")
+        y_prev = solver.y.copy()
+        stall.step(solver.t)
         steps += 1
         if system.cuts and solver.t > solver.t_old:
             # the loops' stabilisation follows the step the integrator takes, not the first step
@@ -569,6 +1005,41 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     if work is not None:
         info["power_evaluations"] = work.evaluations
     return t, states, data, info
+
+
+def _rates_not_finite(system, integrator, bad, why) -> RunError:
+    """The :class:`RunError` of an adaptive run that failed (``why``: the integrator's message
+    or exception) after an evaluation ``bad = (t, y, dy/dt)`` whose derivative was not finite
+    at a finite state: the hinge whose rates or accelerations were not finite there."""
+    t, y, d = bad
+    hinge, body, others = blown_up(system, t, y, np.where(np.isfinite(d), y, np.nan))
+    _, _, advice = stiffness_advice(system.model, integrator, None, False)
+    if isinstance(why, BaseException):
+        why = f"{type(why).__name__}: {_first_line(why)}"
+    more = f" ({others} other hinge{'s' if others != 1 else ''} with it)" if others else ""
+    return RunError(f"Hinge '{hinge}'", "State", (
+        f"the accelerations of this hinge (body '{body}') are not finite at t = {t:.6g} s, at a "
+        f"finite state{more}; {integrator} could not go on ({why}); {advice}"))
+
+
+def _adaptive_breakdown(system, integrator, t, y, exc) -> RunError:
+    """The :class:`RunError` of an adaptive step that raised ``exc`` from the finite state
+    ``y`` at ``t``: the hinge whose accelerations are not finite (or largest) there, or the
+    stiffest element."""
+    with np.errstate(all="ignore"):
+        try:
+            d = np.array(system.derivative(t, y), dtype=float)
+        except Exception:          # noqa: BLE001 - only which hinge to name
+            d = None
+    if d is not None and not np.all(np.isfinite(d)):
+        hinge, body, others = blown_up(system, t, y, np.where(np.isfinite(d), y, np.nan))
+        error = not_finite(system.model, t, hinge, body, others, integrator, fixed=False)
+        p = error.problems[0]
+        return RunError(p.element, p.field, f"{p.message} ({type(exc).__name__} in "
+                                            f"{integrator}: {_first_line(exc)})")
+    element, field, advice = stiffness_advice(system.model, integrator, None, False)
+    return RunError(element, field, f"{integrator} broke down at t = {t:.6g} s "
+                                    f"({type(exc).__name__}: {_first_line(exc)}); {advice}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -624,6 +1095,9 @@ def add_run_command(subparsers):
     r.add_argument("--step", type=float, help="integrator step (rk4) or first step, s")
     r.add_argument("--output-step", type=float, help="spacing of the results, s")
     r.add_argument("--out", "-o", help="results file, .csv or .npz")
+    r.add_argument("--wall-budget", type=float, metavar="SECONDS",
+                   help="stop the run (no results) when it has taken this many seconds of "
+                        "wall-clock time (default: no limit)")
     r.add_argument("--accept-corrections", action="store_true",
                    help="run even when the start moves parts away from the drawing (markers that "
                         "do not meet, drivers that start elsewhere, loops that do not close as "
@@ -645,7 +1119,8 @@ def cmd_run(args, out) -> int:
     try:
         res = simulate(model, method=args.method, integrator=args.integrator, t_end=args.t_end,
                        step=args.step, output_step=args.output_step, progress=bar,
-                       accept_corrections=args.accept_corrections)
+                       accept_corrections=args.accept_corrections,
+                       wall_budget=getattr(args, "wall_budget", None))
     except ModelError as exc:
         _print_problems(args.model, exc.problems, out)
         return EXIT_INVALID

@@ -466,7 +466,8 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
     driven = {}
     for name in topology.tree_hinges:
         for d in model.hinge(name).drivers:
-            driven[f"{name}.{d.coordinate}"] = float(parse(d.expression)(0.0))
+            driven[f"{name}.{d.coordinate}"] = float(
+                parse(d.expression, f"Hinge '{name}'", "Driver")(0.0))
     for lab, v in driven.items():
         q_start[index[lab]] = v
     rate_changes = []

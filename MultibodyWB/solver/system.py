@@ -270,7 +270,8 @@ class System:
                 driven[o + j] = 1
                 drv_idx[o + j] = len(self.drivers)
                 drv_q[o + j] = qo[i] + j
-                self.drivers.append((h.name, d.coordinate, parse(d.expression)))
+                self.drivers.append((h.name, d.coordinate,
+                                     parse(d.expression, f"Hinge '{h.name}'", "Driver")))
         cuts = self._cut_arrays()
         self.tree = Tree(parent, code, sgn, qo, uo, nq, nu, mo_R, mo_p, mi_R, mi_p, rc, mass, JCl,
                          hk, hc, href, hRref, driven, drv_idx, drv_q,
@@ -320,10 +321,11 @@ class System:
         sd = {k: [] for k in ("bi", "Ri", "pi", "bo", "Ro", "po", "k", "c", "L0", "mag")}
         rs = {k: [] for k in ("bi", "Ri", "bo", "Ro", "k", "c")}
 
-        def magnitude(text):
+        def magnitude(f):
+            text = f.magnitude
             if text.strip() in ("", "0"):
                 return -1
-            self.magnitudes.append(parse(text))
+            self.magnitudes.append(parse(text, f"Force '{f.name}'", "Magnitude"))
             return len(self.magnitudes) - 1
 
         poses = drawn_poses(model)
@@ -336,7 +338,7 @@ class System:
                 pf["dir"].append(f.direction)
                 pf["frame"].append(1 if f.frame == "marker" else 0)
                 pf["torque"].append(1 if f.type == "point_torque" else 0)
-                pf["mag"].append(magnitude(f.magnitude))
+                pf["mag"].append(magnitude(f))
             elif f.type == "spring_damper":
                 for side, ref in (("i", f.input), ("o", f.output)):
                     b, Rl, pl = self._marker(ref)
@@ -351,7 +353,7 @@ class System:
                 sd["k"].append(f.stiffness)
                 sd["c"].append(f.damping)
                 sd["L0"].append(L0)
-                sd["mag"].append(magnitude(f.magnitude))
+                sd["mag"].append(magnitude(f))
             elif f.type == "rotational_spring_damper":
                 for side, ref in (("i", f.input), ("o", f.output)):
                     b, Rl, _ = self._marker(ref)

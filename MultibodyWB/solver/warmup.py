@@ -32,7 +32,9 @@ SOURCES = ("kernels.py", "newton_euler.py", "system.py", "timefunction.py", "sim
 def _key() -> str:
     import numba
     h = hashlib.sha256()
-    here = Path(__file__).resolve().parent
+    # the path as imported, symbolic links kept: numba's cache is keyed on it (an add-on linked
+    # into FreeCAD's Mod folder and the same files imported from their own folder compile apart)
+    here = Path(os.path.abspath(__file__)).parent
     for name in SOURCES:
         path = here / name
         st = path.stat()                 # numba's cache index is keyed on these too

@@ -325,6 +325,18 @@ def check():
         time.sleep(0.1)
         in_freecad.process_events()
         result["cold_status"] = panel.status.text()
+        # the compile goes where this FreeCAD's runs will look for it: numba files a source's
+        # compiled code under a folder named after the source's path as imported (here through
+        # the Mod folder's symlink), and makes that folder when the process imports the kernels
+        import MultibodyWB
+        from numba.core.caching import _CacheLocator
+        cache = os.environ["NUMBA_CACHE_DIR"]
+        wait_for(lambda: os.listdir(cache) or not warmup.running(), timeout=180)
+        result["cold_cache_folders"] = sorted(os.listdir(cache))
+        result["cold_cache_folder_of_freecad"] = _CacheLocator.get_suitable_cache_subpath(
+            os.path.join(os.path.dirname(MultibodyWB.__file__), "solver", "kernels.py"))
+        result["cold_package_linked"] = os.path.islink(os.path.dirname(os.path.dirname(
+            os.path.abspath(MultibodyWB.__file__))))
         t0 = time.perf_counter()
         panel.cancel_button.click()
         in_freecad.process_events()

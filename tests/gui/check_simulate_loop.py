@@ -179,6 +179,20 @@ def check():
     # -- Cancel a long run: the earlier results stay -----------------------------------------
     panel.set_settings(EndTime=50.0)
     panel.run()
+    # the progress is shown a few times a second, not at every poll of the job (each change
+    # repaints the panel, CPU the solver's thread needs): watch the bar and the status for 3 s
+    updates = []
+    panel.progress.valueChanged.connect(lambda value: updates.append(value))
+    texts = set()
+    t_watch = time.perf_counter()
+    while time.perf_counter() - t_watch < 3.0 and not panel.job.done:
+        in_freecad.process_events()
+        texts.add(panel.status.text())
+        time.sleep(0.01)
+    result["progress_watch_seconds"] = time.perf_counter() - t_watch
+    result["progress_updates"] = updates
+    result["status_texts_while_running"] = sorted(texts)
+    result["job_running_after_watch"] = not panel.job.done
     wait_for(lambda: panel.job.progress > 0.0005 or panel.job.done)
     progress_seen.append(panel.progress.value())
     panel.cancel_button.click()
