@@ -28,6 +28,7 @@ import numpy as np
 
 from . import units
 from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, set_value, type_of, vector_prop
+from ..solver.validation import MAX_POSITION
 
 TYPE = "Multibody::Body"
 DENSITY_SOURCES = ("Density", "Material")
@@ -104,10 +105,23 @@ class BodyProxy(BaseProxy):
                              "no solid is linked: link the solid(s) this body stands for"))
         for solid in obj.Solids:
             shape = solid_shape(solid)
+            if "Invalid" in solid.State:
+                # a failed recompute keeps the last good shape: the mass would be that one's
+                problems.append(("Solids", f"'{solid.Label}' failed to recompute"
+                                           f"{_bad_lengths(solid)}: its shape is the last valid "
+                                           "one, not what its properties say; fix it and "
+                                           "recompute"))
             if shape is None:
                 problems.append(("Solids", f"'{solid.Label}' has no shape"))
             elif not shape.Solids or shape.Volume <= 0.0:
                 problems.append(("Solids", f"'{solid.Label}' has no volume (it holds no solid)"))
+            else:
+                far = _farthest(shape)
+                if not far <= MAX_DISTANCE:
+                    problems.append(("Solids", f"'{solid.Label}' reaches {far:.3g} mm from the "
+                                               f"origin (more than {MAX_DISTANCE:.0e} mm): its "
+                                               "mass properties are lost in rounding there; "
+                                               "check its Placement and units"))
             for other in solid.InList:
                 if type_of(other) == TYPE and other != obj and solid in other.Solids:
                     problems.append(("Solids", f"'{solid.Label}' is also a solid of body "
@@ -133,6 +147,35 @@ class BodyProxy(BaseProxy):
         return [(prop, f"density {si:.6g} kg/m^3 of body '{obj.Label}' is implausible (solids "
                        f"lie between {low:g} and {high:,.0f} kg/m^3; steel is 7850 kg/m^3): "
                        "check its unit")]
+
+
+#: Farthest a linked solid may reach from the origin (mm): the solver's
+#: :data:`~MultibodyWB.solver.validation.MAX_POSITION`.
+MAX_DISTANCE = MAX_POSITION * 1e3
+
+
+def _farthest(shape) -> float:
+    """How far the shape's bounding box reaches from the origin along an axis (mm; NaN kept)."""
+    b = shape.BoundBox
+    values = [b.XMin, b.XMax, b.YMin, b.YMax, b.ZMin, b.ZMax]
+    if not all(np.isfinite(values)):
+        return float("nan")
+    return max(abs(v) for v in values)
+
+
+def _bad_lengths(solid) -> str:
+    """`` (Length = 0 mm)``: the solid's length properties that are not positive, or ``''``."""
+    bad = []
+    for name in solid.PropertiesList:
+        try:
+            kind = solid.getTypeIdOfProperty(name)
+        except Exception:  # a property FreeCAD cannot describe
+            continue
+        if kind == "App::PropertyLength":
+            value = getattr(solid, name).Value
+            if not value > 0.0:
+                bad.append(f"{name} = {value:g} mm")
+    return f" ({', '.join(bad)})" if bad else ""
 
 
 def body_mass_properties(body):

@@ -19,6 +19,8 @@ Never a traceback: an unexpected error is reported on one line and with exit cod
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import os
 import sys
 from types import SimpleNamespace
@@ -141,7 +143,26 @@ def _names(topo, names):
     return [f"{topo.number.get(n, '-')} {n}" for n in names]
 
 
+@contextlib.contextmanager
+def _without_cycle_collection():
+    """Python's cycle collector paused (as it was after): reading a big model allocates objects
+    by the hundred thousand, none in cycles that matter, and the collector's passes over them
+    made checking superlinear (15-20 % of a 10,000-body check, 25 % of a 20,000-body one)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def cmd_check(args, out) -> int:
+    with _without_cycle_collection():
+        return _check(args, out)
+
+
+def _check(args, out) -> int:
     from .model import ModelError
     from .start import prepare
     model, problems = _load(args.model)
@@ -149,15 +170,17 @@ def cmd_check(args, out) -> int:
         _print_problems(args.model, problems, out)
         return EXIT_INVALID
     from .simulate import _settings
+    from .topology import analyse
     try:
         # what run refuses, check reports first: the settings, then the start
         _settings(model, None, None, None, None, None)
-        _, start = prepare(model, args.accept_corrections)
+        topo = analyse(model)
+        _, start = prepare(model, args.accept_corrections, topo)
     except ModelError as exc:          # settings, a start that moves parts, an open loop
         _print_problems(args.model, exc.problems, out)
         return EXIT_INVALID
     print(f"{args.model}: valid", file=out)
-    print(summary(model), file=out)
+    print(summary(model, topo), file=out)
     print(f"start: {start}", file=out)
     return EXIT_OK
 

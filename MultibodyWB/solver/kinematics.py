@@ -29,6 +29,7 @@ Tree motion subspace
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping, NamedTuple, Optional, Union
@@ -36,8 +37,9 @@ from typing import Mapping, NamedTuple, Optional, Union
 import numpy as np
 import scipy.linalg
 
-from .model import HINGE_TYPES, Hinge, HingeType, MarkerRef, ModelError, MultibodySystem, Problem
-from .rotations import bryant_to_matrix, matrix_to_bryant, rotation_vector, rot_x, rot_y, skew
+from .model import (HINGE_TYPES, Hinge, HingeType, MarkerRef, ModelError, MultibodySystem,
+                    Problem, _bryant)
+from .rotations import rotation_vector, rot_x, rot_y, skew
 from .topology import Topology, analyse
 
 _ROTATIONS = ("rx", "ry", "rz")
@@ -62,6 +64,37 @@ def _kind(hinge_type: Union[str, HingeType]) -> HingeType:
         return HINGE_TYPES[hinge_type]
     except KeyError:
         raise ValueError(f"unknown hinge type {hinge_type!r}") from None
+
+
+def _matrix_to_bryant(R) -> np.ndarray:
+    """:func:`~.rotations.matrix_to_bryant` with the clip done on a float (same values)."""
+    sb = min(max(float(R[0, 2]), -1.0), 1.0)
+    b = np.arcsin(sb)
+    if abs(sb) < 1.0 - 1e-12:
+        a = np.arctan2(-R[1, 2], R[2, 2])
+        c = np.arctan2(-R[0, 1], R[0, 0])
+    else:  # gimbal lock: only a +/- c is defined
+        a = 0.0
+        c = np.arctan2(R[1, 0], R[1, 1])
+    return np.array([a, b, c])
+
+
+def _wrapf(a: float) -> float:
+    """An angle wrapped to (-pi, pi] (a float; :func:`_wrap` of one angle)."""
+    return math.pi - (math.pi - a) % (2.0 * math.pi)
+
+
+class _PresentLacking(dict):
+    """Indices of the Bryant angles a type's coordinates have and lack, by coordinates."""
+
+    def __missing__(self, coordinates):
+        value = self[coordinates] = (
+            [i for i, r in enumerate(_ROTATIONS) if r in coordinates],
+            [i for i, r in enumerate(_ROTATIONS) if r not in coordinates])
+        return value
+
+
+_PRESENT_LACKING = _PresentLacking()
 
 
 def _wrap(a):
@@ -95,9 +128,14 @@ def relative_pose(hinge_type: Union[str, HingeType], q) -> tuple[np.ndarray, np.
     q = np.asarray(q, dtype=float).reshape(-1)
     if q.size != kind.dof:
         raise ValueError(f"hinge type {kind.name!r} has {kind.dof} coordinates, got {q.size}")
+    return _relative_pose(kind, q.tolist())
+
+
+def _relative_pose(kind: HingeType, q: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`relative_pose` of a type and a list of its coordinates (floats, checked)."""
     value = dict(zip(kind.coordinates, q))
-    d = np.array([value.get(c, 0.0) for c in _TRANSLATIONS])
-    R = bryant_to_matrix([value.get(c, 0.0) for c in _ROTATIONS])
+    d = np.array([value.get("x", 0.0), value.get("y", 0.0), value.get("z", 0.0)])
+    R = _bryant(value.get("rx", 0.0), value.get("ry", 0.0), value.get("rz", 0.0))
     return R, d
 
 
@@ -224,38 +262,45 @@ def coordinates_from_pose(hinge_type: Union[str, HingeType], R, d,
     kind = _kind(hinge_type)
     R = np.asarray(R, dtype=float)
     d = np.asarray(d, dtype=float).reshape(3)
+    q = _fit(kind, R, d, reference)
+    Rq, dq = _relative_pose(kind, q)
+    residual = np.concatenate([rotation_vector(R @ Rq.T), d - dq])
+    return np.array(q, dtype=float), residual
+
+
+def _fit(kind: HingeType, R: np.ndarray, d: np.ndarray, reference=None) -> list:
+    """The coordinates of :func:`coordinates_from_pose` (a list of floats), without the
+    residual."""
     ref = None if reference is None else dict(zip(kind.coordinates,
-                                                  np.asarray(reference, dtype=float).reshape(-1)))
-    a, b, c = matrix_to_bryant(R)
-    candidates = [np.array([a, b, c]), _wrap(np.array([a + np.pi, np.pi - b, c + np.pi]))]
-    present = [i for i, r in enumerate(_ROTATIONS) if r in kind.coordinates]
-    lacking = [i for i, r in enumerate(_ROTATIONS) if r not in kind.coordinates]
+                                                  np.asarray(reference, dtype=float).reshape(-1)
+                                                  .tolist()))
+    a, b, c = _matrix_to_bryant(R).tolist()
+    best = (a, b, c)
+    other = (_wrapf(a + math.pi), _wrapf(math.pi - b), _wrapf(c + math.pi))
+    present, lacking = _PRESENT_LACKING[kind.coordinates]
 
     def lack(angles):
-        return float(np.linalg.norm(_wrap(angles[lacking]))) if lacking else 0.0
+        return math.sqrt(sum(_wrapf(angles[i]) ** 2 for i in lacking))
 
     def distance(angles):
         if ref is None or not present:
             return 0.0
-        return float(np.linalg.norm(_wrap(angles[present] - [ref[_ROTATIONS[i]] for i in present])))
+        return math.sqrt(sum(_wrapf(angles[i] - ref[_ROTATIONS[i]]) ** 2 for i in present))
 
-    best = candidates[0]
-    other = candidates[1]
     if lack(other) < lack(best) - 1e-9 or (abs(lack(other) - lack(best)) <= 1e-9
                                             and distance(other) < distance(best) - 1e-9):
         best = other
-    q = np.zeros(kind.dof)
-    for j, name in enumerate(kind.coordinates):
+    dl = d.tolist()
+    q = []
+    for name in kind.coordinates:
         if name in _ROTATIONS:
-            angle = _wrap(best[_ROTATIONS.index(name)])
+            angle = _wrapf(best[_ROTATIONS.index(name)])
             if ref is not None:
-                angle = ref[name] + _wrap(angle - ref[name])
-            q[j] = angle
+                angle = ref[name] + _wrapf(angle - ref[name])
+            q.append(angle)
         else:
-            q[j] = d[_TRANSLATIONS.index(name)]
-    Rq, dq = relative_pose(kind, q)
-    residual = np.concatenate([rotation_vector(R @ Rq.T), d - dq])
-    return q, residual
+            q.append(dl[_TRANSLATIONS.index(name)])
+    return q
 
 
 # --------------------------------------------------------------------------------------------------
@@ -264,7 +309,7 @@ def coordinates_from_pose(hinge_type: Union[str, HingeType], R, d,
 
 def drawn_poses(model: MultibodySystem) -> dict[str, Pose]:
     """Poses of the ground(s) and all bodies as modelled (drawn), by part name."""
-    return {p.name: Pose(bryant_to_matrix(p.orientation), p.position.copy())
+    return {p.name: Pose(_bryant(*(float(x) for x in p.orientation)), p.position.copy())
             for p in list(model.grounds) + list(model.bodies)}
 
 
@@ -327,7 +372,9 @@ def hinge_coordinates(model: MultibodySystem, hinge: Union[str, Hinge],
         :func:`hinge_residual`.
     """
     h = _hinge(model, hinge)
-    return coordinates_from_pose(h.type, *hinge_relative_pose(model, h, poses), reference)[0]
+    R, d = hinge_relative_pose(model, h, poses)
+    return np.array(_fit(_kind(h.type), np.asarray(R, dtype=float),
+                         np.asarray(d, dtype=float).reshape(3), reference), dtype=float)
 
 
 def hinge_residual(model: MultibodySystem, hinge: Union[str, Hinge],
@@ -392,7 +439,8 @@ def initial_coordinates(model: MultibodySystem, topology: Topology) -> np.ndarra
 
 
 def forward_kinematics(model: MultibodySystem, topology: Topology,
-                       q: Coordinates) -> dict[str, Pose]:
+                       q: Coordinates, drawn: Optional[Mapping[str, Pose]] = None
+                       ) -> dict[str, Pose]:
     """Global pose of every part from the tree coordinates.
 
     Parameters
@@ -402,6 +450,8 @@ def forward_kinematics(model: MultibodySystem, topology: Topology,
         From :func:`~.topology.analyse` of the same model.
     q : ndarray, shape (n,), or mapping of hinge name to ndarray (k,)
         Tree coordinates (m, rad), see the module docstring.
+    drawn : mapping of part name to Pose, optional
+        ``drawn_poses(model)`` when the caller has it already (not changed).
 
     Returns
     -------
@@ -410,25 +460,42 @@ def forward_kinematics(model: MultibodySystem, topology: Topology,
         connected to the ground are placed by the tree hinges from the ground outwards; island
         bodies keep their drawn pose.
     """
-    qh = split_coordinates(model, topology, q)
-    poses = drawn_poses(model)
+    return _forward(model, topology, q, drawn, _tree_steps(model, topology))
+
+
+def _tree_steps(model: MultibodySystem, topology: Topology) -> list:
+    """What :func:`forward_kinematics` needs of each tree body, from the root outwards: (body,
+    hinge name, hinge type, reversed, parent part, parent marker's and child marker's local
+    rotation and position). The same for every ``q``: computed once for several calls."""
     parts = {p.name: p for p in list(model.grounds) + list(model.bodies)}
+    steps = []
     for body in topology.bodies:
         h = model.hinge(topology.parent_hinge[body])
-        R_rel, d = relative_pose(h.type, qh[h.name])
-        if not topology.element(h.name).reversed:     # parent holds the output marker
-            Rm, pm = _marker_local(model, h.output, parts)
-            base = poses[h.output.body]
-            Ro, po = base.R @ Rm, base.p + base.R @ pm
+        rev = topology.element(h.name).reversed
+        near, far = (h.input, h.output) if rev else (h.output, h.input)   # parent side first
+        steps.append((body, h.name, _kind(h.type), rev, near.body,
+                      _marker_local(model, near, parts), _marker_local(model, far, parts)))
+    return steps
+
+
+def _forward(model, topology, q, drawn, steps) -> dict[str, Pose]:
+    """:func:`forward_kinematics` with the tree's steps given (:func:`_tree_steps`)."""
+    qh = split_coordinates(model, topology, q)
+    poses = drawn_poses(model) if drawn is None else dict(drawn)
+    for body, name, kind, rev, parent, (Rn, pn), (Rm, pm) in steps:
+        qk = qh[name]
+        if qk.size != kind.dof:
+            raise ValueError(f"hinge type {kind.name!r} has {kind.dof} coordinates, "
+                             f"got {qk.size}")
+        R_rel, d = _relative_pose(kind, qk.tolist())
+        base = poses[parent]
+        if not rev:                                     # parent holds the output marker
+            Ro, po = base.R @ Rn, base.p + base.R @ pn
             Rc, pc = Ro @ R_rel, po + Ro @ d                # the child's (input) marker
-            Rm, pm = _marker_local(model, h.input, parts)
         else:                                           # parent holds the input marker
-            Rm, pm = _marker_local(model, h.input, parts)
-            base = poses[h.input.body]
-            Ri, pi = base.R @ Rm, base.p + base.R @ pm
+            Ri, pi = base.R @ Rn, base.p + base.R @ pn
             Rc = Ri @ R_rel.T                               # the child's (output) marker
             pc = pi - Rc @ d
-            Rm, pm = _marker_local(model, h.output, parts)
         R = Rc @ Rm.T
         poses[body] = Pose(R, pc - R @ pm)
     return poses

@@ -13,6 +13,7 @@ GUI and the solvers alike.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -159,6 +160,17 @@ def _vec(v, n=3) -> np.ndarray:
     return a
 
 
+def _bryant(a: float, b: float, c: float) -> np.ndarray:
+    """``Rx(a) Ry(b) Rz(c)`` (rad), shape (3, 3): :func:`~.rotations.bryant_to_matrix` written
+    out (the same entries to rounding, without three matrix products; no -0 entries)."""
+    sa, ca = math.sin(a), math.cos(a)
+    sb, cb = math.sin(b), math.cos(b)
+    sc, cc = math.sin(c), math.cos(c)
+    return np.array([[cb * cc, -cb * sc, sb],
+                     [ca * sc + sa * sb * cc, ca * cc - sa * sb * sc, -sa * cb],
+                     [sa * sc - ca * sb * cc, sa * cc + ca * sb * sc, ca * cb]]) + 0.0
+
+
 @dataclass
 class Frame:
     """A position (m) and Bryant-angle orientation (rad) relative to a parent frame."""
@@ -179,7 +191,9 @@ class Frame:
         key = np.asarray(self.orientation, dtype=float).tobytes()
         cached = self.__dict__.get("_rotation")
         if cached is None or cached[0] != key:
-            cached = (key, bryant_to_matrix(self.orientation))
+            o = self.orientation
+            cached = (key, _bryant(float(o[0]), float(o[1]), float(o[2])) if len(o) == 3
+                      else bryant_to_matrix(o))
             self.__dict__["_rotation"] = cached
         return cached[1].copy()
 
@@ -538,6 +552,10 @@ class MultibodySystem:
         items = getattr(self, attr)
         cache = self.__dict__.setdefault("_lookup", {})
         entry = cache.get(attr)
+        if entry is not None and entry[0] is items and entry[1] == len(items):
+            i = entry[2].get(name)                      # the common case: a hit, unchanged
+            if i is not None and items[i].name == name:
+                return items[i]
         if entry is not None and entry[0] is items and entry[1] < len(items):
             index = entry[2]                            # elements appended: index the new ones
             for i in range(entry[1], len(items)):

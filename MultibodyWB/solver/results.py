@@ -332,10 +332,15 @@ class Results:
         """Write a CSV file: one header line of column names, then one line per output time.
 
         Numbers are written with 17 significant digits (exact round trip). The run's metadata is
-        not in the CSV file (use NPZ to keep it).
+        not in the CSV file (use NPZ to keep it). A column name that a spreadsheet would take for
+        a formula (one starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, from
+        a body or hinge called ``=cmd``) is written after an apostrophe, which spreadsheets read
+        as "text follows" and do not show; :meth:`from_csv` gives it with the apostrophe.
         """
+        formula = ("=", "+", "-", "@", "\t", "\r")
+        header = [f"'{n}" if n.startswith(formula) else n for n in self.names]
         with open(path, "w", newline="") as fh:
-            csv.writer(fh).writerow(self.names)
+            csv.writer(fh).writerow(header)
             np.savetxt(fh, self.data, delimiter=",", fmt="%.17g")
 
     @classmethod

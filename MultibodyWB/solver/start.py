@@ -35,15 +35,14 @@ accept_corrections=True)``, ``run --accept-corrections``): the user sees what mo
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kinematics import (Pose, coordinate_labels, drawn_coordinates, drawn_poses,
-                         forward_kinematics, hinge_coordinates, hinge_residual,
-                         initial_coordinates)
+from .kinematics import (Pose, _fit, _forward, _tree_steps, coordinate_labels,
+                         coordinates_from_pose, drawn_poses, hinge_coordinates,
+                         hinge_relative_pose, hinge_residual)
 from .model import COORDINATE_KIND, Driver, ModelError, MultibodySystem, Problem
 from .rotations import bryant_to_matrix
 from .timefunction import parse
@@ -85,18 +84,25 @@ def _start_values(model, h, poses):
     return hinge_coordinates(model, h, poses)
 
 
-def _keep_axial_offset(model, h, poses) -> str | None:
+def _keep_axial_offset(model, h, poses, relative) -> str | None:
     """Give a revolute hinge whose markers are apart only along the axis a marker on the common
-    plane; return the note, or None when there is nothing to do."""
+    plane; return the note, or None when there is nothing to do. The markers' relative pose is
+    kept in ``relative`` (by hinge name) unless the hinge gets the new marker."""
     if h.type != "revolute":
         return None
-    residual = hinge_residual(model, h, poses)
+    R, d = hinge_relative_pose(model, h, poses)
+    relative[h.name] = (R, d)
+    # a revolute hinge has no translation: its residual's translation part is d itself, so the
+    # markers that meet (most) are told apart before the rotation is fitted
+    if abs(d[2]) <= 1e-12 or np.hypot(d[0], d[1]) > LENGTH_TOLERANCE:
+        return None
+    residual = coordinates_from_pose(h.type, R, d)[1]
     phi, e = residual[:3], residual[3:]
     axial = float(e[2])
     if (np.linalg.norm(phi) > ANGLE_TOLERANCE or np.hypot(e[0], e[1]) > LENGTH_TOLERANCE
             or abs(axial) <= 1e-12):
         return None
-    body = model.part(h.input.body)
+    body = _own_part(model, model.part(h.input.body))
     marker = body.marker(h.input.marker)
     out_part = model.part(h.output.body)
     R_out = bryant_to_matrix(out_part.orientation) @ out_part.marker(h.output.marker).frame.rotation
@@ -107,9 +113,51 @@ def _keep_axial_offset(model, h, poses) -> str | None:
                           label=f"{marker.label or marker.id} on the common plane of "
                                 f"hinge {h.name}")
     h.input = ref
+    del relative[h.name]
     return (f"Hinge '{h.name}': its markers are {format_length(abs(axial))} apart along the "
             "common axis; the parts keep that offset (the hinge joins them on the output "
             "marker's plane)")
+
+
+def _copy(obj):
+    """A shallow copy of a model object (its attributes shared, a name index left out)."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.pop("_lookup", None)
+    return new
+
+
+def _own_part(model, part):
+    """``part`` replaced in ``model`` (a :func:`_resolve` copy) by a copy with its own marker
+    list, so that markers added to it leave the model resolved from unchanged."""
+    for parts in (model.grounds, model.bodies):
+        for i, p in enumerate(parts):
+            if p is part:
+                new = parts[i] = _copy(part)
+                new.markers = list(part.markers)
+                return new
+    return part
+
+
+def _resolve_copy(model: MultibodySystem) -> MultibodySystem:
+    """The copy :func:`resolve` changes: new lists of parts, hinges and forces, new hinges (with
+    new driver lists and drivers), the rest shared (linear in the model's size, where a deep copy
+    took seconds for 10,000 bodies). What resolve changes is assigned, never changed in place,
+    and a part that gets a marker is copied first (:func:`_own_part`)."""
+    new = _copy(model)
+    new.grounds = list(model.grounds)
+    new.bodies = list(model.bodies)
+    new.forces = list(model.forces)
+    new.gravity = model.gravity.copy()
+    new.simulation = _copy(model.simulation)
+    hinges = []
+    for h in model.hinges:
+        c = _copy(h)
+        c.drivers = [_copy(d) for d in h.drivers]
+        c.motors = list(h.motors)
+        hinges.append(c)
+    new.hinges = hinges
+    return new
 
 
 def _angular_velocity_as_rates(model, h, poses):
@@ -132,16 +180,27 @@ def _angular_velocity_as_rates(model, h, poses):
 def resolve(model: MultibodySystem) -> tuple[MultibodySystem, list[str]]:
     """The model as every formulation reads it, and notes on what was done.
 
-    A copy of ``model`` (a valid one: :meth:`~.model.MultibodySystem.check` it first) with
+    A copy of ``model`` (a valid one: :meth:`~.model.MultibodySystem.check` it first; the copy
+    shares with ``model`` the parts, forces and values it does not change: read it, do not change
+    it in place) with
     motors and start-relative drivers written as plain drivers, start-relative spring
     references as values, initial angular velocities as Bryant-angle rates, and coaxial revolute
     markers on their common plane (see the module docstring). A model with none of these is returned as an equal copy.
     """
-    model = copy.deepcopy(model)
+    model, notes, _, _ = _resolve(model)
+    return model, notes
+
+
+def _resolve(model: MultibodySystem):
+    """:func:`resolve`, the drawn poses of the parts (:func:`~.kinematics.drawn_poses`, which
+    what it does leaves unchanged) and the relative marker poses of the revolute hinges whose
+    markers it leaves (by name)."""
+    model = _resolve_copy(model)
     notes = []
     poses = drawn_poses(model)
+    relative = {}
     for h in model.hinges:
-        note = _keep_axial_offset(model, h, poses)
+        note = _keep_axial_offset(model, h, poses, relative)
         if note:
             notes.append(note)
     for h in model.hinges:
@@ -163,7 +222,7 @@ def resolve(model: MultibodySystem) -> tuple[MultibodySystem, list[str]]:
         if h.spring_reference_start:
             h.spring_reference = start.copy()
             h.spring_reference_start = False
-    return model, notes
+    return model, notes, poses, relative
 
 
 # --------------------------------------------------------------------------------------------------
@@ -275,19 +334,96 @@ def _points(part) -> np.ndarray:
     return np.array(pts)
 
 
-def _compose(a: Pose, b: Pose) -> Pose:
-    return Pose(a.R @ b.R, a.p + a.R @ b.p)
+def _stack(poses, names):
+    """Rotations (n, 3, 3) and positions (n, 3) of ``poses`` in the order of ``names``."""
+    if not names:
+        return np.zeros((0, 3, 3)), np.zeros((0, 3))
+    return (np.array([poses[n].R for n in names]), np.array([poses[n].p for n in names]))
 
 
-def _inverse(a: Pose) -> Pose:
-    return Pose(a.R.T, -a.R.T @ a.p)
+def _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses):
+    """Every body's intended pose (the drawing moved by the intended coordinates) and the
+    bodies that start away from it, largest move first (all bodies at once)."""
+    bodies = [b for b in model.bodies if b.name in poses]
+    names = [b.name for b in bodies]
+    Ri, pi = _stack(fk_intended, names)
+    Rd, pd = _stack(fk_drawn, names)
+    R0, p0 = _stack(drawn, names)
+    Rs, ps = _stack(poses, names)
+    # intended = fk_intended * fk_drawn^-1 * drawn
+    RdT = Rd.transpose(0, 2, 1)
+    Ra = Ri @ RdT
+    pa = pi - np.einsum("nij,nj->ni", Ra, pd)
+    Rn = Ra @ R0
+    pn = pa + np.einsum("nij,nj->ni", Ra, p0)
+    intended = {n: Pose(Rn[k], pn[k]) for k, n in enumerate(names)}
+    # the largest displacement of a body's base origin, mass centre and markers
+    pts = [_points(b) for b in bodies]
+    counts = np.array([len(x) for x in pts], dtype=np.int64)
+    owner = np.repeat(np.arange(len(bodies)), counts)
+    P = np.concatenate(pts) if pts else np.zeros((0, 3))
+    gap = (np.einsum("nij,nj->ni", Rs[owner] - Rn[owner], P) + (ps - pn)[owner])
+    norms = np.linalg.norm(gap, axis=1)
+    dist = (np.maximum.reduceat(norms, np.concatenate([[0], np.cumsum(counts)[:-1]]))
+            if len(bodies) else np.zeros(0))
+    cos = (np.einsum("nij,nij->n", Rs, Rn) - 1.0) / 2.0      # trace(Rs Rn^T)
+    angle = np.arccos(np.clip(cos, -1.0, 1.0))
+    moves = [BodyMove(b.name, b.label, float(dist[k]), float(angle[k]))
+             for k, b in enumerate(bodies)
+             if dist[k] > LENGTH_TOLERANCE or angle[k] > ANGLE_TOLERANCE]
+    moves.sort(key=lambda m: (m.distance, m.angle), reverse=True)
+    return intended, moves
 
 
-def _rotation_angle(R) -> float:
-    return float(np.arccos(np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)))
+#: A spring-damper shorter than this (m) has no line of action: the solver applies no tension.
+ZERO_LENGTH = 1e-12
 
 
-def start_report(model: MultibodySystem, notes=(), topology=None) -> StartReport:
+def _zero_length_springs(model, poses, drawn) -> list[Problem]:
+    """Spring-dampers whose markers coincide at the start while they would pull: refused.
+
+    A spring-damper's tension acts along the line between its markers' origins; at length 0 that
+    line has no direction and the solver applies nothing (``kernels``: lengths below
+    :data:`ZERO_LENGTH`), so a start tension ``stiffness * (0 - free length) + magnitude(0)``
+    other than 0 would be ignored without a word. A tension of 0 there (free length 0, no
+    magnitude) is the force's limit and is kept.
+    """
+    from .kinematics import marker_pose
+    from .timefunction import parse as expression
+    out = []
+    for f in model.forces:
+        if f.type != "spring_damper" or f.output is None:
+            continue
+        pi = marker_pose(model, f.input, poses).p
+        po = marker_pose(model, f.output, poses).p
+        length = float(np.linalg.norm(pi - po))
+        if not length < ZERO_LENGTH:
+            continue
+        if f.free_length is not None:
+            free = f.free_length
+        else:                          # None: the length as drawn
+            free = float(np.linalg.norm(marker_pose(model, f.input, drawn).p
+                                        - marker_pose(model, f.output, drawn).p))
+        spring = f.stiffness * (0.0 - free)
+        try:
+            magnitude = float(expression(f.magnitude or "0")(0.0))
+        except (ModelError, ValueError, ArithmeticError):
+            continue                   # the run reports the expression itself
+        tension = spring + magnitude
+        if tension == 0.0:
+            continue
+        fields = [name for name, value in (("FreeLength", spring), ("Magnitude", magnitude))
+                  if value != 0.0]
+        out.append(Problem(
+            f"Force '{f.name}'", ", ".join(fields),
+            f"markers {f.input} and {f.output} coincide at the start: at length 0 a "
+            f"spring-damper has no line of action, its start tension of {tension:.4g} N "
+            "would be ignored; move one marker off the other, or use point forces"))
+    return out
+
+
+def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
+                 relative=None) -> StartReport:
     """Where every body starts, compared with the drawing (a resolved, valid model).
 
     Parameters
@@ -297,6 +433,11 @@ def start_report(model: MultibodySystem, notes=(), topology=None) -> StartReport
     notes : list of str
         :func:`resolve`'s notes, kept in the report.
     topology : Topology, optional
+    drawn : dict of str to Pose, optional
+        The model's drawn poses (:func:`~.kinematics.drawn_poses`) when the caller has them.
+    relative : dict of str to (ndarray (3, 3), ndarray (3,)), optional
+        Hinges' relative marker poses as drawn (:func:`~.kinematics.hinge_relative_pose`), by
+        name, that the caller has.
 
     Raises
     ------
@@ -304,9 +445,21 @@ def start_report(model: MultibodySystem, notes=(), topology=None) -> StartReport
         A loop cannot be closed (see :func:`~.assembly.assemble`).
     """
     topology = analyse(model) if topology is None else topology
+    drawn = drawn_poses(model) if drawn is None else drawn
     labels = coordinate_labels(model, topology)
-    q_drawn = drawn_coordinates(model, topology)
-    q_intended = initial_coordinates(model, topology)
+    # as drawn, and as intended: the initial coordinates given, else as drawn
+    as_drawn, given = [], []
+    relative = relative or {}
+    for name in topology.tree_hinges:
+        h = model.hinge(name)
+        if name in relative:
+            q = np.array(_fit(h.kind, *relative[name]), dtype=float)
+        else:
+            q = hinge_coordinates(model, h, drawn)
+        as_drawn.append(q)
+        given.append(h.initial_coordinates if h.initial_coordinates is not None else q)
+    q_drawn = np.concatenate(as_drawn) if as_drawn else np.zeros(0)
+    q_intended = np.concatenate(given) if given else np.zeros(0)
     index = {lab: i for i, lab in enumerate(labels)}
     q_start = q_intended.copy()
     causes = []
@@ -331,24 +484,17 @@ def start_report(model: MultibodySystem, notes=(), topology=None) -> StartReport
             if h.initial_coordinates is not None and h.initial_coordinates_estimate:
                 q_intended[i] = q_start[i]
 
-    drawn = drawn_poses(model)
-    fk_drawn = forward_kinematics(model, topology, q_drawn)
-    fk_intended = forward_kinematics(model, topology, q_intended)
-    poses = forward_kinematics(model, topology, q_start)
-    intended = {}
-    moves = []
-    for b in model.bodies:
-        if b.name not in poses:
-            continue
-        intended[b.name] = _compose(_compose(fk_intended[b.name], _inverse(fk_drawn[b.name])),
-                                    drawn[b.name])
-        s, i = poses[b.name], intended[b.name]
-        pts = _points(b)
-        dist = float(np.max(np.linalg.norm((pts @ s.R.T + s.p) - (pts @ i.R.T + i.p), axis=1)))
-        angle = _rotation_angle(s.R @ i.R.T)
-        if dist > LENGTH_TOLERANCE or angle > ANGLE_TOLERANCE:
-            moves.append(BodyMove(b.name, b.label, dist, angle))
-    moves.sort(key=lambda m: (m.distance, m.angle), reverse=True)
+    # the same coordinates give the same poses: computed once (and the tree's steps once)
+    steps = _tree_steps(model, topology)
+    fk_drawn = _forward(model, topology, q_drawn, drawn, steps)
+    fk_intended = (fk_drawn if np.array_equal(q_intended, q_drawn)
+                   else _forward(model, topology, q_intended, drawn, steps))
+    poses = (dict(fk_intended) if np.array_equal(q_start, q_intended)
+             else _forward(model, topology, q_start, drawn, steps))
+    springs = _zero_length_springs(model, poses, drawn)
+    if springs:
+        raise ModelError(springs)
+    intended, moves = _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses)
 
     for lab, given, assembled in rate_changes:
         name, c = lab.rsplit(".", 1)
@@ -396,8 +542,11 @@ def start_report(model: MultibodySystem, notes=(), topology=None) -> StartReport
                        list(notes), rate_changes)
 
 
-def prepare(model: MultibodySystem, accept_corrections: bool = False):
+def prepare(model: MultibodySystem, accept_corrections: bool = False, topology=None):
     """Resolve a valid model and check its start: ``(resolved model, StartReport)``.
+
+    ``topology``: :func:`~.topology.analyse` of ``model`` when the caller has it (resolving
+    changes no connection).
 
     Raises
     ------
@@ -406,8 +555,8 @@ def prepare(model: MultibodySystem, accept_corrections: bool = False):
     ModelError
         A loop cannot be closed.
     """
-    resolved, notes = resolve(model)
-    report = start_report(resolved, notes)
+    resolved, notes, drawn, relative = _resolve(model)
+    report = start_report(resolved, notes, topology, drawn, relative)
     if report.moved and not accept_corrections:
         raise StartCorrectionError(report)
     return resolved, report

@@ -14,7 +14,6 @@ import numpy as np
 
 from .model import (FORCE_TYPES, HINGE_TYPES, INTEGRATORS, METHODS, Hinge, MultibodySystem,
                     Problem)
-from .rotations import inertia_vector_to_tensor, parallel_axis
 from .timefunction import EvaluationError, ExpressionError, parse, shorten
 
 #: Relative tolerance for the inertia checks (round-off of CAD mass properties).
@@ -77,23 +76,61 @@ def check_inertia(mass: float, ji, mass_center) -> list[str]:
     The tensor is moved to the mass centre; it must be positive definite and its principal moments
     must satisfy the triangle inequality (each at most the sum of the other two).
     """
-    J_O = inertia_vector_to_tensor(ji)
-    with np.errstate(all="ignore"):
-        J_C = parallel_axis(J_O, -mass, mass_center)
-        scale = max(np.trace(J_O), np.abs(J_O).max(), 1e-300)
-    if not (np.all(np.isfinite(J_C)) and np.isfinite(scale)):
-        return ["the inertia about the mass centre is not a finite number (the mass, the mass "
-                "centre or JI is too large)"]
-    moments = np.linalg.eigvalsh(0.5 * (J_C + J_C.T))
+    return _check_inertias([float(mass)], [ji], [mass_center])[0]
+
+
+#: ``JI`` = (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) entries of the inertia tensor, row by row.
+_TENSOR = [[0, 3, 4], [3, 1, 5], [4, 5, 2]]
+
+
+def _check_inertias(masses, jis, centers) -> list[list[str]]:
+    """:func:`check_inertia` of many bodies at once (lists of masses, JI and mass centres):
+    one eigenvalue call for all, so that checking n bodies costs little more than n reads."""
+    m = np.asarray(masses, dtype=float)
+    J_O = np.asarray(jis, dtype=float).reshape(-1, 6)[:, _TENSOR]
+    r = np.asarray(centers, dtype=float).reshape(-1, 3)
     out = []
-    if moments[0] <= INERTIA_RTOL * scale:
-        out.append("the inertia tensor about the mass centre is not positive definite "
-                   f"(principal moments {', '.join(f'{x:.6g}' for x in moments)} kg m^2)")
-    else:
-        a, b, c = moments
-        if c > a + b + INERTIA_RTOL * scale:
-            out.append("the principal moments about the mass centre break the triangle inequality "
-                       f"({c:.6g} > {a:.6g} + {b:.6g} kg m^2)")
+    with np.errstate(all="ignore"):
+        shift = (np.einsum("ni,ni->n", r, r)[:, None, None] * np.eye(3)
+                 - r[:, :, None] * r[:, None, :])
+        J_C = J_O + (-m)[:, None, None] * shift
+        scale = np.maximum(np.maximum(np.trace(J_O, axis1=1, axis2=2),
+                                      np.abs(J_O).max(axis=(1, 2))), 1e-300)
+        finite = np.isfinite(J_C).all(axis=(1, 2)) & np.isfinite(scale)
+        # scaled to its largest entry: entries near 1e308 neither overflow nor stop LAPACK
+        S = 0.5 * J_C + 0.5 * J_C.transpose(0, 2, 1)
+        big = np.abs(S).max(axis=(1, 2)) if len(m) else np.zeros(0)
+        moments = np.zeros((len(m), 3))
+        some = finite & (big > 0)
+        if some.any():
+            try:
+                moments[some] = (np.linalg.eigvalsh(S[some] / big[some, None, None])
+                                 * big[some, None])
+            except np.linalg.LinAlgError:          # one by one: which ones LAPACK gives up on
+                for k in np.flatnonzero(some):
+                    try:
+                        moments[k] = np.linalg.eigvalsh(S[k] / big[k]) * big[k]
+                    except np.linalg.LinAlgError:
+                        moments[k] = np.nan
+    for k in range(len(m)):
+        if not finite[k]:
+            out.append(["the inertia about the mass centre is not a finite number (the mass, "
+                        "the mass centre or JI is too large)"])
+            continue
+        if not np.all(np.isfinite(moments[k])):
+            out.append([f"the inertia about the mass centre (entries up to {big[k]:.3g} kg m^2) "
+                        "is too large to have finite principal moments"])
+            continue
+        messages = []
+        a, b, c = (float(x) for x in moments[k])
+        tol = INERTIA_RTOL * float(scale[k])
+        if a <= tol:
+            messages.append("the inertia tensor about the mass centre is not positive definite "
+                            f"(principal moments {a:.6g}, {b:.6g}, {c:.6g} kg m^2)")
+        elif c > a + b + tol:
+            messages.append("the principal moments about the mass centre break the triangle "
+                            f"inequality ({c:.6g} > {a:.6g} + {b:.6g} kg m^2)")
+        out.append(messages)
     return out
 
 
@@ -104,8 +141,9 @@ def validate(model: MultibodySystem) -> list[Problem]:
     _check_names(model, c)
     for ground in model.grounds:
         _check_part_frames(ground, c)
+    inertia = _body_inertias(model.bodies)
     for body in model.bodies:
-        _check_body(body, c)
+        _check_body(body, c, inertia)
     for hinge in model.hinges:
         _check_hinge(model, hinge, c)
     for force in model.forces:
@@ -192,7 +230,21 @@ def _check_part_frames(part, c):
                 c.add(part, field, problem)
 
 
-def _check_body(body, c):
+def _inertia_checked(body) -> bool:
+    """True when a body's mass, JI and mass centre allow the inertia check."""
+    return (np.isfinite(body.mass) and body.mass > 0 and _finite(body.inertia, 6)
+            and _position_problem(body.mass_center.position) is None)
+
+
+def _body_inertias(bodies) -> dict:
+    """:func:`check_inertia` of every body that allows it, by ``id(body)`` (all at once)."""
+    ok = [b for b in bodies if _inertia_checked(b)]
+    messages = _check_inertias([b.mass for b in ok], [b.inertia for b in ok],
+                               [b.mass_center.position for b in ok]) if ok else []
+    return {id(b): m for b, m in zip(ok, messages)}
+
+
+def _check_body(body, c, inertia=None):
     _check_part_frames(body, c)
     mass_ok = np.isfinite(body.mass) and body.mass > 0
     if not mass_ok:
@@ -209,7 +261,9 @@ def _check_body(body, c):
     if not ji_ok:
         c.add(body, "JI", "needs six finite numbers: Ixx, Iyy, Izz, Ixy, Ixz, Iyz (kg m^2)")
     if mass_ok and ji_ok and _position_problem(body.mass_center.position) is None:
-        for msg in check_inertia(body.mass, body.inertia, body.mass_center.position):
+        messages = (inertia[id(body)] if inertia is not None and id(body) in inertia
+                    else check_inertia(body.mass, body.inertia, body.mass_center.position))
+        for msg in messages:
             c.add(body, "JI", msg)
     for name, xml in (("initial_velocity", "InitialVelocity"),
                       ("initial_angular_velocity", "InitialAngularVelocity")):
@@ -366,7 +420,8 @@ def _check_columns(model, c):
     closure = {"closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate"}
     taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS))}
     bodies = {b.name for b in model.bodies}
-    owners = [(b, b.name, set(BODY_COLUMNS)) for b in model.bodies]
+    columns = frozenset(BODY_COLUMNS)                 # one set for all bodies
+    owners = [(b, b.name, columns) for b in model.bodies]
     for h in model.hinges:
         if h.type in HINGE_TYPES:
             q = set(hinge_quantities(h.type, [d.coordinate for d in h.drivers])) | closure

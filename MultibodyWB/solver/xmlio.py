@@ -218,8 +218,26 @@ def write(model: MultibodySystem, path) -> None:
 # Tolerant reading: whatever does not parse keeps the model's default (the schema reported it)
 # --------------------------------------------------------------------------------------------------
 
+def _first_children(el) -> dict:
+    """The first child element of each tag, by tag: read once, looked up many times (a hinge
+    has some twenty optional children)."""
+    kids = {}
+    for c in el.iterchildren(etree.Element):
+        kids.setdefault(c.tag, c)
+    return kids
+
+
+def _child(el, tag):
+    """The first child ``tag`` of an element, or of :func:`_first_children`'s dict; or None."""
+    if isinstance(el, dict):
+        return el.get(tag)
+    for c in el.iterchildren(tag):      # twice as fast as find
+        return c
+    return None
+
+
 def _child_text(el, tag) -> Optional[str]:
-    c = el.find(tag)
+    c = _child(el, tag)
     return None if c is None else (c.text or "")
 
 
@@ -258,13 +276,14 @@ def _int(text, default: Optional[int] = 0) -> Optional[int]:
 
 def _read_marker_ref(el, tag) -> Optional[MarkerRef]:
     """The reference in child ``tag``; None when there is none (the check reports it)."""
-    c = el.find(tag)
+    c = _child(el, tag)
     return None if c is None else MarkerRef(c.get("Body", ""), _int(c.get("Marker")))
 
 
-def _read_part(el, part):
-    part.position = _vector(el, "AbsolutePosition", np.zeros(3))
-    part.orientation = _vector(el, "AbsoluteOrientation", np.zeros(3))
+def _read_part(el, part, kids=None):
+    kids = _first_children(el) if kids is None else kids
+    part.position = _vector(kids, "AbsolutePosition", np.zeros(3))
+    part.orientation = _vector(kids, "AbsoluteOrientation", np.zeros(3))
     for m in el.findall("Marker"):
         frame = Frame(_vector(m, "Position", np.zeros(3)), _vector(m, "Orientation", np.zeros(3)))
         part.markers.append(Marker(_int(m.get("ID")), frame, m.get("Label", "")))
@@ -272,29 +291,34 @@ def _read_part(el, part):
 
 
 def _read_body(el) -> RigidBody:
+    kids = _first_children(el)
     b = _read_part(el, RigidBody(el.get("Name", ""), label=el.get("Label", ""),
-                                 id=_int(el.get("ID"))))
-    defaults = RigidBody("")
-    mc = el.find("MassCenter")
+                                 id=_int(el.get("ID"))), kids)
+    mc = kids.get("MassCenter")
     if mc is not None:
         b.mass_center = Frame(_vector(mc, "Position", np.zeros(3)),
                               _vector(mc, "Orientation", np.zeros(3)))
-    b.density = _number(el, "Density")
-    b.mass = _number(el, "Mass", defaults.mass)
-    b.inertia = _vector(el, "JI", defaults.inertia)
-    b.initial_velocity = _vector(el, "InitialVelocity")
-    b.initial_angular_velocity = _vector(el, "InitialAngularVelocity")
+    b.density = _number(kids, "Density")
+    b.mass = _number(kids, "Mass", _BODY_DEFAULTS.mass)
+    b.inertia = _vector(kids, "JI", _BODY_DEFAULTS.inertia.copy())
+    b.initial_velocity = _vector(kids, "InitialVelocity")
+    b.initial_angular_velocity = _vector(kids, "InitialAngularVelocity")
     return b
 
 
+#: A body's defaults (mass, inertia) for elements that lack them.
+_BODY_DEFAULTS = RigidBody("")
+
+
 def _read_hinge(el) -> Hinge:
+    kids = _first_children(el)
     h = Hinge(el.get("Name", ""), _int(el.get("ID")), el.get("Type", ""),
-              _read_marker_ref(el, "Input"), _read_marker_ref(el, "Output"),
+              _read_marker_ref(kids, "Input"), _read_marker_ref(kids, "Output"),
               label=el.get("Label", ""))
     for attr, tag in HINGE_VECTORS:
-        setattr(h, attr, _vector(el, tag, None))
+        setattr(h, attr, _vector(kids, tag, None))
     for attr, tag in HINGE_VECTORS[:2]:
-        child = el.find(tag)
+        child = kids.get(tag)
         setattr(h, f"{attr}_estimate",
                 child is not None and child.get("Estimate") in ("true", "1"))
     h.drivers = [Driver(d.get("Coordinate", ""), d.text or "", d.get("From") == "start")
@@ -569,7 +593,7 @@ def _value_problems(root, info: _SchemaInfo) -> list[Problem]:
         parent = el.getparent()
         if parent is None:
             continue
-        decl = info.decl(el)
+        decl = info.decls.get((parent.tag, el.tag))          # info.decl(el), parent known
         if decl is None:
             continue
         values = []
