@@ -409,3 +409,28 @@ def test_the_summary_gives_positions_in_the_unit_asked_for():
     assert "base origins (m):" in si and "base origins (mm):" in mm
     z = res.position("Lower")[-1][2]
     assert f"z {z: .6g}" in si and f"z {z * 1000.0: .6g}" in mm
+
+
+@pytest.mark.parametrize("name", ["crank_slider", "four_bar", "branched_tree", "seed004",
+                                  "seed_box"])
+def test_result_rows_do_not_depend_on_how_many_are_computed_at_once(name):
+    """Rows are computed many at a time (Recorder.rows, LoopRecorder.rows) in chunks whose size
+    follows the wall time: each row must be the same, to the last bit, whether computed alone
+    or with others (no summation whose order depends on the batch: numpy's matmul and einsum
+    may change theirs with the shapes)."""
+    from MultibodyWB.examples import build
+    from MultibodyWB.solver.constrained_run import LoopRecorder
+    from MultibodyWB.solver.results import Recorder
+    from MultibodyWB.solver.system import System
+    model = build(name)
+    r = simulate(model, t_end=300 * model.simulation.step, output_step=model.simulation.step,
+                 accept_corrections=True)
+    from MultibodyWB.solver.start import prepare
+    system = System(prepare(model, True)[0])
+    make = LoopRecorder if system.cuts else Recorder
+    flows = np.zeros((len(r), 3))
+    together = make(system).rows(r.time, r.states, flows)
+    one = make(system)
+    alone = np.vstack([one.rows(r.time[i:i + 1], r.states[i:i + 1], flows[i:i + 1])
+                       for i in range(len(r))])
+    assert np.array_equal(together, alone)

@@ -39,8 +39,8 @@ from .model import HINGE_TYPES
 from .partition import DriftControl, DriftError
 from . import kernels as K
 from .kinematics import local_motion_subspace
-from .results import (Recorder, _bryant_raw, _cross, continue_bryant, continue_bryant_rows,
-                      fill_residual, hinge_quantities)
+from .results import (Recorder, _bryant_raw, _cross, _mat_mat, _mat_vec, _matT_mat, _matT_vec,
+                      continue_bryant, continue_bryant_rows, fill_residual, hinge_quantities)
 from .rotations import bryant_to_matrix
 
 __all__ = ["ConstrainedRecorder", "LoopRecorder", "initial_state", "run", "CLOSURE_QUANTITIES"]
@@ -187,26 +187,25 @@ class ConstrainedRecorder:
 
 
 def _bryant_many(R) -> np.ndarray:
-    """Bryant angles (k, 3) of rotations (k, 3, 3), as :func:`.rotations.matrix_to_bryant`."""
-    sb = np.clip(R[:, 0, 2], -1.0, 1.0)
-    out = np.empty((R.shape[0], 3))
-    out[:, 1] = np.arcsin(sb)
-    lock = np.abs(sb) >= 1.0 - 1e-12
-    out[:, 0] = np.where(lock, 0.0, np.arctan2(-R[:, 1, 2], R[:, 2, 2]))
-    out[:, 2] = np.where(lock, np.arctan2(R[:, 1, 0], R[:, 1, 1]),
-                         np.arctan2(-R[:, 0, 1], R[:, 0, 0]))
+    """Bryant angles (k, 3) of rotations (k, 3, 3), as :func:`.rotations.matrix_to_bryant`
+    (compiled, one at a time: see ``kernels.bryant_rows``)."""
+    return K.bryant_rows(np.ascontiguousarray(R, dtype=float), True)
+
+
+def _rows_times(X, P) -> np.ndarray:
+    """``X @ P.T`` for rows X (k, 6) and a small matrix P (j, 6), summed in a fixed order (the
+    same for one row or many, see :func:`.results._mat_vec`)."""
+    out = np.zeros((X.shape[0], P.shape[0]))
+    for j in range(P.shape[0]):
+        for a in range(P.shape[1]):
+            out[:, j] += X[:, a] * P[j, a]
     return out
 
 
 def _quaternions_of_bryant(angles) -> np.ndarray:
-    """Unit quaternions (k, 4) of Bryant angles (k, 3) (:func:`.system.bryant_to_quaternion`)."""
-    h = 0.5 * angles
-    ca, sa = np.cos(h[:, 0]), np.sin(h[:, 0])
-    cb, sb = np.cos(h[:, 1]), np.sin(h[:, 1])
-    cc, sc = np.cos(h[:, 2]), np.sin(h[:, 2])
-    # (ca + sa i)(cb + sb j)(cc + sc k)
-    w, x, y, z = ca * cb, sa * cb, ca * sb, sa * sb
-    return np.stack([w * cc - z * sc, x * cc + y * sc, y * cc - x * sc, z * cc + w * sc], axis=1)
+    """Unit quaternions (k, 4) of Bryant angles (k, 3) (:func:`.system.bryant_to_quaternion`,
+    compiled, one row at a time: see ``kernels.bryant_rows``)."""
+    return K.quaternion_of_bryant_rows(np.ascontiguousarray(angles, dtype=float))
 
 
 def _continue(raw, prev) -> np.ndarray:
@@ -290,7 +289,8 @@ class LoopRecorder(ConstrainedRecorder):
                 return (np.broadcast_to(Rl, (k_rows, 3, 3)), np.broadcast_to(pl, (k_rows, 3)),
                         z, z, z, body)
             R = b.R[:, body]
-            return R @ Rl, b.pb[:, body] + R @ pl, b.w[:, body], None, None, body
+            return (_mat_mat(R, Rl), b.pb[:, body] + _mat_vec(R, pl), b.w[:, body], None, None,
+                    body)
 
         RB, pB, wi, _, _, bi = frame(geo["marker_in"])
         RA, pA, wo, _, _, bo = frame(geo["marker_out"])
@@ -309,9 +309,9 @@ class LoopRecorder(ConstrainedRecorder):
                                    + _cross(w, _cross(w, r))], axis=1)
 
         def local(v):                    # global -> output-marker axes
-            return np.einsum("kji,kj->ki", RA, v)
+            return _matT_vec(RA, v)
 
-        Rrel = np.einsum("kji,kjl->kil", RA, RB)
+        Rrel = _matT_mat(RA, RB)
         d = local(pB - pA)
         rel_w = wi - wo
         rel_v = velocity(bi, wi) - velocity(bo, wo)
@@ -329,7 +329,9 @@ class LoopRecorder(ConstrainedRecorder):
                                           None if prev is None else prev[0][None])[:, 0]
             quat = _quaternions_of_bryant(angles)
             ref = quat[0] if prev is None else prev[1]
-            sign = np.sign(np.einsum("ki,ki->k", quat, np.vstack([ref[None], quat[:-1]])))
+            before = np.vstack([ref[None], quat[:-1]])
+            sign = np.sign(quat[:, 0] * before[:, 0] + quat[:, 1] * before[:, 1]
+                           + quat[:, 2] * before[:, 2] + quat[:, 3] * before[:, 3])
             sign[sign == 0] = 1.0
             quat = quat * np.cumprod(sign)[:, None]
             self._prev[name] = (angles[-1].copy(), quat[-1].copy())
@@ -343,13 +345,13 @@ class LoopRecorder(ConstrainedRecorder):
             q = self._coordinates(Rrel, d, geo, prev)
             self._prev[name] = q[-1].copy()
             if typ == "universal":
-                ca, sa = np.cos(q[:, 0]), np.sin(q[:, 0])
+                ca, sa = K.cos_sin_rows(np.ascontiguousarray(q[:, 0]))
                 u = np.stack([xi[:, 0], xi[:, 1] * ca + xi[:, 2] * sa], axis=1)
                 ab = u[:, 0] * u[:, 1]           # (dS/dt) u = a' b' (0, -sin a, cos a)
                 ud = np.stack([xid[:, 0], (xid[:, 1] + sa * ab) * ca
                                + (xid[:, 2] - ca * ab) * sa], axis=1)
             else:
-                u, ud = xi @ geo["Spinv"].T, xid @ geo["Spinv"].T
+                u, ud = _rows_times(xi, geo["Spinv"]), _rows_times(xid, geo["Spinv"])
             vals = [q, u, ud]
         W = b.Wcut[:, c]
         phi = b.phi[:, r0:r0 + geo["nrot"] + geo["ntrans"]]

@@ -1746,3 +1746,53 @@ def continue_bryant_rows(raw, prev, start):
                 out[k, j, 0], out[k, j, 1], out[k, j, 2] = c[0], c[1], c[2]
             p[j, 0], p[j, 1], p[j, 2] = out[k, j, 0], out[k, j, 1], out[k, j, 2]
     return out
+
+
+@njit(**_JIT)
+def bryant_rows(R, gimbal):
+    """Bryant angles (N, 3) of rotation matrices (N, 3, 3), b in [-pi/2, pi/2], one matrix at a
+    time with the scalar functions (numpy's vectorised sin, cos, arctan2 may round differently
+    in a long array than alone: result rows must not depend on how many are computed at once).
+    ``gimbal``: at the gimbal lock (|sin b| >= 1 - 1e-12) a = 0 and c = atan2(R10, R11), as
+    rotations.matrix_to_bryant; else the plain formulas throughout (results._bryant_raw)."""
+    N = R.shape[0]
+    out = np.empty((N, 3))
+    for k in range(N):
+        sb = min(max(R[k, 0, 2], -1.0), 1.0)
+        out[k, 1] = np.arcsin(sb)
+        if gimbal and abs(sb) >= 1.0 - 1e-12:
+            out[k, 0] = 0.0
+            out[k, 2] = np.arctan2(R[k, 1, 0], R[k, 1, 1])
+        else:
+            out[k, 0] = np.arctan2(-R[k, 1, 2], R[k, 2, 2])
+            out[k, 2] = np.arctan2(-R[k, 0, 1], R[k, 0, 0])
+    return out
+
+
+@njit(**_JIT)
+def quaternion_of_bryant_rows(A):
+    """Unit quaternions (N, 4) (w, x, y, z) of Bryant angles (N, 3), Rx(a) Ry(b) Rz(c), one
+    row at a time (see :func:`bryant_rows` on why)."""
+    N = A.shape[0]
+    out = np.empty((N, 4))
+    for k in range(N):
+        ca, sa = np.cos(0.5 * A[k, 0]), np.sin(0.5 * A[k, 0])
+        cb, sb = np.cos(0.5 * A[k, 1]), np.sin(0.5 * A[k, 1])
+        cc, sc = np.cos(0.5 * A[k, 2]), np.sin(0.5 * A[k, 2])
+        w, x, y, z = ca * cb, sa * cb, ca * sb, sa * sb
+        out[k, 0] = w * cc - z * sc
+        out[k, 1] = x * cc + y * sc
+        out[k, 2] = y * cc - x * sc
+        out[k, 3] = z * cc + w * sc
+    return out
+
+
+@njit(**_JIT)
+def cos_sin_rows(x):
+    """cos and sin (N,) each of angles (N,), one at a time (see :func:`bryant_rows`)."""
+    c = np.empty(x.size)
+    s = np.empty(x.size)
+    for k in range(x.size):
+        c[k] = np.cos(x[k])
+        s[k] = np.sin(x[k])
+    return c, s

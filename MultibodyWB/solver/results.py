@@ -497,12 +497,10 @@ def fill_residual(names, data) -> None:
 
 
 def _bryant_raw(R) -> np.ndarray:
-    """Bryant angles of rotation matrices (k, 3, 3) -> (k, 3), b in [-pi/2, pi/2]."""
-    out = np.empty((R.shape[0], 3))
-    out[:, 0] = np.arctan2(-R[:, 1, 2], R[:, 2, 2])
-    out[:, 1] = np.arcsin(np.minimum(np.maximum(R[:, 0, 2], -1.0), 1.0))
-    out[:, 2] = np.arctan2(-R[:, 0, 1], R[:, 0, 0])
-    return out
+    """Bryant angles of rotation matrices (k, 3, 3) -> (k, 3), b in [-pi/2, pi/2] (compiled,
+    one matrix at a time: the same numbers however many are converted at once)."""
+    from .kernels import bryant_rows
+    return bryant_rows(np.ascontiguousarray(R, dtype=float), False)
 
 
 def continue_bryant(raw, prev=None) -> np.ndarray:
@@ -567,6 +565,30 @@ def stack_instants(instants) -> Stacked:
                  "Wcut", "phi"):
         setattr(out, name, st(name) if hasattr(first, name) else None)
     return out
+
+
+def _mat_vec(A, v) -> np.ndarray:
+    """``A @ v`` over leading axes, (..., 3, 3) and (..., 3) (broadcast), summed in a fixed order:
+    the rows of a run come out the same whether computed one at a time or many at once (numpy's
+    matmul and einsum may sum differently for different batch sizes)."""
+    return np.stack([A[..., i, 0] * v[..., 0] + A[..., i, 1] * v[..., 1] + A[..., i, 2] * v[..., 2]
+                     for i in range(3)], axis=-1)
+
+
+def _matT_vec(A, v) -> np.ndarray:
+    """``A^T @ v`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([A[..., 0, i] * v[..., 0] + A[..., 1, i] * v[..., 1] + A[..., 2, i] * v[..., 2]
+                     for i in range(3)], axis=-1)
+
+
+def _mat_mat(A, B) -> np.ndarray:
+    """``A @ B`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([_mat_vec(A, B[..., :, j]) for j in range(3)], axis=-1)
+
+
+def _matT_mat(A, B) -> np.ndarray:
+    """``A^T @ B`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([_matT_vec(A, B[..., :, j]) for j in range(3)], axis=-1)
 
 
 def _cross(a, b) -> np.ndarray:
@@ -748,11 +770,13 @@ class Recorder:
         T, F = sys_.tree, sys_.forces
         R, w = b.R, b.w
         vc = b.vh + _cross(w, b.pc - b.hp)
-        wb = np.einsum("knji,knj->kni", R, w)               # body axes
-        Jw = np.einsum("nij,knj->kni", T.JCl, wb)
+        wb = _matT_vec(R, w)                                  # body axes
+        Jw = _mat_vec(T.JCl, wb)
         ek = 0.5 * (np.sum(T.mass * np.sum(vc * vc, axis=2), axis=1)
-                    + np.sum(wb * Jw, axis=(1, 2)))
-        eg = -np.sum(T.mass * (b.pc @ F.gravity), axis=1)
+                    + np.sum(np.sum(wb * Jw, axis=2), axis=1))
+        g = F.gravity
+        eg = -np.sum(T.mass * (b.pc[..., 0] * g[0] + b.pc[..., 1] * g[1] + b.pc[..., 2] * g[2]),
+                     axis=1)
         ee = np.zeros(b.t.size)
         q = b.q
         for i in self._springs:
@@ -774,7 +798,7 @@ class Recorder:
         def attach(body, Rl, pl):
             if body < 0:
                 return np.broadcast_to(Rl, R.shape[:1] + (3, 3)), np.broadcast_to(pl, (R.shape[0], 3))
-            return R[:, body] @ Rl, b.pb[:, body] + R[:, body] @ pl
+            return _mat_mat(R[:, body], Rl), b.pb[:, body] + _mat_vec(R[:, body], pl)
 
         for f in self._sd:
             _, pi_ = attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f])

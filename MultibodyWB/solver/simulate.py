@@ -608,7 +608,29 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
     if system.cuts:
         monitor.finish()
         meta.update(_loop_report(system, report, rec, monitor, times, states))
-    return Results(rec.names, data, meta, states)
+    return _with_energy_check(Results(rec.names, data, meta, states))
+
+
+#: An energy balance whose residual exceeds this fraction of the energies' scale is warned about.
+ENERGY_WARNING = 1e-3
+
+
+def _with_energy_check(results):
+    """``results`` with a warning when its energy balance does not close (the residual above
+    :data:`ENERGY_WARNING` of the energies' scale): the run is not to be trusted."""
+    if "energy.residual" not in results or not len(results):
+        return results
+    b = results.energy_balance()
+    if abs(b["relative"]) > ENERGY_WARNING and abs(b["residual"]) > 1e-9:
+        r = results.column("energy.residual")
+        bad = np.abs(r) > ENERGY_WARNING * b["scale"]
+        t0 = float(results.time[np.argmax(bad)]) if bad.any() else float(results.time[-1])
+        results.meta.setdefault("warnings", []).append(
+            f"the energy balance does not close: residual {b['residual']:.3g} J at the end "
+            f"({b['relative']:.3g} of the energies' scale; above {ENERGY_WARNING:g} from "
+            f"t = {t0:.6g} s): a step too large, a singular configuration or loops that do not "
+            "hold; do not trust this run")
+    return results
 
 
 def _start_meta(start) -> dict:
@@ -645,14 +667,29 @@ def _loop_report(system, report, rec, monitor, times, states) -> dict:
         warnings += report.warnings
     m = system.tree.m_tot
     rank0 = rec.ranks[0]
-    if rank0 < m:
+    # the loops' rank away from singular configurations: the largest met (a drawing at a
+    # change point starts with less)
+    rank = max(rec.ranks)
+    if rank < m:
         red = mobility(system.model, system.topology).redundant_constraints
         info["redundant_constraints"] = list(red)
-        warnings.append(f"{m - rank0} redundant constraint{'s' if m - rank0 > 1 else ''} "
-                        f"({', '.join(red)}): the motion is determinate, but the reactions of the "
-                        "hinges in those loops are not unique; the minimum-norm cut-hinge loads "
-                        "are given")
+        where = ("" if len(red) == m - rank else
+                 "; listed at the drawn configuration, which is singular")
+        warnings.append(f"{m - rank} redundant constraint{'s' if m - rank > 1 else ''} "
+                        f"({', '.join(red)}{where}): the motion is determinate, but the reactions "
+                        "of the hinges in those loops are not unique; the minimum-norm cut-hinge "
+                        "loads are given")
     found = sorted(monitor.singularities, key=lambda s: s.time)
+    if rank > rank0:
+        # the run started at a change point: the monitor, referred to the rank at the start,
+        # cannot see it; the first row with the full rank ends it
+        from .partition import Singularity
+        end = float(times[next(i for i, r in enumerate(rec.ranks) if r == rank)])
+        found.insert(0, Singularity("change point", 0.0, 0.0, end, 0.0))
+        warnings.append(f"the drawing is at a singular configuration (the loops have rank "
+                        f"{rank0} at t = 0 and {rank} from t = {end:.6g} s: a change point); "
+                        "which way the mechanism leaves it is not determined by the drawing, and "
+                        "the motion from it is unreliable: draw it away from the change point")
     kinds = _singularity_kinds(system, found, times, states)
     info["singular_configurations"] = [
         dict(kind=k, time=s.time, start=s.start, end=s.end, ratio=s.ratio)
