@@ -375,3 +375,15 @@ def test_job_keeps_the_trace_of_an_internal_error(monkeypatch):
     assert job.wait(10)
     assert job.state == "failed" and isinstance(job.error, KeyError)
     assert job.internal_error and "KeyError" in job.trace and "broken" in job.trace
+
+
+def test_advice_for_a_vanishing_mass_suggests_no_absurd_step():
+    """A mass of 1e-308 kg on a damped hinge: the advice must not read "use a Step below 0 s"
+    (issue 12's fuzz finding): no step is suggested, the element and Radau/BDF are."""
+    from MultibodyWB.solver.simulate import stiffness_advice
+    m = build("double_pendulum")
+    m.body("Lower").mass = 1e-308
+    m.hinge("Elbow").damping = np.array([1.0])
+    element, field, text = stiffness_advice(m, "rk4", 1e-3, True)
+    assert "Step below" not in text and "0 s" not in text
+    assert "Radau or BDF" in text

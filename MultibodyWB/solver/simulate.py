@@ -280,9 +280,10 @@ def stiffness_advice(model, integrator, step, fixed, method="mstmm") -> tuple:
         found = []
     if found:
         rate, element, field, text = found[0]
-        limit = RK4_LIMIT / rate
+        limit = RK4_LIMIT / rate if np.isfinite(rate) and rate > 0 else 0.0
+        # no step to suggest when it would be absurdly small (a mass or inertia of 1e-308)
         what = (f"a Step below {limit:.2g} s, " if fixed and step is not None and step > limit
-                else "")
+                and limit > 1e-12 else "")
         implicit = ("the method mstmm with the integrator Radau or BDF" if method ==
                     "newton-euler" else "the integrator Radau or BDF (for stiff models)")
         return element, field, (f"the model is stiff, its stiffest element {text}: use "
