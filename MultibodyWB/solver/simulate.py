@@ -220,9 +220,11 @@ def stiff_elements(model: MultibodySystem) -> list:
         rate = math.sqrt(value / inertia) if field == "Stiffness" else value / inertia
         if not math.isfinite(rate):
             rate = math.inf
+        scale = (f"a time scale of {1.0 / rate:.2g} s" if 1.0 / rate >= 1e-300 else
+                 "a time scale too small to represent")
         out.append((rate, element, field,
                     f"{element} ({field.lower()} {value:.3g} {unit} on {what} of {inertia:.3g} "
-                    f"{per}: a time scale of {1.0 / rate:.2g} s)"))
+                    f"{per}: {scale})"))
 
     for h in model.hinges:
         kind = h.kind
