@@ -161,4 +161,4 @@ def check():
     return result
 
 
-in_freecad.run_and_quit(check)
+in_freecad.run_and_quit(check, watchdog_s=360)
