@@ -19,7 +19,7 @@ GUI_DIR = Path(__file__).resolve().parent / "gui"
 @pytest.fixture(scope="module")
 def guards(tmp_path_factory):
     work = tmp_path_factory.mktemp("guards")
-    result = freecad_env.run_freecad_gui(GUI_DIR / "check_simulate_guards.py", timeout=400,
+    result = freecad_env.run_freecad_gui(GUI_DIR / "check_simulate_guards.py", timeout=1200,
                                          work_dir=work)
     assert "exception" not in result, result["exception"]
     return result
