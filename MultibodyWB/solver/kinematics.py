@@ -39,7 +39,7 @@ import scipy.linalg
 
 from .model import (HINGE_TYPES, Hinge, HingeType, MarkerRef, ModelError, MultibodySystem,
                     Problem, _bryant)
-from .rotations import rotation_vector, rot_x, rot_y, skew
+from .rotations import matrix_to_bryant, rotation_vector, rot_x, rot_y, skew
 from .topology import Topology, analyse
 
 _ROTATIONS = ("rx", "ry", "rz")
@@ -64,19 +64,6 @@ def _kind(hinge_type: Union[str, HingeType]) -> HingeType:
         return HINGE_TYPES[hinge_type]
     except KeyError:
         raise ValueError(f"unknown hinge type {hinge_type!r}") from None
-
-
-def _matrix_to_bryant(R) -> np.ndarray:
-    """:func:`~.rotations.matrix_to_bryant` with the clip done on a float (same values)."""
-    sb = min(max(float(R[0, 2]), -1.0), 1.0)
-    b = np.arcsin(sb)
-    if abs(sb) < 1.0 - 1e-12:
-        a = np.arctan2(-R[1, 2], R[2, 2])
-        c = np.arctan2(-R[0, 1], R[0, 0])
-    else:  # gimbal lock: only a +/- c is defined
-        a = 0.0
-        c = np.arctan2(R[1, 0], R[1, 1])
-    return np.array([a, b, c])
 
 
 def _wrapf(a: float) -> float:
@@ -274,7 +261,7 @@ def _fit(kind: HingeType, R: np.ndarray, d: np.ndarray, reference=None) -> list:
     ref = None if reference is None else dict(zip(kind.coordinates,
                                                   np.asarray(reference, dtype=float).reshape(-1)
                                                   .tolist()))
-    a, b, c = _matrix_to_bryant(R).tolist()
+    a, b, c = matrix_to_bryant(R).tolist()
     best = (a, b, c)
     other = (_wrapf(a + math.pi), _wrapf(math.pi - b), _wrapf(c + math.pi))
     present, lacking = _PRESENT_LACKING[kind.coordinates]

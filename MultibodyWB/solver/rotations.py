@@ -43,7 +43,7 @@ def matrix_to_bryant(R) -> np.ndarray:
     ``b`` lies in [-pi/2, pi/2]; at the gimbal lock (``|b| = pi/2``) ``a`` is set to 0.
     """
     R = np.asarray(R, dtype=float)
-    sb = np.clip(R[0, 2], -1.0, 1.0)
+    sb = min(max(float(R[0, 2]), -1.0), 1.0)         # a float: cheaper than np.clip, same value
     b = np.arcsin(sb)
     if abs(sb) < 1.0 - 1e-12:
         a = np.arctan2(-R[1, 2], R[2, 2])
