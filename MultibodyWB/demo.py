@@ -44,8 +44,8 @@ def _progress_bar(stream, label):
 def solver_examples(out_dir, stream, files):
     """Part 1: the tree examples with the solver alone."""
     from .examples import build
-    from .solver import xmlio
-    from .solver.simulate import simulate
+    from .solver.model import xmlio
+    from .solver.run.simulate import simulate
     for name in ("double_pendulum", "branched_tree"):
         model = build(name)
         files[f"{name} model"] = os.path.join(out_dir, f"{name}.mbs.xml")
@@ -63,9 +63,9 @@ def engine_document(out_dir, stream, files):
     from . import export, runs
     from .examples_fc import crank_slider
     from .plotting import plot_bearing_force, plot_motion
-    from .solver import xmlio
+    from .solver.model import xmlio
     from .solver.cli import summary
-    from .solver.figure import write_figure
+    from .solver.analysis.figure import write_figure
     doc = FreeCAD.newDocument("CrankSlider")
     mechanism = crank_slider.setup(doc)
     doc.recompute()

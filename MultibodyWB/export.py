@@ -2,7 +2,7 @@
 
 :func:`to_model` reads a Mechanism and its members and returns a
 :class:`~MultibodyWB.solver.model.MultibodySystem` in SI units (m, kg, s, N, rad); :func:`write`
-also writes it with :func:`MultibodyWB.solver.xmlio.write`. Every conversion goes through
+also writes it with :func:`MultibodyWB.solver.model.xmlio.write`. Every conversion goes through
 :func:`MultibodyWB.objects.units.to_si` with the SI unit each property declares.
 
 The export refuses a mechanism with problems and lists every one of them at once
@@ -37,10 +37,10 @@ from .objects.marker import TYPE as MARKER
 from .objects.marker import marker_frame
 from .objects.mechanism import members
 from .objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
-from .solver import xmlio
+from .solver.model import xmlio
 from .solver.model import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError, Motor,
                            MultibodySystem, Problem)
-from .solver.rotations import matrix_to_bryant
+from .solver.maths.rotations import matrix_to_bryant
 
 #: Body fields the model cannot judge when the body's solids or density are already wrong.
 _DERIVED_BODY_FIELDS = {"Mass", "JI", "MassCenter", "Density"}

@@ -28,9 +28,9 @@ from .objects.force import ForceProxy, field_properties
 from .objects.hinge import OPTION_PROPERTIES
 from .objects.mechanism import members
 from .objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
-from .solver import xmlio
+from .solver.model import xmlio
 from .solver.model import COORDINATE_KIND, FORCE_TYPES
-from .solver.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
+from .solver.maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
 
 #: Thinnest stand-in box edge, relative to its longest edge.
 MIN_THICKNESS = 1e-3

@@ -2,10 +2,10 @@
 
 :class:`KinematicPreview` exports the mechanism (:func:`MultibodyWB.export.to_model`), analyses its
 topology and starts from the drawn configuration (every tree coordinate as drawn,
-:func:`~MultibodyWB.solver.kinematics.drawn_coordinates`). Setting a coordinate
+:func:`~MultibodyWB.solver.analysis.kinematics.drawn_coordinates`). Setting a coordinate
 (:meth:`KinematicPreview.set`) holds it at the new value, holds the other independent coordinates
 (:meth:`~KinematicPreview.free_coordinates`) and the driven ones where they are, and closes the
-loops with the solver's assembly (:func:`MultibodyWB.solver.assembly.assemble`, Newton from the
+loops with the solver's assembly (:func:`MultibodyWB.solver.analysis.assembly.assemble`, Newton from the
 current pose, so the mechanism stays on its branch); the bodies' poses come from the solver's
 forward kinematics and the solids and markers are moved by an
 :class:`~MultibodyWB.animation.Animator`, as the player moves them: no recompute, no undo step,
@@ -26,11 +26,11 @@ from . import export
 from .animation import Animator, PoseFrame
 from .objects.hinge import TYPE as HINGE
 from .objects.mechanism import members
-from .solver.assembly import assemble
-from .solver.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
+from .solver.analysis.assembly import assemble
+from .solver.analysis.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
                                 loop_jacobian, loop_residual, mobility)
 from .solver.model import COORDINATE_KIND, ModelError
-from .solver.topology import analyse
+from .solver.analysis.topology import analyse
 
 #: Relative tolerance of the rank decisions that choose the independent coordinates.
 RANK_RTOL = 1e-8
@@ -79,7 +79,7 @@ class KinematicPreview:
     labels : tuple of str
         The tree coordinates, ``'<hinge label>.<coordinate>'``.
     mobility : Mobility
-        Of the model at its drawn configuration (:func:`~MultibodyWB.solver.kinematics.mobility`).
+        Of the model at its drawn configuration (:func:`~MultibodyWB.solver.analysis.kinematics.mobility`).
     driven : tuple of str
         Labels of the coordinates that have drivers (held where they are drawn).
     q : ndarray

@@ -3,7 +3,7 @@
 The FreeCAD side of the designer's loop, without Qt (the task panels sit on top of it):
 
 - :func:`model_of` exports the mechanism (:func:`MultibodyWB.export.to_model`);
-- :func:`make_job` wraps the model in a :class:`~MultibodyWB.solver.job.Job` for a run in the
+- :func:`make_job` wraps the model in a :class:`~MultibodyWB.solver.run.job.Job` for a run in the
   background (the GUI starts it, polls it, and calls :func:`store_results` when it is done);
 - :func:`store_results` keeps a run as a new Result object (:mod:`MultibodyWB.objects.result`);
 - :func:`simulate_mechanism` does all three synchronously (macros, the demo, headless tests);
@@ -35,8 +35,8 @@ from . import export, factory
 from .objects.mechanism import members
 from .objects.result import TYPE as RESULT
 from .objects.result import load  # noqa: F401  (runs.load(obj): the Results of a stored run)
-from .solver.job import Job
-from .solver.simulate import simulate
+from .solver.run.job import Job
+from .solver.run.simulate import simulate
 
 #: Name of the undo step of :func:`store_results`.
 TRANSACTION = "Store simulation results"
@@ -59,10 +59,10 @@ def model_of(mechanism):
 
 
 def make_job(mechanism, **overrides):
-    """A :class:`~MultibodyWB.solver.job.Job` (not started) simulating ``mechanism``.
+    """A :class:`~MultibodyWB.solver.run.job.Job` (not started) simulating ``mechanism``.
 
     The export happens here, on the caller's (GUI) thread; ``overrides`` are keyword arguments
-    of :func:`~MultibodyWB.solver.simulate.simulate` (``t_end``, ``method``...) that replace the
+    of :func:`~MultibodyWB.solver.run.simulate.simulate` (``t_end``, ``method``...) that replace the
     mechanism's Simulation settings for this run. Raises ModelError as :func:`model_of`.
     """
     return Job(model_of(mechanism), **overrides)
@@ -101,11 +101,11 @@ def simulate_mechanism(mechanism, progress=None, cancel=None, name="Result", lab
     Parameters
     ----------
     progress, cancel : callable, optional
-        As for :func:`~MultibodyWB.solver.simulate.simulate`.
+        As for :func:`~MultibodyWB.solver.run.simulate.simulate`.
     name, label, keep
         As for :func:`store_results`.
     **overrides
-        Settings of :func:`~MultibodyWB.solver.simulate.simulate` replacing the mechanism's
+        Settings of :func:`~MultibodyWB.solver.run.simulate.simulate` replacing the mechanism's
         Simulation settings for this run (``t_end``, ``step``, ``output_step``, ``method``,
         ``integrator``, method options).
 

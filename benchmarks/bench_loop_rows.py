@@ -34,11 +34,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from MultibodyWB.examples import build                   # noqa: E402
 from MultibodyWB.examples.parts import add_link, frame_along, orientation_in   # noqa: E402
 from MultibodyWB.solver import kernels as K              # noqa: E402
-from MultibodyWB.solver.assembly import assembled_state  # noqa: E402
+from MultibodyWB.solver.analysis.assembly import assembled_state  # noqa: E402
 from MultibodyWB.solver.model import MultibodySystem     # noqa: E402
-from MultibodyWB.solver.rotations import matrix_to_bryant  # noqa: E402
-from MultibodyWB.solver.simulate import _driver_functions, _grids, simulate  # noqa: E402
-from MultibodyWB.solver.system import System             # noqa: E402
+from MultibodyWB.solver.maths.rotations import matrix_to_bryant  # noqa: E402
+from MultibodyWB.solver.run.simulate import _driver_functions, _grids, simulate  # noqa: E402
+from MultibodyWB.solver.methods.mstmm.system import System             # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_tree import load, machine                     # noqa: E402
@@ -83,7 +83,7 @@ def ring(n: int = 164, link: float = 0.1) -> MultibodySystem:
 
 def without_cuts(model):
     """The same bodies with the cut hinges left out: the tree of the loop's bodies."""
-    from MultibodyWB.solver.topology import analyse
+    from MultibodyWB.solver.analysis.topology import analyse
     cuts = set(analyse(model).cut_hinges)
     model.hinges[:] = [h for h in model.hinges if h.name not in cuts]
     return model
@@ -91,7 +91,7 @@ def without_cuts(model):
 
 def per_step(model, h=1e-5, steps=4000, repeats=5) -> float:
     """Best time per RK4 step (s), the run inside compiled code (kernels.rk4_run)."""
-    from MultibodyWB.solver.start import prepare
+    from MultibodyWB.solver.analysis.start import prepare
     model, _ = prepare(model, True)
     s = System(model)
     s.set_stabilisation(h)
@@ -113,8 +113,8 @@ def per_step(model, h=1e-5, steps=4000, repeats=5) -> float:
 
 def row_cost(model, rows=500, repeats=3) -> float:
     """Best time per result row (s) of the mstmm loop recorder over ``rows`` rows at once."""
-    from MultibodyWB.solver.constrained_run import LoopRecorder
-    from MultibodyWB.solver.start import prepare
+    from MultibodyWB.solver.methods.constrained.run import LoopRecorder
+    from MultibodyWB.solver.analysis.start import prepare
     model, _ = prepare(model, True)
     s = System(model)
     y0 = assembled_state(s)[0]

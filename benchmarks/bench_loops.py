@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from MultibodyWB.examples import build                 # noqa: E402
 from MultibodyWB.solver.model import ModelError        # noqa: E402
-from MultibodyWB.solver.simulate import simulate       # noqa: E402
+from MultibodyWB.solver.run.simulate import simulate       # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_tree import machine                         # noqa: E402

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from MultibodyWB.examples import build            # noqa: E402
 from MultibodyWB.solver import kernels as K       # noqa: E402
-from MultibodyWB.solver.system import System     # noqa: E402
+from MultibodyWB.solver.methods.mstmm.system import System     # noqa: E402
 
 
 def machine() -> str:
@@ -98,7 +98,7 @@ def evaluation_times(n: int, repeats: int) -> tuple[float, float | None]:
     steps = max(20, 20000 // n)
     t_mstmm = rk4_step_time(n, steps) / 4.0
     try:
-        from MultibodyWB.solver import constrained
+        from MultibodyWB.solver.methods.constrained import formulation as constrained
     except ImportError:
         return t_mstmm, None
     constrained.accelerations(s, 0.0, y)

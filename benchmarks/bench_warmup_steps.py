@@ -2,7 +2,7 @@
 
     /usr/bin/python3 benchmarks/bench_warmup_steps.py
 
-Runs the warm-up's tiny models (``MultibodyWB.solver.warmup._models``) one after the other in this
+Runs the warm-up's tiny models (``MultibodyWB.solver.run.warmup._models``) one after the other in this
 process, with ``NUMBA_CACHE_DIR`` set to a new temporary folder (so every kernel is compiled), and
 prints the wall and CPU time of each: the first run compiles whatever it reaches, the later ones
 only what is new to them. The Simulate panel waits for the whole warm-up when it is still running
@@ -28,8 +28,8 @@ def main():
     from bench_tree import load, machine
     print(f"machine: {machine()}; load average at the start: {load()}")
     t0, c0 = time.perf_counter(), time.process_time()
-    from MultibodyWB.solver.simulate import simulate
-    from MultibodyWB.solver.warmup import _models
+    from MultibodyWB.solver.run.simulate import simulate
+    from MultibodyWB.solver.run.warmup import _models
     runs = _models()
     print(f"{'import and models':42s} wall {time.perf_counter() - t0:6.1f} s  "
           f"CPU {time.process_time() - c0:6.1f} s")

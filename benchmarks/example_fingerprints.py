@@ -75,7 +75,7 @@ def _digest(results) -> str:
 
 def fingerprints(only=None) -> dict:
     """{case/method/integrator: {"sha256", "max" (largest |value| per column)}}."""
-    from MultibodyWB.solver.simulate import simulate
+    from MultibodyWB.solver.run.simulate import simulate
     out = {}
     cases = [(case, t_end, (lambda c=case, o=options: build(c.replace("_planar", ""), **o)))
              for case, (options, t_end) in CASES.items()]

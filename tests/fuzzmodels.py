@@ -88,7 +88,7 @@ class Mutant:
 def example_texts() -> dict:
     """The XML text of every example (``MultibodyWB.examples``), by name."""
     from MultibodyWB.examples import EXAMPLES, build
-    from MultibodyWB.solver import xmlio
+    from MultibodyWB.solver.model import xmlio
     return {name: xmlio.to_string(build(name, **EXAMPLE_OPTIONS.get(name, {})))
             for name in EXAMPLES}
 

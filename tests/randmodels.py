@@ -2,10 +2,10 @@
 
 :func:`random_tree` draws a tree (or a chain) of bodies joined by hinges of the given types, places
 every child so that its hinge is satisfied at randomly drawn coordinates (the drawn configuration is
-assembled: every :func:`~MultibodyWB.solver.kinematics.hinge_residual` is zero), and adds random
+assembled: every :func:`~MultibodyWB.solver.analysis.kinematics.hinge_residual` is zero), and adds random
 marker offsets and orientations, reversed hinges, mass properties, initial rates, hinge springs and
 dampers, drivers, gravity and force elements. :func:`random_state` draws a state for a
-:class:`~MultibodyWB.solver.system.System` of such a model. All drawing goes through the ``rng``
+:class:`~MultibodyWB.solver.methods.mstmm.system.System` of such a model. All drawing goes through the ``rng``
 given (``numpy.random.Generator``), so a seed fixes the model.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from MultibodyWB.solver.kinematics import relative_pose
+from MultibodyWB.solver.analysis.kinematics import relative_pose
 from MultibodyWB.solver.model import HINGE_TYPES, Driver, MultibodySystem
-from MultibodyWB.solver.rotations import (bryant_to_matrix, inertia_tensor_to_vector,
+from MultibodyWB.solver.maths.rotations import (bryant_to_matrix, inertia_tensor_to_vector,
                                            matrix_to_bryant, parallel_axis)
 
 ALL_TYPES = tuple(HINGE_TYPES)
@@ -218,7 +218,7 @@ def _add_forces(rng, m, parts, offsets, conservative):
 def random_state(rng, system, rates=1.0, translations=0.5) -> np.ndarray:
     """A random state ``y = [q; u]`` for a System: random coordinates (unit quaternions for the
     rotations of spherical, free and bushing hinges) and random rates in (-rates, rates)."""
-    from MultibodyWB.solver.system import bryant_to_quaternion
+    from MultibodyWB.solver.maths.rotations import bryant_to_quaternion
     T = system.tree
     y = np.zeros(system.ny)
     for i, hname in enumerate(system.hinges):

@@ -11,11 +11,11 @@ import pytest
 from scipy.optimize import brentq
 from scipy.special import ellipk
 
-from MultibodyWB.solver import massprops
-from MultibodyWB.solver.kinematics import local_motion_subspace
+from MultibodyWB.solver.model import massprops
+from MultibodyWB.solver.analysis.kinematics import local_motion_subspace
 from MultibodyWB.solver.model import Driver, MultibodySystem
-from MultibodyWB.solver.rotations import bryant_to_matrix, inertia_vector_to_tensor
-from MultibodyWB.solver.simulate import simulate
+from MultibodyWB.solver.maths.rotations import bryant_to_matrix, inertia_vector_to_tensor
+from MultibodyWB.solver.run.simulate import simulate
 
 G = 9.81
 

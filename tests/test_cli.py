@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from MultibodyWB.examples import EXAMPLES, build
-from MultibodyWB.solver import xmlio
+from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.cli import main
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -12,14 +12,15 @@ import functools
 import numpy as np
 import pytest
 
-from MultibodyWB.solver import constrained as C
-from MultibodyWB.solver.kinematics import (Pose, drawn_poses, hinge_residual, marker_pose,
+from MultibodyWB.solver.methods.constrained import formulation as C
+from MultibodyWB.solver.analysis.kinematics import (Pose, drawn_poses, hinge_residual, marker_pose,
                                             relative_pose)
 from MultibodyWB.solver.model import HINGE_TYPES, Driver, MultibodySystem
-from MultibodyWB.solver.rotations import (bryant_to_matrix, inertia_tensor_to_vector,
+from MultibodyWB.solver.maths.rotations import (bryant_to_matrix, inertia_tensor_to_vector,
                                            inertia_vector_to_tensor, parallel_axis,
                                            rotation_vector)
-from MultibodyWB.solver.system import System, quat_mul
+from MultibodyWB.solver.methods.mstmm.system import System
+from MultibodyWB.solver.maths.rotations import quat_mul
 
 from randmodels import (ALL_TYPES, QUATERNION_TYPES, random_coordinates, random_rotation,
                         random_state, random_tree)

@@ -2,8 +2,8 @@
 
 Cut hinges enter as constraint rows with Lagrange multipliers; redundant rows (a planar four-bar of
 revolute hinges in 3D) are detected and the reactions they leave undetermined reported; the initial
-state is assembled (:mod:`~MultibodyWB.solver.assembly`); the loops are kept closed by coordinate
-partitioning (:mod:`~MultibodyWB.solver.partition`, seed 003); singular configurations are reported.
+state is assembled (:mod:`~MultibodyWB.solver.analysis.assembly`); the loops are kept closed by coordinate
+partitioning (:mod:`~MultibodyWB.solver.methods.constrained.partition`, seed 003); singular configurations are reported.
 
 Checks: the mstmm loop solver (Riccati sweeps, cut loads) gives the same accelerations and reactions
 at consistent states of random loop models with every cut hinge type; the acceleration-level loop
@@ -20,19 +20,19 @@ import pytest
 from MultibodyWB import examples
 from MultibodyWB.examples import crank_slider
 from MultibodyWB.examples.parts import add_link, frame_along, orientation_in
-from MultibodyWB.solver import constrained as C
-from MultibodyWB.solver.assembly import (AssemblyReport, assemble, coordinates_from_state,
+from MultibodyWB.solver.methods.constrained import formulation as C
+from MultibodyWB.solver.analysis.assembly import (AssemblyReport, assemble, coordinates_from_state,
                                          state_from_coordinates)
-from MultibodyWB.solver.constrained_run import initial_state
-from MultibodyWB.solver.kinematics import (coordinate_labels, drawn_poses, forward_kinematics,
-                                            loop_jacobian, loop_residual, mobility,
-                                            relative_pose)
+from MultibodyWB.solver.methods.constrained.run import initial_state
+from MultibodyWB.solver.analysis.kinematics import (coordinate_labels, drawn_poses,
+                                                    forward_kinematics, loop_jacobian,
+                                                    loop_residual, mobility, relative_pose)
 from MultibodyWB.solver.model import Driver, ModelError, MultibodySystem
-from MultibodyWB.solver.partition import DriftControl
-from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant
-from MultibodyWB.solver.simulate import simulate
-from MultibodyWB.solver.start import StartCorrectionError
-from MultibodyWB.solver.timefunction import parse
+from MultibodyWB.solver.methods.constrained.partition import DriftControl
+from MultibodyWB.solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
+from MultibodyWB.solver.run.simulate import simulate
+from MultibodyWB.solver.analysis.start import StartCorrectionError
+from MultibodyWB.solver.model.timefunction import parse
 
 from randmodels import random_coordinates, random_state, random_tree
 

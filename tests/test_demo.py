@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from MultibodyWB.solver import xmlio
-from MultibodyWB.solver.results import Results
+from MultibodyWB.solver.model import xmlio
+from MultibodyWB.solver.results.table import Results
 
 pytestmark = pytest.mark.gui
 

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver import massprops
+from MultibodyWB.solver.model import massprops
 from MultibodyWB.solver.model import Driver, MultibodySystem
-from MultibodyWB.solver.results import ENERGY_COLUMNS, Results, unit_of
-from MultibodyWB.solver.simulate import simulate
+from MultibodyWB.solver.results.table import Results
+from MultibodyWB.solver.model.columns import ENERGY_COLUMNS, unit_of
+from MultibodyWB.solver.run.simulate import simulate
 
 G = 9.81
 BALANCE = ("work_drivers", "work_forces", "dissipated", "residual")

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import EXAMPLES, build
-from MultibodyWB.solver.kinematics import hinge_residual, mobility
-from MultibodyWB.solver.topology import analyse
+from MultibodyWB.solver.analysis.kinematics import hinge_residual, mobility
+from MultibodyWB.solver.analysis.topology import analyse
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
@@ -63,7 +63,7 @@ def test_crank_slider_loop_goes_through_the_ground():
 
 def test_gas_force_peaks_once_per_power_stroke():
     from MultibodyWB.examples import crank_slider
-    from MultibodyWB.solver.timefunction import parse
+    from MultibodyWB.solver.model.timefunction import parse
     model = build("crank_slider", rpm=3000.0)
     f = parse(model.forces[0].magnitude)
     t = np.linspace(0.0, 0.08, 8001)            # two revolutions at 3000 rpm
@@ -76,7 +76,7 @@ def test_gas_force_peaks_once_per_power_stroke():
 
 def test_seed004_energy_gain_equals_the_moments_work():
     from MultibodyWB.examples import seed004
-    from MultibodyWB.solver.simulate import simulate
+    from MultibodyWB.solver.run.simulate import simulate
     r = simulate(build("seed004"), t_end=1.0)
     gained = r.column("energy.total") - r.column("energy.total")[0]
     work = seed004.MOMENT * (r.column("J1.rz") - r.column("J1.rz")[0])

@@ -10,8 +10,9 @@ properties.
 import numpy as np
 import pytest
 
-from MultibodyWB.solver import massprops
-from MultibodyWB.solver.rotations import bryant_to_matrix, inertia_tensor_to_vector, parallel_axis
+from MultibodyWB.solver.model import massprops
+from MultibodyWB.solver.maths.rotations import (bryant_to_matrix, inertia_tensor_to_vector,
+                                                parallel_axis)
 
 pytestmark = pytest.mark.freecad
 

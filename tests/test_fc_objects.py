@@ -6,8 +6,7 @@ reopen) and bad input (every problem named, marked and listed at export, nothing
 import numpy as np
 import pytest
 
-from MultibodyWB.solver.model import (FORCE_TYPES, HINGE_TYPES, INTEGRATORS, METHODS,
-                                      ModelError)
+from MultibodyWB.solver.model import FORCE_TYPES, HINGE_TYPES, INTEGRATORS, METHODS, ModelError
 
 pytestmark = pytest.mark.freecad
 
@@ -450,9 +449,9 @@ def test_crank_slider_matches_the_code_built_engine(freecad, doc, engine):
     """
     from MultibodyWB import export
     from MultibodyWB.examples import build
-    from MultibodyWB.solver.kinematics import hinge_coordinates, hinge_residual, mobility
-    from MultibodyWB.solver.rotations import bryant_to_matrix
-    from MultibodyWB.solver.topology import analyse
+    from MultibodyWB.solver.analysis.kinematics import hinge_coordinates, hinge_residual, mobility
+    from MultibodyWB.solver.maths.rotations import bryant_to_matrix
+    from MultibodyWB.solver.analysis.topology import analyse
     model, code = export.to_model(engine), build("crank_slider")
     topo, code_topo = analyse(model), analyse(code)
     assert topo.number == code_topo.number
@@ -503,7 +502,7 @@ def test_crank_slider_matches_the_code_built_engine(freecad, doc, engine):
 
 def _assert_same_model(a, b, tol=1e-12):
     """Two neutral models equal up to round-off (names, structure and every number)."""
-    from MultibodyWB.solver.rotations import bryant_to_matrix
+    from MultibodyWB.solver.maths.rotations import bryant_to_matrix
     assert [g.name for g in a.grounds] == [g.name for g in b.grounds]
     assert [x.name for x in a.bodies] == [x.name for x in b.bodies]
     for pa, pb in zip(list(a.grounds) + list(a.bodies), list(b.grounds) + list(b.bodies)):

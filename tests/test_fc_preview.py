@@ -27,7 +27,7 @@ def _placements(doc):
 def _drawn_residuals(mech):
     """Largest residual (rad, mm) of every hinge in the document as it is now."""
     from MultibodyWB import export
-    from MultibodyWB.solver.kinematics import mobility
+    from MultibodyWB.solver.analysis.kinematics import mobility
     m = mobility(export.to_model(mech))
     res = np.array(list(m.drawn_residuals.values()))
     return float(np.max(np.abs(res[:, :3]))), float(np.max(np.abs(res[:, 3:]))) * 1000.0

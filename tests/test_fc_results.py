@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from MultibodyWB.solver.model import ModelError
-from MultibodyWB.solver.simulate import Cancelled
+from MultibodyWB.solver.methods.runtime import Cancelled
 
 pytestmark = pytest.mark.freecad
 
@@ -66,7 +66,7 @@ def test_a_stored_run_has_its_file_and_properties(freecad, doc, engine):
     from MultibodyWB.objects.base import quantity_value, type_of
     from MultibodyWB.objects.mechanism import mechanism_of
     from MultibodyWB.objects.result import TYPE, load
-    from MultibodyWB.solver.simulate import simulate
+    from MultibodyWB.solver.run.simulate import simulate
     results = simulate(runs.model_of(engine), **SHORT)
     undo = doc.UndoCount
     obj = runs.store_results(engine, results)
@@ -144,7 +144,7 @@ def test_a_reopened_document_has_its_runs_without_solving(freecad, doc, engine, 
                                                           monkeypatch):
     from MultibodyWB import runs
     from MultibodyWB.objects.result import clear_cache, load
-    from MultibodyWB.solver import simulate as simulate_module
+    from MultibodyWB.solver.run import simulate as simulate_module
     first = runs.simulate_mechanism(engine, **SHORT)
     second = runs.simulate_mechanism(engine, t_end=0.002, label="shorter")
     stored = {o.Name: (load(o), o.Frames, o.Summary, o.Created, o.Label2)
@@ -233,7 +233,7 @@ def test_a_cancelled_run_stores_nothing(freecad, doc, engine):
 def test_a_failure_while_storing_leaves_nothing_half_written(freecad, doc, engine, monkeypatch,
                                                             undo_mode):
     from MultibodyWB import runs
-    from MultibodyWB.solver.simulate import simulate
+    from MultibodyWB.solver.run.simulate import simulate
     runs.simulate_mechanism(engine, **SHORT)
     results = simulate(runs.model_of(engine), **SHORT)
     doc.UndoMode = undo_mode
@@ -484,7 +484,7 @@ def test_a_recorded_run_is_not_solved_twice(freecad, doc, engine, monkeypatch):
     """The GUI stores a background run, then records (and so executes) the macro line
     ``runs.simulate_mechanism(mechanism)``: inside recorded_run that returns the stored run."""
     from MultibodyWB import runs
-    from MultibodyWB.solver.simulate import simulate
+    from MultibodyWB.solver.run.simulate import simulate
     results = simulate(runs.model_of(engine), **SHORT)
     with runs.recorded_run(engine):
         obj = runs.store_results(engine, results)

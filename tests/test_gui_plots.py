@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import freecad_env
-from MultibodyWB.solver.results import Results, describe
+from MultibodyWB.solver.results.table import Results
+from MultibodyWB.solver.model.columns import describe
 
 GUI_DIR = Path(__file__).resolve().parent / "gui"
 COLUMNS = ["Lower.x", "Lower.z", "Shoulder.rz", "Elbow.rz_rate", "Shoulder.Fz", "energy.total"]

@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver import cli, xmlio
+from MultibodyWB.solver import cli
+from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model import MarkerRef, ModelError, MultibodySystem, Problem, RigidBody
-from MultibodyWB.solver.timefunction import (MAX_DEPTH, MAX_LENGTH, EvaluationError,
+from MultibodyWB.solver.model.timefunction import (MAX_DEPTH, MAX_LENGTH, EvaluationError,
                                              ExpressionError, parse)
-from MultibodyWB.solver.validation import check_inertia
+from MultibodyWB.solver.model.validation import check_inertia
 
 # --------------------------------------------------------------------------------------------------
 # Helpers
@@ -521,7 +522,7 @@ def random_expression(rng, depth=0):
         return f"({random_expression(rng, depth + 1)}){op}({random_expression(rng, depth + 1)})"
     if r < 0.65:
         return "-" * int(rng.integers(1, 4)) + random_expression(rng, depth + 1)
-    from MultibodyWB.solver.timefunction import FUNCTIONS
+    from MultibodyWB.solver.model.timefunction import FUNCTIONS
     name = rng.choice(sorted(FUNCTIONS))
     args = ", ".join(random_expression(rng, depth + 1) for _ in range(FUNCTIONS[name][1]))
     return f"{name}({args})"

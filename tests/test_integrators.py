@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from MultibodyWB.solver import massprops
+from MultibodyWB.solver.model import massprops
 from MultibodyWB.solver.model import INTEGRATORS, MultibodySystem
-from MultibodyWB.solver.simulate import simulate
+from MultibodyWB.solver.run.simulate import simulate
 
 K, C, X0 = 1.0e6, 50.0, 1e-3     # N/m, N s/m, m
 

@@ -1,4 +1,4 @@
-"""The background simulation job (MultibodyWB.solver.job): same results as simulate(), progress,
+"""The background simulation job (MultibodyWB.solver.run.job): same results as simulate(), progress,
 cancel, failures. No FreeCAD."""
 
 import threading
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver.job import STATES, Job, run_messages
+from MultibodyWB.solver.run.job import STATES, Job, run_messages
 from MultibodyWB.solver.model import ModelError
-from MultibodyWB.solver.simulate import Cancelled, simulate
+from MultibodyWB.solver.run.simulate import simulate
+from MultibodyWB.solver.methods.runtime import Cancelled
 
 SETTINGS = dict(t_end=0.3, step=1e-3, output_step=0.01)
 

@@ -4,11 +4,11 @@ the loop-closure Jacobian (against finite differences) and the mobility."""
 import numpy as np
 import pytest
 
-from MultibodyWB.solver import kinematics as kin
+from MultibodyWB.solver.analysis import kinematics as kin
 from MultibodyWB.solver.model import HINGE_TYPES, MultibodySystem
-from MultibodyWB.solver.rotations import (bryant_to_matrix, matrix_to_bryant, rotation_vector,
+from MultibodyWB.solver.maths.rotations import (bryant_to_matrix, matrix_to_bryant, rotation_vector,
                                            rot_x, rot_y, rot_z)
-from MultibodyWB.solver.topology import analyse
+from MultibodyWB.solver.analysis.topology import analyse
 
 from test_topology import (CRANK, add_body, branched_tree, bushing_loop, connect, crank_slider,
                            double_pendulum, four_bar, free_body, inner_loop, pendulum)

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver.kinematics import mobility
+from MultibodyWB.solver.analysis.kinematics import mobility
 from MultibodyWB.solver.model import HINGE_TYPES
-from MultibodyWB.solver.simulate import simulate
-from MultibodyWB.solver.system import System
+from MultibodyWB.solver.run.simulate import simulate
+from MultibodyWB.solver.methods.mstmm.system import System
 
 LOOPS = {
     "four_bar": {},
@@ -180,7 +180,7 @@ def test_no_change_point_reported_for_a_crank_rocker():
 def test_singularity_monitor_finds_a_v_between_samples():
     """The monitor on a sampled ratio |t - t*| (a rank drop passed between two samples)
     reports one passage at t*, and none for a smooth minimum that stays away from zero."""
-    from MultibodyWB.solver.partition import SingularityMonitor
+    from MultibodyWB.solver.methods.constrained.partition import SingularityMonitor
     t = np.arange(0.0, 1.0, 0.01)
     mon = SingularityMonitor()
     mon.series(t[:50], np.abs(t[:50] - 0.4237))
@@ -201,7 +201,7 @@ def _loop_model(case):
     if case == "universal_big_end":
         # the planar engine with its big end a universal hinge, first axis along the crank
         # pin: the cut hinge (4 constraints, fewer than the revolutes' 5), turning fast about rx
-        from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant
+        from MultibodyWB.solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
         m = build("crank_slider", variant="planar")
         turn = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])   # x <- old z
         h = m.hinge("BigEnd")
@@ -225,12 +225,13 @@ def test_loop_rows_match_the_global_formulation(case):
     hinge), the spatial crank-slider (a moving spherical one, driven, with gas force) and the
     planar engine with a universal big end turning about its first axis (its second stays at 0:
     the a' b' term of the universal's acceleration is not exercised here)."""
-    from MultibodyWB.solver.constrained import accelerations, quaternion_to_matrix
-    from MultibodyWB.solver.constrained_run import LoopRecorder
-    from MultibodyWB.solver.rotations import bryant_to_matrix
-    from MultibodyWB.solver.results import hinge_quantities
-    from MultibodyWB.solver.start import prepare
-    from MultibodyWB.solver.system import System
+    from MultibodyWB.solver.methods.constrained.formulation import accelerations
+    from MultibodyWB.solver.maths.rotations import quaternion_to_matrix
+    from MultibodyWB.solver.methods.constrained.run import LoopRecorder
+    from MultibodyWB.solver.maths.rotations import bryant_to_matrix
+    from MultibodyWB.solver.model.columns import hinge_quantities
+    from MultibodyWB.solver.analysis.start import prepare
+    from MultibodyWB.solver.methods.mstmm.system import System
     model, _ = prepare(_loop_model(case), True)
     system = System(model)
     # states along a short run (rates and accelerations non-zero)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import seed_box
-from MultibodyWB.solver import massprops
-from MultibodyWB.solver.rotations import (bryant_to_matrix, inertia_vector_to_tensor,
+from MultibodyWB.solver.model import massprops
+from MultibodyWB.solver.maths.rotations import (bryant_to_matrix, inertia_vector_to_tensor,
                                           matrix_to_bryant, parallel_axis)
 
 
@@ -63,8 +63,8 @@ def test_parallel_axis_inverse():
 def test_rotation_vector_accurate_near_zero_and_pi():
     from scipy.spatial.transform import Rotation
 
-    from MultibodyWB.solver.kernels import rotvec
-    from MultibodyWB.solver.rotations import rotation_vector
+    from MultibodyWB.solver.methods.mstmm.kernels import rotvec
+    from MultibodyWB.solver.maths.rotations import rotation_vector
     rng = np.random.default_rng(3)
     for k in range(600):
         axis = rng.normal(size=3)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver.simulate import simulate
+from MultibodyWB.solver.run.simulate import simulate
 
 CASES = {
     # name: (options, step, position column, hinges whose reactions are compared)

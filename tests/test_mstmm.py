@@ -9,10 +9,12 @@ import pytest
 
 from MultibodyWB.examples import EXAMPLES, build
 from MultibodyWB.examples.parts import add_link, frame_along
-from MultibodyWB.solver import mstmm, xmlio
+from MultibodyWB.solver.methods.mstmm import transfer as mstmm
+from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model import MultibodySystem
-from MultibodyWB.solver.rotations import matrix_to_bryant
-from MultibodyWB.solver.system import System
+from MultibodyWB.solver.maths.rotations import matrix_to_bryant
+from MultibodyWB.solver.methods.mstmm.system import System
+from MultibodyWB.solver import cli
 
 import randmodels  # noqa: E402  (tests/ is on sys.path: conftest)
 
@@ -257,7 +259,7 @@ def test_examples_order(name):
     loops = s_topology_has_loops(model)
     if loops:
         # closed loops: cut hinges as boundary pairs with unknown loads (tests/test_mstmm_loops)
-        from MultibodyWB.solver.assembly import assembled_state
+        from MultibodyWB.solver.analysis.assembly import assembled_state
         y, _ = assembled_state(s)
     inst, res = assert_agrees(s, 0.0, y)
     topo = s.topology
@@ -273,7 +275,7 @@ def test_examples_order(name):
 
 
 def s_topology_has_loops(model):
-    from MultibodyWB.solver.topology import analyse
+    from MultibodyWB.solver.analysis.topology import analyse
     return bool(analyse(model).cut_hinges)
 
 
@@ -369,7 +371,7 @@ def _run(argv):
     import argparse
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command", required=True)
-    mstmm.add_equation_command(sub)
+    cli.add_equation_command(sub)
     args = p.parse_args(argv)
     out = io.StringIO()
     return args.func(args, out), out.getvalue()

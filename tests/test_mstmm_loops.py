@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver import mstmm, xmlio
-from MultibodyWB.solver.assembly import assembled_state
-from MultibodyWB.solver.kinematics import drawn_poses, relative_pose
-from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant
-from MultibodyWB.solver.simulate import simulate
-from MultibodyWB.solver.start import resolve
-from MultibodyWB.solver.system import System
+from MultibodyWB.solver.methods.mstmm import transfer as mstmm
+from MultibodyWB.solver.model import xmlio
+from MultibodyWB.solver.analysis.assembly import assembled_state
+from MultibodyWB.solver.analysis.kinematics import drawn_poses, relative_pose
+from MultibodyWB.solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
+from MultibodyWB.solver.run.simulate import simulate
+from MultibodyWB.solver.analysis.start import resolve
+from MultibodyWB.solver.methods.mstmm.system import System
+from MultibodyWB.solver import cli
 
 import randmodels  # noqa: E402  (tests/ is on sys.path: conftest)
 from test_constrained_loops import CLOSING_TYPES, random_loop_model  # noqa: E402
@@ -212,7 +214,7 @@ def _run(argv):
     import argparse
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command", required=True)
-    mstmm.add_equation_command(sub)
+    cli.add_equation_command(sub)
     args = p.parse_args(argv)
     out = io.StringIO()
     return args.func(args, out), out.getvalue()

@@ -6,11 +6,14 @@ import pytest
 
 from MultibodyWB.examples import build
 from MultibodyWB.examples.crank_slider import positions
-from MultibodyWB.solver import massprops, newton_euler as NE, simulate as sim
-from MultibodyWB.solver.kinematics import Pose, drawn_poses, hinge_residual
+from MultibodyWB.solver.model import massprops
+from MultibodyWB.solver.methods.newton_euler import method as NE
+from MultibodyWB.solver.run import simulate as sim
+from MultibodyWB.solver.analysis.kinematics import Pose, drawn_poses, hinge_residual
 from MultibodyWB.solver.model import Driver, MultibodySystem
-from MultibodyWB.solver.rotations import inertia_vector_to_tensor, parallel_axis
-from MultibodyWB.solver.simulate import Cancelled, simulate
+from MultibodyWB.solver.maths.rotations import inertia_vector_to_tensor, parallel_axis
+from MultibodyWB.solver.run.simulate import simulate
+from MultibodyWB.solver.methods.runtime import Cancelled
 
 G = 9.81
 STEPS = (1e-4, 1e-5, 1e-6)

@@ -16,10 +16,13 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver import cli, newton_euler, xmlio
+from MultibodyWB.solver import cli
+from MultibodyWB.solver.methods.newton_euler import method as newton_euler
+from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model import ModelError
-from MultibodyWB.solver.simulate import (BudgetExceeded, RunError, SimulationError,
-                                         StallDetector, _settings, simulate, stiff_elements)
+from MultibodyWB.solver.run.simulate import StallDetector, _settings, simulate
+from MultibodyWB.solver.methods.runtime import (BudgetExceeded, RunError, SimulationError,
+                                                stiff_elements)
 
 METHODS = ["mstmm", "newton-euler", "constrained"]
 
@@ -310,7 +313,7 @@ def test_cli_wall_budget(tmp_path, capsys):
 def test_accelerations_that_are_not_finite_name_the_hinge(monkeypatch, integrator):
     """The elbow's acceleration made NaN after t = 0.05 s: the explicit integrators shrink their
     step until they fail, BDF's LU raised ValueError; each names the elbow and the time."""
-    from MultibodyWB.solver import system as system_module
+    from MultibodyWB.solver.methods.mstmm import system as system_module
     real = system_module.System.derivative
 
     def derivative(self, t, y):
@@ -332,7 +335,7 @@ def test_accelerations_that_are_not_finite_name_the_hinge(monkeypatch, integrato
 def test_a_linear_algebra_error_in_a_run_is_a_run_error(monkeypatch):
     """What remains possible inside the kernels (was LinAlgError from _run_rk4): said with the
     time it happened near, never a traceback."""
-    from MultibodyWB.solver import simulate as sim
+    from MultibodyWB.solver.run import simulate as sim
     calls = []
     real = sim.K.rk4_run
 
@@ -356,7 +359,7 @@ def test_a_linear_algebra_error_in_a_run_is_a_run_error(monkeypatch):
 # --------------------------------------------------------------------------------------------------
 
 def test_job_of_a_stiff_model_fails_with_the_run_error():
-    from MultibodyWB.solver.job import Job
+    from MultibodyWB.solver.run.job import Job
     job = Job(stiff()).start()
     assert job.wait(60)
     assert job.state == "failed" and isinstance(job.error, RunError), job.error
@@ -365,7 +368,7 @@ def test_job_of_a_stiff_model_fails_with_the_run_error():
 
 
 def test_job_keeps_the_trace_of_an_internal_error(monkeypatch):
-    from MultibodyWB.solver import job as job_module
+    from MultibodyWB.solver.run import job as job_module
 
     def broken(model, **settings):
         return {}["no such key"]
@@ -380,7 +383,7 @@ def test_job_keeps_the_trace_of_an_internal_error(monkeypatch):
 def test_advice_for_a_vanishing_mass_suggests_no_absurd_step():
     """A mass of 1e-308 kg on a damped hinge: the advice must not read "use a Step below 0 s"
     (issue 12's fuzz finding): no step is suggested, the element and Radau/BDF are."""
-    from MultibodyWB.solver.simulate import stiffness_advice
+    from MultibodyWB.solver.methods.runtime import stiffness_advice
     m = build("double_pendulum")
     m.body("Lower").mass = 1e-308
     m.body("Lower").inertia = m.body("Lower").inertia * 1e-308

@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver import cli, xmlio
-from MultibodyWB.solver.kinematics import drawn_poses, marker_pose
+from MultibodyWB.solver import cli
+from MultibodyWB.solver.model import xmlio
+from MultibodyWB.solver.analysis.kinematics import drawn_poses, marker_pose
 from MultibodyWB.solver.model import ModelError, Motor
-from MultibodyWB.solver.results import Results
-from MultibodyWB.solver.rotations import bryant_to_matrix
-from MultibodyWB.solver.simulate import simulate
-from MultibodyWB.solver.start import prepare, resolve
+from MultibodyWB.solver.results.table import Results
+from MultibodyWB.solver.maths.rotations import bryant_to_matrix
+from MultibodyWB.solver.run.simulate import simulate
+from MultibodyWB.solver.analysis.start import prepare, resolve
 
 
 def answer(tmp_path, model, *command):

@@ -10,13 +10,17 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver import massprops, simulate as sim, xmlio
+from MultibodyWB.solver.model import massprops
+from MultibodyWB.solver.run import simulate as sim
+from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model import HINGE_TYPES, ModelError, MultibodySystem
-from MultibodyWB.solver.results import (BODY_COLUMNS, ENERGY_COLUMNS, HINGE_COLUMNS, Results,
-                                        columns_table, continue_bryant, describe,
-                                        hinge_quantities, unit_of)
-from MultibodyWB.solver.rotations import bryant_to_matrix
-from MultibodyWB.solver.simulate import Cancelled, output_times, simulate
+from MultibodyWB.solver.results.table import Results
+from MultibodyWB.solver.results.recorder import continue_bryant
+from MultibodyWB.solver.model.columns import (BODY_COLUMNS, ENERGY_COLUMNS, HINGE_COLUMNS,
+                                              columns_table, describe, hinge_quantities, unit_of)
+from MultibodyWB.solver.maths.rotations import bryant_to_matrix
+from MultibodyWB.solver.run.simulate import simulate
+from MultibodyWB.solver.methods.runtime import Cancelled, output_times
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 G = 9.81
@@ -252,7 +256,7 @@ def test_reaction_is_newton_euler_of_the_body():
     g = np.array([0, 0, -G])
     F, T = r.vector("Pin.F"), r.vector("Pin.T")
     np.testing.assert_allclose(F, mp.mass * (ac - g), rtol=0, atol=1e-12 * np.abs(F).max())
-    from MultibodyWB.solver.rotations import inertia_vector_to_tensor
+    from MultibodyWB.solver.maths.rotations import inertia_vector_to_tensor
     JO = np.einsum("nij,jk,nlk->nil", R, inertia_vector_to_tensor(mp.ji), R)
     Hdot = np.einsum("nij,nj->ni", JO, al) + np.cross(w, np.einsum("nij,nj->ni", JO, w))
     T_expected = Hdot - np.cross(rc, mp.mass * g)
@@ -309,7 +313,7 @@ def test_rk4_agrees_with_dop853(name, t_end):
 _RUNNER = """
 import argparse, sys
 from MultibodyWB.solver import cli
-from MultibodyWB.solver.simulate import add_run_command
+from MultibodyWB.solver.cli import add_run_command
 base = cli.parser
 def parser():
     p = base()
@@ -394,7 +398,7 @@ def test_driven_run_does_not_depend_on_how_it_is_chunked(monkeypatch):
     """The rk4 chunks follow the wall time; the drivers' and forces' sample times must not, so
     a run gives the same numbers every time (crank-slider: driver and gas force)."""
     from MultibodyWB.examples import build
-    from MultibodyWB.solver import simulate as sim
+    from MultibodyWB.solver.run import simulate as sim
     model = build("crank_slider")
     reference = sim.simulate(model, t_end=0.003)
     monkeypatch.setattr(sim, "CHUNK_SECONDS", 1e-9)        # one output row per chunk
@@ -419,13 +423,13 @@ def test_result_rows_do_not_depend_on_how_many_are_computed_at_once(name):
     or with others (no summation whose order depends on the batch: numpy's matmul and einsum
     may change theirs with the shapes)."""
     from MultibodyWB.examples import build
-    from MultibodyWB.solver.constrained_run import LoopRecorder
-    from MultibodyWB.solver.results import Recorder
-    from MultibodyWB.solver.system import System
+    from MultibodyWB.solver.methods.constrained.run import LoopRecorder
+    from MultibodyWB.solver.results.recorder import Recorder
+    from MultibodyWB.solver.methods.mstmm.system import System
     model = build(name)
     r = simulate(model, t_end=300 * model.simulation.step, output_step=model.simulation.step,
                  accept_corrections=True)
-    from MultibodyWB.solver.start import prepare
+    from MultibodyWB.solver.analysis.start import prepare
     system = System(prepare(model, True)[0])
     make = LoopRecorder if system.cuts else Recorder
     flows = np.zeros((len(r), 3))

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver import cli, xmlio
-from MultibodyWB.solver.kinematics import drawn_poses, hinge_coordinates
+from MultibodyWB.solver import cli
+from MultibodyWB.solver.model import xmlio
+from MultibodyWB.solver.analysis.kinematics import drawn_poses, hinge_coordinates
 from MultibodyWB.solver.model import Driver, ModelError, Motor
-from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant
+from MultibodyWB.solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
 from MultibodyWB.examples.parts import frame_along
-from MultibodyWB.solver.simulate import simulate
-from MultibodyWB.solver.start import (StartCorrectionError, prepare, resolve, start_report)
+from MultibodyWB.solver.run.simulate import simulate
+from MultibodyWB.solver.analysis.start import (StartCorrectionError, prepare, resolve, start_report)
 
 AXIS = np.array([0.0, 1.0, 0.0])
 
@@ -215,14 +216,14 @@ def test_cli_refuses_a_moving_start_and_runs_when_accepted(tmp_path):
 # --- initial rates: prescribed or estimates ---------------------------------------------------
 
 def _rates_of(m, qd):
-    from MultibodyWB.solver.kinematics import coordinate_labels
-    from MultibodyWB.solver.topology import analyse
+    from MultibodyWB.solver.analysis.kinematics import coordinate_labels
+    from MultibodyWB.solver.analysis.topology import analyse
     labels = coordinate_labels(m, analyse(m))
     return dict(zip(labels, qd))
 
 
 def test_consistent_prescribed_rates_of_every_hinge_are_kept_exactly():
-    from MultibodyWB.solver.assembly import assemble
+    from MultibodyWB.solver.analysis.assembly import assemble
     m = four_bar(60.0)
     m.hinge("CrankPivot").initial_rates = np.array([6.0])
     _, qd, _ = assemble(m)

@@ -10,8 +10,8 @@ import numba
 import numpy as np
 import pytest
 
-from MultibodyWB.solver.timefunction import (CONSTANTS, FUNCTIONS, ExpressionError, TimeFunction,
-                                             parse)
+from MultibodyWB.solver.model.timefunction import (CONSTANTS, FUNCTIONS, ExpressionError,
+                                                   TimeFunction, parse)
 
 # --------------------------------------------------------------------------------------------------
 # Validation

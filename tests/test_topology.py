@@ -6,10 +6,11 @@ The mechanisms are built here in code; ``test_kinematics`` reuses the builders.
 import numpy as np
 import pytest
 
-from MultibodyWB.solver.figure import topology_graph, write_figure
+from MultibodyWB.solver.analysis.figure import topology_graph, write_figure
 from MultibodyWB.solver.model import MultibodySystem
-from MultibodyWB.solver.rotations import bryant_to_matrix, matrix_to_bryant, rot_x, rot_y, rot_z
-from MultibodyWB.solver.topology import analyse
+from MultibodyWB.solver.maths.rotations import (bryant_to_matrix, matrix_to_bryant, rot_x, rot_y,
+                                                rot_z)
+from MultibodyWB.solver.analysis.topology import analyse
 
 I3 = np.eye(3)
 

@@ -5,7 +5,7 @@ import pytest
 
 from MultibodyWB.examples import EXAMPLES, build
 from MultibodyWB.solver.model import Driver, MarkerRef, ModelError, MultibodySystem
-from MultibodyWB.solver.validation import check_inertia, validate
+from MultibodyWB.solver.model.validation import check_inertia, validate
 
 
 def pendulum():

@@ -5,7 +5,8 @@ import io
 
 import pytest
 
-from MultibodyWB.solver import cli, warmup
+from MultibodyWB.solver import cli
+from MultibodyWB.solver.run import warmup
 
 
 @pytest.fixture
@@ -27,7 +28,8 @@ def test_a_changed_source_makes_the_cache_cold(cache, monkeypatch):
     monkeypatch.setattr(warmup, "_models", lambda: [])
     warmup.warm_up()
     key = warmup._key()
-    monkeypatch.setattr(warmup, "SOURCES", warmup.SOURCES + ("xmlio.py",))
+    real = warmup.sources()
+    monkeypatch.setattr(warmup, "sources", lambda: real + [warmup.SOLVER / "model" / "xmlio.py"])
     assert warmup._key() != key and not warmup.is_warm()
 
 
@@ -44,7 +46,7 @@ def test_the_cli_says_when_the_kernels_are_ready(cache, monkeypatch):
 def test_the_warm_up_runs_every_kind_of_model():
     """The tiny runs reach trees and loops, rk4 and an adaptive integrator, a motor and the
     Newton-Euler method (with the kernels of this checkout, cached as every test uses them)."""
-    from MultibodyWB.solver.simulate import simulate
+    from MultibodyWB.solver.run.simulate import simulate
     kinds = set()
     for model, settings in warmup._models():
         res = simulate(model, **settings)
@@ -67,7 +69,7 @@ def test_stamp_key_follows_the_path_as_imported(tmp_path):
     from pathlib import Path
     root = Path(__file__).resolve().parent.parent
     (tmp_path / "MultibodyWB").symlink_to(root / "MultibodyWB")
-    code = "from MultibodyWB.solver import warmup; print(warmup._key())"
+    code = "from MultibodyWB.solver.run import warmup; print(warmup._key())"
     keys = [subprocess.run([sys.executable, "-c", code], cwd=str(cwd),
                            env={**__import__("os").environ, "PYTHONPATH": str(cwd)},
                            capture_output=True, text=True, check=True).stdout.strip()

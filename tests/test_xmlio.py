@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from MultibodyWB.solver import xmlio
+from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model import (COORDINATE_KIND, COORDINATE_UNIT, FORCE_TYPES, HINGE_TYPES,
                                       INTEGRATORS, METHODS, Driver, MarkerRef, ModelError,
                                       MultibodySystem, Simulation)

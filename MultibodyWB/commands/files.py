@@ -109,7 +109,7 @@ def _import(command, selection):
 
 
 def _topology(command, selection):
-    from ..solver.figure import write_figure
+    from ..solver.analysis.figure import write_figure
     mechanism = mechanism_for(selection)
     model = checked_model(command.MENU_TEXT, mechanism)
     if model is None:

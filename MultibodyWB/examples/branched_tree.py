@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solver import massprops
+from ..solver.model import massprops
 from ..solver.model import MultibodySystem
-from ..solver.rotations import matrix_to_bryant
+from ..solver.maths.rotations import matrix_to_bryant
 from .parts import STEEL, add_link, frame_along
 
 

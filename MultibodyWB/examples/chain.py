@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..solver.model import MultibodySystem
-from ..solver.rotations import bryant_to_matrix
+from ..solver.maths.rotations import bryant_to_matrix
 from .parts import add_link, orientation_in
 
 LINK = 0.1   #: m

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solver import massprops
+from ..solver.model import massprops
 from ..solver.model import Driver, MultibodySystem
-from ..solver.rotations import matrix_to_bryant
+from ..solver.maths.rotations import matrix_to_bryant
 from .parts import ALUMINIUM, STEEL, add_link, frame_along, orientation_in
 
 CRANK_RADIUS = 0.04    #: m

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..solver.model import MultibodySystem
-from ..solver.rotations import matrix_to_bryant
+from ..solver.maths.rotations import matrix_to_bryant
 from .parts import add_link, frame_along
 
 LENGTH = 0.3        #: m, pivot to pivot

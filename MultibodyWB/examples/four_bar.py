@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..solver.model import MultibodySystem
-from ..solver.rotations import matrix_to_bryant
+from ..solver.maths.rotations import matrix_to_bryant
 from .parts import add_link, frame_along, orientation_in
 
 GROUND_LINK = 0.3

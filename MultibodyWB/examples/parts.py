@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solver import massprops
+from ..solver.model import massprops
 from ..solver.model import MarkerRef, MultibodySystem, RigidBody
-from ..solver.rotations import bryant_to_matrix, matrix_to_bryant
+from ..solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
 
 STEEL = 7850.0       #: kg/m^3
 ALUMINIUM = 2700.0   #: kg/m^3

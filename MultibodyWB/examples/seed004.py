@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solver import massprops
+from ..solver.model import massprops
 from ..solver.model import MultibodySystem
 
 A, B, C = 0.3, 0.1, 0.15          #: m

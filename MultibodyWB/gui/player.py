@@ -425,7 +425,7 @@ class PlayerPanel(TaskPanel):
         dialog.setWindowTitle("Multibody: export movie")
         dialog.setWindowModality(QtCore.Qt.WindowModal)
         dialog.show()
-        from ..solver.simulate import Cancelled
+        from ..solver.methods.runtime import Cancelled
         try:
             self.export_movie(path, progress=lambda f: dialog.setValue(int(1000 * f)),
                               cancel=dialog.wasCanceled)

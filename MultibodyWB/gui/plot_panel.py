@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from ..solver.results import describe, unit_of
+from ..solver.model.columns import describe, unit_of
 from . import qt
 from .qt import QtCore, QtWidgets
 

@@ -2,7 +2,7 @@
 
 The panel edits the mechanism's Simulation settings (method, integrator, times, tolerances; shown
 in FreeCAD's units), and **Run** exports the mechanism to the neutral model (in the GUI thread:
-it reads the document) and hands it to a :class:`MultibodyWB.solver.job.Job`, which runs the
+it reads the document) and hands it to a :class:`MultibodyWB.solver.run.job.Job`, which runs the
 solver in a background thread while FreeCAD stays responsive. A timer in the GUI thread follows
 the job: progress bar, simulated time, elapsed time. **Cancel** asks the job to stop at its next
 chunk.
@@ -113,7 +113,7 @@ def check_settings(values):
     from types import SimpleNamespace
 
     from ..solver.model import Simulation
-    from ..solver.simulate import _settings
+    from ..solver.run.simulate import _settings
     sim = Simulation()
     for name, value in values.items():
         setattr(sim, MODEL_ATTRIBUTES[name][0], value)
@@ -469,7 +469,7 @@ class SimulatePanel(TaskPanel):
     def _start(self, model, accept_corrections=False):
         """Check the start (the drawing, unless accepted), then start the job on ``model``
         (after the compile of the kernels when a first run needs it)."""
-        from ..solver.start import StartCorrectionError, prepare
+        from ..solver.analysis.start import StartCorrectionError, prepare
         if not accept_corrections:
             try:
                 prepare(model)
@@ -502,7 +502,7 @@ class SimulatePanel(TaskPanel):
 
     def _launch(self, model, accept_corrections):
         """Start the job (the kernels are ready, or it compiles them itself)."""
-        from ..solver.job import Job
+        from ..solver.run.job import Job
         values = self.settings_used
         self.job = Job(model, accept_corrections=accept_corrections)
         self.started = time.perf_counter()
@@ -629,7 +629,7 @@ class SimulatePanel(TaskPanel):
             callback(job)
 
     def _finish(self, job, elapsed):
-        from ..solver.simulate import Cancelled
+        from ..solver.methods.runtime import Cancelled
         if job.state == "cancelled" or isinstance(job.error, Cancelled):
             self.status.setText("Cancelled; the stored results are unchanged")
             self.say("Run cancelled; nothing was stored.")
@@ -749,7 +749,7 @@ class SimulatePanel(TaskPanel):
         import tempfile
 
         from ..commands.files import show_figure
-        from ..solver.figure import write_figure
+        from ..solver.analysis.figure import write_figure
         try:
             model = runs.model_of(self.mechanism)
             path = os.path.join(tempfile.mkdtemp(prefix="mbwb-topology-"),
@@ -767,7 +767,7 @@ class SimulatePanel(TaskPanel):
         return show_figure(f"Topology of '{self.mechanism.Label}'", path)
 
     def show_equation(self):
-        from ..solver.mstmm import equation_report
+        from ..solver.methods.mstmm.transfer import equation_report
         try:
             text = equation_report(runs.model_of(self.mechanism))
         except ModelError as exc:

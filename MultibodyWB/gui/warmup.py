@@ -1,7 +1,7 @@
 """The solver's kernels compiled in a separate process, so that FreeCAD never waits on numba.
 
 :func:`start` launches ``python3 -m MultibodyWB.solver warmup`` (see
-:mod:`MultibodyWB.solver.warmup`) unless the kernels are ready or a warm-up is running already:
+:mod:`MultibodyWB.solver.run.warmup`) unless the kernels are ready or a warm-up is running already:
 the workbench starts one when it is activated, and the Simulate panel waits for it before its first
 run, showing the elapsed time; :func:`stop` ends it at once (Cancel). Being another process, the
 compile neither freezes FreeCAD nor holds its Python lock.
@@ -35,7 +35,7 @@ def python_executable():
 
 def ready():
     """True when the kernels are compiled and cached for this FreeCAD's Python."""
-    from ..solver.warmup import is_warm
+    from ..solver.run.warmup import is_warm
     return is_warm()
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import units
 from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, set_value, type_of, vector_prop
-from ..solver.validation import MAX_POSITION
+from ..solver.model.validation import MAX_POSITION
 
 TYPE = "Multibody::Body"
 DENSITY_SOURCES = ("Density", "Material")
@@ -150,7 +150,7 @@ class BodyProxy(BaseProxy):
 
 
 #: Farthest a linked solid may reach from the origin (mm): the solver's
-#: :data:`~MultibodyWB.solver.validation.MAX_POSITION`.
+#: :data:`~MultibodyWB.solver.model.validation.MAX_POSITION`.
 MAX_DISTANCE = MAX_POSITION * 1e3
 
 

@@ -5,7 +5,7 @@ forces and its simulation settings. It holds the gravity and which body is the g
 ``execute`` (run after all its members, which it depends on) checks the whole model the way the
 export does (:func:`MultibodyWB.export.collect`), marks every member with its problems and sets
 its own ``Status`` (:func:`mechanism_status`): the degrees of freedom (the Grübler–Kutzbach count
-and the actual mobility, from the solver's :func:`~MultibodyWB.solver.kinematics.mobility`), the
+and the actual mobility, from the solver's :func:`~MultibodyWB.solver.analysis.kinematics.mobility`), the
 driven coordinates, the redundant constraints with their directions in words, and the problems
 that block a run. A mechanism being built (a body not yet connected, no hinge yet) has a status,
 not errors: nothing is printed; the problems are listed as errors when the user exports, checks
@@ -154,7 +154,7 @@ def _axis_words(vector):
 def redundant_in_words(model, rows):
     """Redundant loop-constraint rows (``'J4: rotation about x'``) in words, with the global
     direction of the output marker's axis as drawn."""
-    from ..solver.kinematics import drawn_poses, marker_pose
+    from ..solver.analysis.kinematics import drawn_poses, marker_pose
     poses = drawn_poses(model)
     out = []
     for row in rows:
@@ -181,8 +181,8 @@ def mechanism_status(mechanism, result=None):
     """The :class:`Status` of ``mechanism`` (``result``: its :func:`MultibodyWB.export.collect`,
     made when not given). Never raises."""
     from .. import export
-    from ..solver.kinematics import mobility
-    from ..solver.topology import analyse
+    from ..solver.analysis.kinematics import mobility
+    from ..solver.analysis.topology import analyse
     if result is None:
         result = export.collect(mechanism)
     model = result.model

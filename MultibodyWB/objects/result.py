@@ -1,7 +1,7 @@
 """The Result: one simulation run of a mechanism, kept in the document.
 
 An ``App::FeaturePython`` in the mechanism's group (see :mod:`MultibodyWB.runs`, which makes and
-fills it). The run's :class:`~MultibodyWB.solver.results.Results` are an NPZ file
+fills it). The run's :class:`~MultibodyWB.solver.results.table.Results` are an NPZ file
 (:meth:`Results.to_npz`: column names, the table, the run's metadata, the solver states) held by
 ``ResultFile``, an ``App::PropertyFileIncluded``: FreeCAD keeps the file in the document's
 transient folder and saves it inside the ``.FCStd``, so a reopened document has its results
@@ -11,14 +11,14 @@ never needs a recompute).
 
 :func:`load` reads the results back, once: later calls for the same object and file are served
 from a small cache. Units: the run's times are quantities in s; the file's columns are SI (see
-:mod:`MultibodyWB.solver.results`).
+:mod:`MultibodyWB.solver.results.table`).
 """
 
 import collections
 import os
 import threading
 
-from ..solver.results import Results
+from ..solver.results.table import Results
 from .base import READ_ONLY, BaseProxy, Prop, quantity_prop
 
 TYPE = "Multibody::Result"
@@ -76,7 +76,7 @@ def _where(obj):
 
 
 def load(obj):
-    """The :class:`~MultibodyWB.solver.results.Results` stored in the Result object ``obj``.
+    """The :class:`~MultibodyWB.solver.results.table.Results` stored in the Result object ``obj``.
 
     Read from ``obj.ResultFile`` the first time, then from a cache keyed on the object and the
     file (path, modification time, size): a new file for the object is read again. The arrays of

@@ -23,6 +23,7 @@ import contextlib
 import gc
 import os
 import sys
+import time as _time
 from types import SimpleNamespace
 
 import numpy as np
@@ -41,7 +42,7 @@ class CliError(Exception):
 
 
 def _load(path: str):
-    from . import xmlio
+    from .model import xmlio
     if not os.path.isfile(path):
         raise CliError(f"{path}: no such file")
     model, problems = xmlio.read_with_problems(path)
@@ -82,8 +83,8 @@ def _short_list(words, limit=SUMMARY_ROWS) -> str:
 
 def summary(model, topo=None, mob=None) -> str:
     """A readable summary of a valid model: parts, hinges, forces, numbering, DOF, loops."""
-    from .kinematics import mobility
-    from .topology import analyse
+    from .analysis.kinematics import mobility
+    from .analysis.topology import analyse
     topo = topo or analyse(model)
     if mob is None and topo.loop_constraints == 0:   # a tree: no loop Jacobian to take a rank of
         mob = SimpleNamespace(rank=0, dof=topo.tree_coordinates, redundant=0,
@@ -163,14 +164,14 @@ def cmd_check(args, out) -> int:
 
 
 def _check(args, out) -> int:
-    from .model import ModelError
-    from .start import prepare
+    from .model.problems import ModelError
+    from .analysis.start import prepare
     model, problems = _load(args.model)
     if problems:
         _print_problems(args.model, problems, out)
         return EXIT_INVALID
-    from .simulate import _settings
-    from .topology import analyse
+    from .run.simulate import _settings
+    from .analysis.topology import analyse
     try:
         # what run refuses, check reports first: the settings, then the start
         _settings(model, None, None, None, None, None)
@@ -186,7 +187,7 @@ def _check(args, out) -> int:
 
 
 def cmd_topology(args, out) -> int:
-    from .figure import write_figure
+    from .analysis.figure import write_figure
     model, problems = _load(args.model)
     if problems:
         _print_problems(args.model, problems, out)
@@ -201,7 +202,7 @@ def cmd_topology(args, out) -> int:
 
 def cmd_example(args, out) -> int:
     from ..examples import EXAMPLES, build
-    from . import xmlio
+    from .model import xmlio
     if args.name not in EXAMPLES:
         raise CliError(f"no example '{args.name}'; choose one of {', '.join(EXAMPLES)}")
     model = build(args.name)
@@ -211,7 +212,7 @@ def cmd_example(args, out) -> int:
 
 
 def cmd_warmup(args, out) -> int:
-    from .warmup import is_warm, stamp_path, warm_up
+    from .run.warmup import is_warm, stamp_path, warm_up
     if is_warm() and not args.force:
         print(f"solver kernels ready (stamp {stamp_path()})", file=out)
         return EXIT_OK
@@ -252,8 +253,6 @@ def parser() -> argparse.ArgumentParser:
     w.set_defaults(func=cmd_warmup)
     ls = sub.add_parser("examples", help="list the built-in examples")
     ls.set_defaults(func=cmd_examples)
-    from .mstmm import add_equation_command    # here: both import this module
-    from .simulate import add_run_command
     add_equation_command(sub)
     add_run_command(sub)
     return p
@@ -276,3 +275,128 @@ def main(argv=None, out=None) -> int:
         print(f"internal error: {type(exc).__name__}: {exc} (please report it with the model "
               "file)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+class ProgressBar:
+    """A text bar on a stream (stderr), updated in place when the stream is a terminal.
+
+    On a terminal it is redrawn at most ten times a second; elsewhere only the final line is
+    written.
+    """
+
+    def __init__(self, stream=None, width=30, label="simulating"):
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.label = label
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.t0 = _time.perf_counter()
+        self._last = -1.0
+
+    def _line(self, fraction):
+        n = int(round(fraction * self.width))
+        el = _time.perf_counter() - self.t0
+        return (f"{self.label} [{'#' * n}{'.' * (self.width - n)}] {100 * fraction:5.1f}% "
+                f"{el:6.1f} s")
+
+    def __call__(self, fraction):
+        now = _time.perf_counter()
+        if self.tty and (now - self._last >= 0.1 or fraction >= 1.0):
+            self._last = now
+            self.stream.write("\r" + self._line(fraction))
+            self.stream.flush()
+
+    def finish(self, fraction=1.0, note=""):
+        """Write the final line (always) and end it."""
+        self.stream.write(("\r" if self.tty else "") + self._line(fraction) + note + "\n")
+        self.stream.flush()
+
+
+def add_run_command(subparsers):
+    """Add the ``run`` command to the CLI's sub-parsers (``cli.parser()``)."""
+    from .model.settings import INTEGRATORS, METHODS
+    r = subparsers.add_parser(
+        "run", help="simulate a model and write its results",
+        description="Simulate a neutral model (the settings of its <Simulation> element unless "
+                    "given here), print a summary, and write the results (.csv or .npz).")
+    r.add_argument("model", help="neutral model file (*.mbs.xml)")
+    r.add_argument("--method", help=f"solution method: {', '.join(METHODS)} "
+                                    "(default: the model's)")
+    r.add_argument("--integrator", help=f"integrator: {', '.join(INTEGRATORS)} "
+                                        "(default: the model's)")
+    r.add_argument("--t-end", type=float, help="end time, s")
+    r.add_argument("--step", type=float, help="integrator step (rk4) or first step, s")
+    r.add_argument("--output-step", type=float, help="spacing of the results, s")
+    r.add_argument("--out", "-o", help="results file, .csv or .npz")
+    r.add_argument("--wall-budget", type=float, metavar="SECONDS",
+                   help="stop the run (no results) when it has taken this many seconds of "
+                        "wall-clock time (default: no limit)")
+    r.add_argument("--accept-corrections", action="store_true",
+                   help="run even when the start moves parts away from the drawing (markers that "
+                        "do not meet, drivers that start elsewhere, loops that do not close as "
+                        "drawn); without it such a run is refused, listing what would move")
+    r.set_defaults(func=cmd_run)
+    return r
+
+
+def cmd_run(args, out) -> int:
+    """``run``: simulate, show progress on stderr, print a summary; exit 0, 1 or 2."""
+    from .model.problems import ModelError
+    from .methods.runtime import SimulationError
+    from .run.simulate import simulate
+    if args.out and not args.out.lower().endswith((".csv", ".npz")):
+        raise CliError(f"{args.out}: the results file must end in .csv or .npz")
+    model, problems = _load(args.model)
+    if problems:
+        _print_problems(args.model, problems, out)
+        return EXIT_INVALID
+    bar = ProgressBar(sys.stderr)
+    try:
+        res = simulate(model, method=args.method, integrator=args.integrator, t_end=args.t_end,
+                       step=args.step, output_step=args.output_step, progress=bar,
+                       accept_corrections=args.accept_corrections,
+                       wall_budget=getattr(args, "wall_budget", None))
+    except ModelError as exc:
+        _print_problems(args.model, exc.problems, out)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        bar.finish(0.0, "  interrupted")
+        print("interrupted: no results", file=sys.stderr)
+        return 130
+    except SimulationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    bar.finish(1.0)
+    print(res.summary(), file=out)
+    if args.out:
+        res.save(args.out)
+        print(f"results written to {args.out} ({len(res)} rows x {len(res.names)} columns)",
+              file=out)
+    return EXIT_OK
+
+
+def cmd_equation(args, out) -> int:
+    """``equation MODEL.xml [--t T]``: print :func:`equation_report`; 2 for an invalid model."""
+    from .methods.mstmm.transfer import equation_report
+    from .model.problems import ModelError
+    model, problems = _load(args.model)
+    if problems:
+        _print_problems(args.model, problems, out)
+        return EXIT_INVALID
+    try:
+        text = equation_report(model, args.t)
+    except ModelError as exc:
+        _print_problems(args.model, exc.problems, out)
+        return EXIT_INVALID
+    print(text, file=out)
+    return EXIT_OK
+
+
+def add_equation_command(subparsers):
+    """Add ``equation MODEL.xml [--t T]`` to the command line's argparse ``subparsers``."""
+    p = subparsers.add_parser("equation", help="print the overall transfer equation (MSTMM), "
+                              "closed loops included")
+    p.add_argument("model", help="neutral model file (*.mbs.xml)")
+    p.add_argument("--t", type=float, default=0.0, metavar="T",
+                   help="time at which the equation is formed, s (default 0)")
+    p.set_defaults(func=cmd_equation)
+    return p

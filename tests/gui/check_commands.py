@@ -151,7 +151,7 @@ def check():
     FreeCADGui.runCommand("MultibodyWB_Export")
     result["exported"] = os.path.isfile(path)
     if result["exported"]:
-        from MultibodyWB.solver import xmlio
+        from MultibodyWB.solver.model import xmlio
         model = xmlio.read(path)
         result["exported_model"] = {"bodies": [b.name for b in model.bodies],
                                     "hinges": [(h.name, h.type) for h in model.hinges],

@@ -113,7 +113,7 @@ def placements(doc):
 
 def drawn_residuals(mechanism):
     from MultibodyWB import export
-    from MultibodyWB.solver.kinematics import mobility
+    from MultibodyWB.solver.analysis.kinematics import mobility
     m = mobility(export.to_model(mechanism))
     res = np.array(list(m.drawn_residuals.values()))
     return {"rotation_rad": float(np.max(np.abs(res[:, :3]))),

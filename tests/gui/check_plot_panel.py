@@ -29,7 +29,7 @@ def out(name):
 
 def simulate_runs():
     from MultibodyWB import examples
-    from MultibodyWB.solver.simulate import simulate
+    from MultibodyWB.solver.run.simulate import simulate
     a = simulate(examples.build("double_pendulum"), t_end=1.0)
     b = simulate(examples.build("double_pendulum"), t_end=1.0, integrator="DOP853",
                  output_step=0.02)

@@ -321,7 +321,7 @@ def check():
         placements(moving_solids(mechanism)), rest)
     FreeCADGui.Selection.clearSelection()
     FreeCADGui.Selection.addSelection(reopened[0])
-    from MultibodyWB.solver import job as job_module
+    from MultibodyWB.solver.run import job as job_module
     jobs_started = []
     original_start = job_module.Job.start
 

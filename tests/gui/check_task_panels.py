@@ -87,7 +87,7 @@ def residuals(mechanism):
     """Largest residual of every hinge as the document is drawn now: (rad, mm)."""
     import numpy as np
     from MultibodyWB import export
-    from MultibodyWB.solver.kinematics import mobility
+    from MultibodyWB.solver.analysis.kinematics import mobility
     m = mobility(export.to_model(mechanism))
     res = np.array(list(m.drawn_residuals.values()))
     return float(np.max(np.abs(res[:, :3]))), float(np.max(np.abs(res[:, 3:]))) * 1000.0

@@ -1,0 +1,564 @@
+"""The drawing is the start: what a run does with the drawn configuration at t = 0.
+
+Every hinge coordinate starts at its drawn value (measured from the markers' poses in the drawn
+configuration) unless the model gives ``InitialCoordinates`` on purpose. Three things follow, done
+once by :func:`resolve` before any formulation sees the model:
+
+Drivers and motors
+    A :class:`~.model.Driver` with ``from_start`` is ``q_start + f(t)``; a :class:`~.model.Motor`
+    is such a driver with a constant-speed (optionally ramped) expression. :func:`resolve` writes
+    both as plain drivers ``f(t)`` whose value at t = 0 is the start value, so every formulation
+    reads ordinary drivers.
+Spring references
+    ``spring_reference_start`` relaxes a hinge's spring at the start values (no stored energy at
+    t = 0); :func:`resolve` writes those values into ``spring_reference``.
+Coaxial markers
+    Markers picked on the bores of stacked parts sit mid-bore, some distance apart along the
+    common pin. A revolute hinge whose markers differ only along their common z axis (axes
+    parallel within :data:`ANGLE_TOLERANCE`, origins off the axis by less than
+    :data:`LENGTH_TOLERANCE`) keeps that drawn axial offset: :func:`resolve` gives the hinge a
+    copy of its input marker moved along the axis onto the output marker's origin (the
+    markers' common plane), so nothing pulls the parts together. (A cylindrical hinge has the
+    axial offset as its coordinate ``z`` already.)
+
+Whatever then still moves a body at t = 0 away from where it is drawn (markers that do not meet as
+the hinge wants, a driver whose value at t = 0 is not the start value, a loop that does not
+close as drawn) is a *correction* of the drawing. :func:`start_report` computes the start
+configuration the run will use (loops assembled by :func:`~.assembly.assemble`), compares every
+body with its intended pose (the drawing, moved by the initial coordinates the model prescribes;
+coordinates given as estimates are the assembly's to change) and lists the bodies that move more
+than :data:`LENGTH_TOLERANCE` or turn more than :data:`ANGLE_TOLERANCE`, and why, in mm and
+degrees; likewise prescribed or driven rates a loop cannot take, with the consistent values. :func:`prepare` refuses such a start
+(:class:`StartCorrectionError`) unless the caller accepts it (``simulate(...,
+accept_corrections=True)``, ``run --accept-corrections``): the user sees what moves before it moves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .kinematics import (Pose, _fit, _forward, _tree_steps, coordinate_labels,
+                         coordinates_from_pose, drawn_poses, hinge_coordinates,
+                         hinge_relative_pose, hinge_residual)
+from ..elements.hinges import COORDINATE_KIND
+from ..model.mechanism import Driver, MultibodySystem
+from ..model.problems import ModelError, Problem
+from ..maths.rotations import bryant_to_matrix
+from ..model.timefunction import parse
+from .topology import analyse
+
+__all__ = ["LENGTH_TOLERANCE", "ANGLE_TOLERANCE", "BodyMove", "StartReport",
+           "StartCorrectionError", "resolve", "start_report", "prepare", "format_length",
+           "format_angle"]
+
+#: A body whose start position differs from its intended one by more than this is reported (m).
+LENGTH_TOLERANCE = 1e-5                     # 0.01 mm
+#: ... or whose orientation differs by more than this angle (rad).
+ANGLE_TOLERANCE = math.radians(0.01)
+
+
+def format_length(metres: float) -> str:
+    """A length for people: ``'10 mm'`` (the document's unit), from metres."""
+    return f"{metres * 1e3:.4g} mm"
+
+
+def format_angle(radians: float) -> str:
+    """An angle for people: ``'90 deg'``, from radians."""
+    return f"{math.degrees(radians):.4g} deg"
+
+
+def _format_coordinate(c: str, value: float) -> str:
+    return (format_length(value) if COORDINATE_KIND[c] == "translation"
+            else format_angle(value))
+
+
+# --------------------------------------------------------------------------------------------------
+# resolve
+# --------------------------------------------------------------------------------------------------
+
+def _start_values(model, h, poses):
+    """The start value of each of a hinge's coordinates: given, else as drawn."""
+    if h.initial_coordinates is not None:
+        return np.array(h.initial_coordinates, dtype=float)
+    return hinge_coordinates(model, h, poses)
+
+
+def _keep_axial_offset(model, h, poses, relative) -> str | None:
+    """Give a revolute hinge whose markers are apart only along the axis a marker on the common
+    plane; return the note, or None when there is nothing to do. The markers' relative pose is
+    kept in ``relative`` (by hinge name) unless the hinge gets the new marker."""
+    if h.type != "revolute":
+        return None
+    R, d = hinge_relative_pose(model, h, poses)
+    relative[h.name] = (R, d)
+    # a revolute hinge has no translation: its residual's translation part is d itself, so the
+    # markers that meet (most) are told apart before the rotation is fitted
+    if abs(d[2]) <= 1e-12 or np.hypot(d[0], d[1]) > LENGTH_TOLERANCE:
+        return None
+    residual = coordinates_from_pose(h.type, R, d)[1]
+    phi, e = residual[:3], residual[3:]
+    axial = float(e[2])
+    if (np.linalg.norm(phi) > ANGLE_TOLERANCE or np.hypot(e[0], e[1]) > LENGTH_TOLERANCE
+            or abs(axial) <= 1e-12):
+        return None
+    body = _own_part(model, model.part(h.input.body))
+    marker = body.marker(h.input.marker)
+    out_part = model.part(h.output.body)
+    R_out = bryant_to_matrix(out_part.orientation) @ out_part.marker(h.output.marker).frame.rotation
+    R_body = bryant_to_matrix(body.orientation)
+    # move the input marker by -axial along the output marker's z axis (global), in body axes
+    shift = R_body.T @ (R_out[:, 2] * axial)
+    ref = body.add_marker(marker.frame.position - shift, marker.frame.orientation,
+                          label=f"{marker.label or marker.id} on the common plane of "
+                                f"hinge {h.name}")
+    h.input = ref
+    del relative[h.name]
+    return (f"Hinge '{h.name}': its markers are {format_length(abs(axial))} apart along the "
+            "common axis; the parts keep that offset (the hinge joins them on the output "
+            "marker's plane)")
+
+
+def _copy(obj):
+    """A shallow copy of a model object (its attributes shared, a name index left out)."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.pop("_lookup", None)
+    return new
+
+
+def _own_part(model, part):
+    """``part`` replaced in ``model`` (a :func:`_resolve` copy) by a copy with its own marker
+    list, so that markers added to it leave the model resolved from unchanged."""
+    for parts in (model.grounds, model.bodies):
+        for i, p in enumerate(parts):
+            if p is part:
+                new = parts[i] = _copy(part)
+                new.markers = list(part.markers)
+                return new
+    return part
+
+
+def _resolve_copy(model: MultibodySystem) -> MultibodySystem:
+    """The copy :func:`resolve` changes: new lists of parts, hinges and forces, new hinges (with
+    new driver lists and drivers), the rest shared (linear in the model's size, where a deep copy
+    took seconds for 10,000 bodies). What resolve changes is assigned, never changed in place,
+    and a part that gets a marker is copied first (:func:`_own_part`)."""
+    new = _copy(model)
+    new.grounds = list(model.grounds)
+    new.bodies = list(model.bodies)
+    new.forces = list(model.forces)
+    new.gravity = model.gravity.copy()
+    new.simulation = _copy(model.simulation)
+    hinges = []
+    for h in model.hinges:
+        c = _copy(h)
+        c.drivers = [_copy(d) for d in h.drivers]
+        c.motors = list(h.motors)
+        hinges.append(c)
+    new.hinges = hinges
+    return new
+
+
+def _angular_velocity_as_rates(model, h, poses):
+    """Write a hinge's initial angular velocity (output-marker axes) as the Bryant-angle rates
+    of its rotation at the start angles (exact where the Bryant angles are regular)."""
+    from .kinematics import local_motion_subspace
+    start = _start_values(model, h, poses)
+    E = local_motion_subspace("spherical", start[-3:])[:3]      # Bryant rates -> w
+    if abs(np.linalg.det(E)) < 1e-9:
+        raise ModelError([Problem(f"Hinge '{h.name}'", "InitialAngularVelocity",
+                                  "the hinge starts at a singular orientation of its Bryant "
+                                  "angles (middle angle at +-90 deg), where an angular velocity "
+                                  "has no angle rates; start it a little away from there")])
+    rates = h.vector("initial_rates").copy()
+    rates[-3:] = np.linalg.solve(E, h.initial_angular_velocity)
+    h.initial_rates = rates
+    h.initial_angular_velocity = None
+
+
+def resolve(model: MultibodySystem) -> tuple[MultibodySystem, list[str]]:
+    """The model as every formulation reads it, and notes on what was done.
+
+    A copy of ``model`` (a valid one: :meth:`~.model.MultibodySystem.check` it first; the copy
+    shares with ``model`` the parts, forces and values it does not change: read it, do not change
+    it in place) with
+    motors and start-relative drivers written as plain drivers, start-relative spring
+    references as values, initial angular velocities as Bryant-angle rates, and coaxial revolute
+    markers on their common plane (see the module docstring). A model with none of these is returned as an equal copy.
+    """
+    model, notes, _, _ = _resolve(model)
+    return model, notes
+
+
+def _resolve(model: MultibodySystem):
+    """:func:`resolve`, the drawn poses of the parts (:func:`~.kinematics.drawn_poses`, which
+    what it does leaves unchanged) and the relative marker poses of the revolute hinges whose
+    markers it leaves (by name)."""
+    model = _resolve_copy(model)
+    notes = []
+    poses = drawn_poses(model)
+    relative = {}
+    for h in model.hinges:
+        note = _keep_axial_offset(model, h, poses, relative)
+        if note:
+            notes.append(note)
+    for h in model.hinges:
+        if h.initial_angular_velocity is not None:
+            _angular_velocity_as_rates(model, h, poses)
+    for h in model.hinges:
+        if not (h.motors or h.spring_reference_start or any(d.from_start for d in h.drivers)):
+            continue
+        coords = h.kind.coordinates
+        start = _start_values(model, h, poses)
+        drivers = [Driver(m.coordinate, m.expression(), True) for m in h.motors]
+        h.motors = []
+        h.drivers = list(h.drivers) + drivers
+        for d in h.drivers:
+            if d.from_start:
+                q0 = float(start[coords.index(d.coordinate)])
+                d.expression = f"{q0!r} + ({d.expression})"
+                d.from_start = False
+        if h.spring_reference_start:
+            h.spring_reference = start.copy()
+            h.spring_reference_start = False
+    return model, notes, poses, relative
+
+
+# --------------------------------------------------------------------------------------------------
+# start_report
+# --------------------------------------------------------------------------------------------------
+
+@dataclass
+class BodyMove:
+    """A body that starts away from where it is drawn (or where the initial coordinates put it).
+
+    ``distance`` (m): the largest displacement of its base-frame origin, mass centre and markers;
+    ``angle`` (rad): the angle of the rotation between the two orientations.
+    """
+
+    name: str
+    label: str
+    distance: float
+    angle: float
+
+    def __str__(self) -> str:
+        return (f"'{self.label or self.name}' starts {format_length(self.distance)} and "
+                f"{format_angle(self.angle)} away from where it is drawn")
+
+
+@dataclass
+class StartReport:
+    """The start configuration of a run and how it differs from the drawing.
+
+    Attributes
+    ----------
+    labels : tuple of str
+        Tree coordinates (:func:`~.kinematics.coordinate_labels`).
+    q_drawn, q_intended, q_start : ndarray (n,)
+        Tree coordinates as drawn, as intended (given initial coordinates, else drawn), and as
+        the run starts (drivers' values at t = 0, loops assembled); m and rad.
+    poses : dict of str to Pose
+        Start pose of every part (base frames).
+    intended : dict of str to Pose
+        The drawing moved by the intended coordinates.
+    moves : list of BodyMove
+        Bodies beyond the tolerances, largest first.
+    causes : list of (hinge name, text)
+        Why: hinges whose markers do not meet as drawn, drivers that start elsewhere, loop
+        corrections; in mm and degrees.
+    notes : list of str
+        What :func:`resolve` did that moves nothing (axial offsets kept).
+    rate_changes : list of (label, given, assembled)
+        Prescribed (or driven) rates the loops cannot take (m/s, rad/s), with the consistent
+        values.
+    """
+
+    labels: tuple
+    q_drawn: np.ndarray
+    q_intended: np.ndarray
+    q_start: np.ndarray
+    poses: dict
+    intended: dict
+    moves: list = field(default_factory=list)
+    causes: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    rate_changes: list = field(default_factory=list)
+
+    @property
+    def moved(self) -> bool:
+        """True when some body starts away from its intended pose beyond the tolerances, or a
+        prescribed rate cannot be kept."""
+        return bool(self.moves or self.rate_changes)
+
+    def problems(self) -> list[Problem]:
+        """The moves and their causes as problems (element, field ``Start``)."""
+        out = [Problem(f"RigidBody '{m.name}'", "Start", str(m)) for m in self.moves]
+        out += [Problem(f"Hinge '{h}'", "Start", text) for h, text in self.causes]
+        return out
+
+    def __str__(self) -> str:
+        lines = []
+        if self.moved:
+            lines.append("the start differs from the drawing or from the initial values given:")
+            lines += [f"  {m}" for m in self.moves]
+            lines += [f"  because hinge '{h}': {text}" for h, text in self.causes]
+        else:
+            lines.append("the start is the drawing (every body within "
+                         f"{format_length(LENGTH_TOLERANCE)} and "
+                         f"{format_angle(ANGLE_TOLERANCE)})")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+class StartCorrectionError(ModelError):
+    """The run would start away from the drawing; ``report`` says how. Accept it explicitly."""
+
+    def __init__(self, report: StartReport):
+        self.report = report
+        problems = report.problems()
+        problems.append(Problem("Simulation", "Start",
+                                "the run would move these parts before it starts; fix the model, "
+                                "or accept the corrected start (simulate(..., "
+                                "accept_corrections=True); CLI: run --accept-corrections; "
+                                "FreeCAD: the Simulate panel asks)"))
+        super().__init__(problems)
+
+
+def _points(part) -> np.ndarray:
+    """Base origin, mass centre and marker origins of a part, in its base frame (k, 3)."""
+    pts = [np.zeros(3)] + [m.frame.position for m in part.markers]
+    mc = getattr(part, "mass_center", None)
+    if mc is not None:
+        pts.append(mc.position)
+    return np.array(pts)
+
+
+def _stack(poses, names):
+    """Rotations (n, 3, 3) and positions (n, 3) of ``poses`` in the order of ``names``."""
+    if not names:
+        return np.zeros((0, 3, 3)), np.zeros((0, 3))
+    return (np.array([poses[n].R for n in names]), np.array([poses[n].p for n in names]))
+
+
+def _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses):
+    """Every body's intended pose (the drawing moved by the intended coordinates) and the
+    bodies that start away from it, largest move first (all bodies at once)."""
+    bodies = [b for b in model.bodies if b.name in poses]
+    names = [b.name for b in bodies]
+    Ri, pi = _stack(fk_intended, names)
+    Rd, pd = _stack(fk_drawn, names)
+    R0, p0 = _stack(drawn, names)
+    Rs, ps = _stack(poses, names)
+    # intended = fk_intended * fk_drawn^-1 * drawn
+    RdT = Rd.transpose(0, 2, 1)
+    Ra = Ri @ RdT
+    pa = pi - np.einsum("nij,nj->ni", Ra, pd)
+    Rn = Ra @ R0
+    pn = pa + np.einsum("nij,nj->ni", Ra, p0)
+    intended = {n: Pose(Rn[k], pn[k]) for k, n in enumerate(names)}
+    # the largest displacement of a body's base origin, mass centre and markers
+    pts = [_points(b) for b in bodies]
+    counts = np.array([len(x) for x in pts], dtype=np.int64)
+    owner = np.repeat(np.arange(len(bodies)), counts)
+    P = np.concatenate(pts) if pts else np.zeros((0, 3))
+    gap = (np.einsum("nij,nj->ni", Rs[owner] - Rn[owner], P) + (ps - pn)[owner])
+    norms = np.linalg.norm(gap, axis=1)
+    dist = (np.maximum.reduceat(norms, np.concatenate([[0], np.cumsum(counts)[:-1]]))
+            if len(bodies) else np.zeros(0))
+    cos = (np.einsum("nij,nij->n", Rs, Rn) - 1.0) / 2.0      # trace(Rs Rn^T)
+    angle = np.arccos(np.clip(cos, -1.0, 1.0))
+    moves = [BodyMove(b.name, b.label, float(dist[k]), float(angle[k]))
+             for k, b in enumerate(bodies)
+             if dist[k] > LENGTH_TOLERANCE or angle[k] > ANGLE_TOLERANCE]
+    moves.sort(key=lambda m: (m.distance, m.angle), reverse=True)
+    return intended, moves
+
+
+#: A spring-damper shorter than this (m) has no line of action: the solver applies no tension.
+ZERO_LENGTH = 1e-12
+
+
+def _zero_length_springs(model, poses, drawn) -> list[Problem]:
+    """Spring-dampers whose markers coincide at the start while they would pull: refused.
+
+    A spring-damper's tension acts along the line between its markers' origins; at length 0 that
+    line has no direction and the solver applies nothing (``kernels``: lengths below
+    :data:`ZERO_LENGTH`), so a start tension ``stiffness * (0 - free length) + magnitude(0)``
+    other than 0 would be ignored without a word. A tension of 0 there (free length 0, no
+    magnitude) is the force's limit and is kept.
+    """
+    from .kinematics import marker_pose
+    from ..model.timefunction import parse as expression
+    out = []
+    for f in model.forces:
+        if f.type != "spring_damper" or f.output is None:
+            continue
+        pi = marker_pose(model, f.input, poses).p
+        po = marker_pose(model, f.output, poses).p
+        length = float(np.linalg.norm(pi - po))
+        if not length < ZERO_LENGTH:
+            continue
+        if f.free_length is not None:
+            free = f.free_length
+        else:                          # None: the length as drawn
+            free = float(np.linalg.norm(marker_pose(model, f.input, drawn).p
+                                        - marker_pose(model, f.output, drawn).p))
+        spring = f.stiffness * (0.0 - free)
+        try:
+            magnitude = float(expression(f.magnitude or "0")(0.0))
+        except (ModelError, ValueError, ArithmeticError):
+            continue                   # the run reports the expression itself
+        tension = spring + magnitude
+        if tension == 0.0:
+            continue
+        fields = [name for name, value in (("FreeLength", spring), ("Magnitude", magnitude))
+                  if value != 0.0]
+        out.append(Problem(
+            f"Force '{f.name}'", ", ".join(fields),
+            f"markers {f.input} and {f.output} coincide at the start: at length 0 a "
+            f"spring-damper has no line of action, its start tension of {tension:.4g} N "
+            "would be ignored; move one marker off the other, or use point forces"))
+    return out
+
+
+def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
+                 relative=None) -> StartReport:
+    """Where every body starts, compared with the drawing (a resolved, valid model).
+
+    Parameters
+    ----------
+    model : MultibodySystem
+        From :func:`resolve`.
+    notes : list of str
+        :func:`resolve`'s notes, kept in the report.
+    topology : Topology, optional
+    drawn : dict of str to Pose, optional
+        The model's drawn poses (:func:`~.kinematics.drawn_poses`) when the caller has them.
+    relative : dict of str to (ndarray (3, 3), ndarray (3,)), optional
+        Hinges' relative marker poses as drawn (:func:`~.kinematics.hinge_relative_pose`), by
+        name, that the caller has.
+
+    Raises
+    ------
+    ModelError
+        A loop cannot be closed (see :func:`~.assembly.assemble`).
+    """
+    topology = analyse(model) if topology is None else topology
+    drawn = drawn_poses(model) if drawn is None else drawn
+    labels = coordinate_labels(model, topology)
+    # as drawn, and as intended: the initial coordinates given, else as drawn
+    as_drawn, given = [], []
+    relative = relative or {}
+    for name in topology.tree_hinges:
+        h = model.hinge(name)
+        if name in relative:
+            q = np.array(_fit(h.kind, *relative[name]), dtype=float)
+        else:
+            q = hinge_coordinates(model, h, drawn)
+        as_drawn.append(q)
+        given.append(h.initial_coordinates if h.initial_coordinates is not None else q)
+    q_drawn = np.concatenate(as_drawn) if as_drawn else np.zeros(0)
+    q_intended = np.concatenate(given) if given else np.zeros(0)
+    index = {lab: i for i, lab in enumerate(labels)}
+    q_start = q_intended.copy()
+    causes = []
+    driven = {}
+    for name in topology.tree_hinges:
+        for d in model.hinge(name).drivers:
+            driven[f"{name}.{d.coordinate}"] = float(
+                parse(d.expression, f"Hinge '{name}'", "Driver")(0.0))
+    for lab, v in driven.items():
+        q_start[index[lab]] = v
+    rate_changes = []
+    if topology.cut_hinges:
+        from .assembly import assemble
+        q_start, _, assembly = assemble(model, topology, q_start)
+        prescribed = set(assembly.given_rates) | set(assembly.driven)
+        for lab, (given, assembled) in assembly.rate_corrections.items():
+            if lab in prescribed:
+                rate_changes.append((lab, given, assembled))
+        # estimated initial coordinates are the assembly's to change: intended as assembled
+        for lab, i in index.items():
+            h = model.hinge(lab.rsplit(".", 1)[0])
+            if h.initial_coordinates is not None and h.initial_coordinates_estimate:
+                q_intended[i] = q_start[i]
+
+    # the same coordinates give the same poses: computed once (and the tree's steps once)
+    steps = _tree_steps(model, topology)
+    fk_drawn = _forward(model, topology, q_drawn, drawn, steps)
+    fk_intended = (fk_drawn if np.array_equal(q_intended, q_drawn)
+                   else _forward(model, topology, q_intended, drawn, steps))
+    poses = (dict(fk_intended) if np.array_equal(q_start, q_intended)
+             else _forward(model, topology, q_start, drawn, steps))
+    springs = _zero_length_springs(model, poses, drawn)
+    if springs:
+        raise ModelError(springs)
+    intended, moves = _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses)
+
+    for lab, given, assembled in rate_changes:
+        name, c = lab.rsplit(".", 1)
+        unit = "mm/s" if COORDINATE_KIND[c] == "translation" else "deg/s"
+        scale = 1e3 if unit == "mm/s" else math.degrees(1.0)
+        what = "driven" if lab in driven else "prescribed"
+        causes.append((name, f"the rate of coordinate {c} is {what} as {given * scale:.6g} "
+                             f"{unit}, but the loop's other prescribed and driven rates allow "
+                             f"{assembled * scale:.6g} {unit} (mark initial rates that are only "
+                             "estimates Estimate=\"true\")"))
+    if moves:
+        for h in model.hinges:
+            r = hinge_residual(model, h, drawn)
+            a, e = float(np.linalg.norm(r[:3])), float(np.linalg.norm(r[3:]))
+            if a > ANGLE_TOLERANCE or e > LENGTH_TOLERANCE:
+                what = []
+                if e > LENGTH_TOLERANCE:
+                    what.append(f"{format_length(e)} apart")
+                if a > ANGLE_TOLERANCE:
+                    what.append(f"{format_angle(a)} out of line")
+                causes.append((h.name, f"as drawn, its markers on '{h.input.body}' and "
+                                       f"'{h.output.body}' are {' and '.join(what)} where the "
+                                       f"{h.type} hinge wants them to meet; the hinge pulls "
+                                       "them together"))
+        for lab, v in driven.items():
+            i = index[lab]
+            name, c = lab.rsplit(".", 1)
+            if abs(v - q_intended[i]) > (LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation"
+                                         else ANGLE_TOLERANCE):
+                causes.append((name, f"coordinate {c} is driven from "
+                                     f"{_format_coordinate(c, v)} (its driver's value at t = 0) "
+                                     f"but starts at {_format_coordinate(c, q_intended[i])}; "
+                                     "measure the driver from the start (From=\"start\") to "
+                                     "keep the drawing"))
+        for lab, i in index.items():
+            name, c = lab.rsplit(".", 1)
+            if lab in driven:
+                continue
+            tol = LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation" else ANGLE_TOLERANCE
+            if abs(q_start[i] - q_intended[i]) > tol:
+                causes.append((name, f"coordinate {c} changes from "
+                                     f"{_format_coordinate(c, q_intended[i])} to "
+                                     f"{_format_coordinate(c, q_start[i])} to close the loop"))
+    return StartReport(labels, q_drawn, q_intended, q_start, poses, intended, moves, causes,
+                       list(notes), rate_changes)
+
+
+def prepare(model: MultibodySystem, accept_corrections: bool = False, topology=None):
+    """Resolve a valid model and check its start: ``(resolved model, StartReport)``.
+
+    ``topology``: :func:`~.topology.analyse` of ``model`` when the caller has it (resolving
+    changes no connection).
+
+    Raises
+    ------
+    StartCorrectionError
+        Some body would start away from the drawing and ``accept_corrections`` is False.
+    ModelError
+        A loop cannot be closed.
+    """
+    resolved, notes, drawn, relative = _resolve(model)
+    report = start_report(resolved, notes, topology, drawn, relative)
+    if report.moved and not accept_corrections:
+        raise StartCorrectionError(report)
+    return resolved, report

@@ -1,0 +1,1712 @@
+"""Numba kernels of the tree dynamics: kinematics, loads, the Riccati sweep, RK4.
+
+Everything here works on the flat arrays of :class:`~.system.System` (see its docstring for every
+array and the state layout). Conventions:
+
+* Global axes throughout. A body's *hinge point* ``hp[i]`` is the origin of the input marker of
+  the tree hinge that joins body ``i`` to its parent: the point where the body's accelerations are
+  carried (``x = [eps; a]``: angular acceleration, then the classical acceleration of the body's
+  material point there) and where the hinge's wrench ``[torque; force]`` acts.
+* Hinge local kinematics (in the output marker frame ``M_A``, about the input marker origin):
+  the relative twist of the input marker frame is ``S_loc(q) u`` and its local time derivative is
+  ``S_loc(q) du + bias_loc(q, u)``. Globally, with ``Rg`` the rotation of ``M_A`` and ``w_A`` the
+  angular velocity of the hinge's output body::
+
+      eps_in = eps_out + Rg S_w du + w_A x (Rg S_w u) + Rg bias_w
+      a_in(p) = a_out(p) + Rg S_v du + 2 w_A x (Rg S_v u) + Rg bias_v
+
+  i.e. ``x_in = x_out + S du + c``. A tree hinge used in reverse (its input is the parent) gives
+  ``x_child = x_parent - S du - c``: the kernels carry ``s = +1 / -1`` for that.
+* The sweep is the Riccati form of the transfer matrix method in articulated form: each body's
+  relation ``W = IA x + pA`` between the wrench the parent hinge applies and the acceleration
+  (``IA`` = -P, ``pA`` = -p in mstmm.md's notation) is carried from the tips to the root, then the
+  accelerations from the root to the tips. O(n).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# hinge type codes: order of model.HINGE_TYPES
+FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, BUSHING = range(9)
+TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "prismatic": PRISMATIC,
+              "cylindrical": CYLINDRICAL, "universal": UNIVERSAL, "spherical": SPHERICAL,
+              "planar": PLANAR, "free": FREE, "bushing": BUSHING}
+#: number of position coordinates and velocity coordinates per type code
+NQ = np.array([0, 1, 1, 2, 2, 4, 3, 7, 7], dtype=np.int64)
+NU = np.array([0, 1, 1, 2, 2, 3, 3, 6, 6], dtype=np.int64)
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy")
+
+
+# --------------------------------------------------------------------------------------------------
+# small 3-vector and quaternion helpers
+# --------------------------------------------------------------------------------------------------
+
+@njit(**_JIT)
+def cross(a, b):
+    out = np.empty(3)
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return out
+
+
+@njit(**_JIT)
+def skew(v):
+    out = np.zeros((3, 3))
+    out[0, 1] = -v[2]
+    out[0, 2] = v[1]
+    out[1, 0] = v[2]
+    out[1, 2] = -v[0]
+    out[2, 0] = -v[1]
+    out[2, 1] = v[0]
+    return out
+
+
+@njit(**_JIT)
+def quat_into(R, qw, qx, qy, qz):
+    """Fill R (3,3) with the rotation matrix of a quaternion (normalised here)."""
+    n = np.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    w, x, y, z = qw / n, qx / n, qy / n, qz / n
+    R[0, 0] = 1 - 2 * (y * y + z * z)
+    R[0, 1] = 2 * (x * y - w * z)
+    R[0, 2] = 2 * (x * z + w * y)
+    R[1, 0] = 2 * (x * y + w * z)
+    R[1, 1] = 1 - 2 * (x * x + z * z)
+    R[1, 2] = 2 * (y * z - w * x)
+    R[2, 0] = 2 * (x * z - w * y)
+    R[2, 1] = 2 * (y * z + w * x)
+    R[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(**_JIT)
+def quat_to_matrix(qw, qx, qy, qz):
+    """Rotation matrix of a quaternion (normalised here)."""
+    R = np.empty((3, 3))
+    quat_into(R, qw, qx, qy, qz)
+    return R
+
+
+@njit(**_JIT)
+def rotvec(R):
+    """Rotation vector (axis * angle) of a rotation matrix; see rotations.rotation_vector."""
+    c = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0
+    w = np.empty(3)
+    w[0] = R[2, 1] - R[1, 2]
+    w[1] = R[0, 2] - R[2, 0]
+    w[2] = R[1, 0] - R[0, 1]
+    s = 0.5 * np.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
+    t = np.arctan2(s, c)
+    if t < 1e-8:
+        return 0.5 * w
+    if np.pi - t > 1e-2:
+        return (t / (2.0 * s)) * w
+    k = 0
+    for j in range(3):
+        if R[j, j] > R[k, k]:
+            k = j
+    ax = np.empty(3)
+    for j in range(3):
+        ax[j] = 0.5 * (R[j, k] + R[k, j]) - (c if j == k else 0.0)
+    ax /= np.sqrt(ax[0] ** 2 + ax[1] ** 2 + ax[2] ** 2)
+    if ax[0] * w[0] + ax[1] * w[1] + ax[2] * w[2] < 0:
+        ax = -ax
+    return t * ax
+
+
+# --------------------------------------------------------------------------------------------------
+# hinge local kinematics
+# --------------------------------------------------------------------------------------------------
+
+@njit(**_JIT)
+def hinge_local(code, q, qo, u, uo, Rrel, d, S, bias):
+    """Fill the relative pose ``Rrel`` (3,3), ``d`` (3,), ``S`` (6, nu) and ``bias`` (6,).
+
+    The hinge's own position and velocity coordinates (see System) are ``q[qo:]`` and
+    ``u[uo:]``. Allocates nothing (see :func:`riccati` on why).
+    """
+    for a in range(3):
+        d[a] = 0.0
+        for b in range(3):
+            Rrel[a, b] = 1.0 if a == b else 0.0
+    S[:, :] = 0.0
+    bias[:] = 0.0
+    if code == REVOLUTE:
+        c, s = np.cos(q[qo]), np.sin(q[qo])
+        Rrel[0, 0] = c
+        Rrel[0, 1] = -s
+        Rrel[1, 0] = s
+        Rrel[1, 1] = c
+        S[2, 0] = 1.0
+    elif code == PRISMATIC:
+        d[2] = q[qo]
+        S[5, 0] = 1.0
+    elif code == CYLINDRICAL:
+        d[2] = q[qo]
+        c, s = np.cos(q[qo + 1]), np.sin(q[qo + 1])
+        Rrel[0, 0] = c
+        Rrel[0, 1] = -s
+        Rrel[1, 0] = s
+        Rrel[1, 1] = c
+        S[5, 0] = 1.0
+        S[2, 1] = 1.0
+    elif code == UNIVERSAL:
+        ca, sa = np.cos(q[qo]), np.sin(q[qo])
+        cb, sb = np.cos(q[qo + 1]), np.sin(q[qo + 1])
+        # Rx(a) Ry(b)
+        Rrel[0, 0] = cb
+        Rrel[0, 1] = 0.0
+        Rrel[0, 2] = sb
+        Rrel[1, 0] = sa * sb
+        Rrel[1, 1] = ca
+        Rrel[1, 2] = -sa * cb
+        Rrel[2, 0] = -ca * sb
+        Rrel[2, 1] = sa
+        Rrel[2, 2] = ca * cb
+        S[0, 0] = 1.0
+        S[1, 1] = ca          # Rx(a) e_y
+        S[2, 1] = sa
+        # d/dt (Rx(a) e_y) * ub = ua * e_x x (Rx(a) e_y) * ub
+        bias[1] = -sa * u[uo] * u[uo + 1]
+        bias[2] = ca * u[uo] * u[uo + 1]
+    elif code == SPHERICAL:
+        quat_into(Rrel, q[qo], q[qo + 1], q[qo + 2], q[qo + 3])
+        S[0, 0] = 1.0
+        S[1, 1] = 1.0
+        S[2, 2] = 1.0
+    elif code == PLANAR:
+        d[0] = q[qo]
+        d[1] = q[qo + 1]
+        c, s = np.cos(q[qo + 2]), np.sin(q[qo + 2])
+        Rrel[0, 0] = c
+        Rrel[0, 1] = -s
+        Rrel[1, 0] = s
+        Rrel[1, 1] = c
+        S[3, 0] = 1.0
+        S[4, 1] = 1.0
+        S[2, 2] = 1.0
+    elif code == FREE or code == BUSHING:
+        d[0] = q[qo]
+        d[1] = q[qo + 1]
+        d[2] = q[qo + 2]
+        quat_into(Rrel, q[qo + 3], q[qo + 4], q[qo + 5], q[qo + 6])
+        for a in range(3):
+            S[3 + a, a] = 1.0
+            S[a, 3 + a] = 1.0
+
+
+@njit(**_JIT)
+def hinge_qdot(code, q, qo, u, uo, k, qd, o):
+    """Position-coordinate rates from velocity coordinates (quaternion kinematics).
+
+    The hinge's coordinates are ``q[qo:]``, its ``k`` velocity coordinates ``u[uo:uo + k]``; the
+    rates go to ``qd[o:]``.
+    """
+    if code == SPHERICAL or code == FREE or code == BUSHING:
+        r = 0
+        if code != SPHERICAL:
+            qd[o] = u[uo]
+            qd[o + 1] = u[uo + 1]
+            qd[o + 2] = u[uo + 2]
+            r = 3
+        w, x, y, z = q[qo + r], q[qo + r + 1], q[qo + r + 2], q[qo + r + 3]
+        wx, wy, wz = u[uo + r], u[uo + r + 1], u[uo + r + 2]
+        # dq/dt = 1/2 [0, w] (x) q, w in the output marker frame (spatial for the joint)
+        qd[o + r] = 0.5 * (-wx * x - wy * y - wz * z)
+        qd[o + r + 1] = 0.5 * (wx * w + wy * z - wz * y)
+        qd[o + r + 2] = 0.5 * (wy * w + wz * x - wx * z)
+        qd[o + r + 3] = 0.5 * (wz * w + wx * y - wy * x)
+    else:
+        for j in range(k):
+            qd[o + j] = u[uo + j]
+
+
+# --------------------------------------------------------------------------------------------------
+# kinematics, loads, Riccati sweep, state derivative, RK4 (allocation-free)
+# --------------------------------------------------------------------------------------------------
+
+#: 0 if a velocity coordinate's motion-subspace column is a rotation ([n; 0]), 1 if a translation
+#: ([0; e]), by type code and coordinate: every column is one or the other
+COLKIND = np.array([[0, 0, 0, 0, 0, 0],      # fixed
+                    [0, 0, 0, 0, 0, 0],      # revolute
+                    [1, 0, 0, 0, 0, 0],      # prismatic
+                    [1, 0, 0, 0, 0, 0],      # cylindrical: z, rz
+                    [0, 0, 0, 0, 0, 0],      # universal
+                    [0, 0, 0, 0, 0, 0],      # spherical
+                    [1, 1, 0, 0, 0, 0],      # planar: x, y, rz
+                    [1, 1, 1, 0, 0, 0],      # free
+                    [1, 1, 1, 0, 0, 0]], dtype=np.int64)   # bushing
+
+_INL = dict(cache=True, nogil=True, inline="always", error_model="numpy")
+
+
+# The helpers below take stacks of 3x3 blocks and an index (``A[ia]``) rather than the blocks
+# themselves: a view ``A[i]`` inside a loop costs a reference count increment and decrement (an
+# atomic operation) per iteration, which is a measurable part of the step time.
+
+@njit(**_INL)
+def _mm(A, ia, B, ib, C, ic):
+    """C[ic] = A[ia] @ B[ib] for stacks of 3x3 blocks."""
+    for a in range(3):
+        a0, a1, a2 = A[ia, a, 0], A[ia, a, 1], A[ia, a, 2]
+        C[ic, a, 0] = a0 * B[ib, 0, 0] + a1 * B[ib, 1, 0] + a2 * B[ib, 2, 0]
+        C[ic, a, 1] = a0 * B[ib, 0, 1] + a1 * B[ib, 1, 1] + a2 * B[ib, 2, 1]
+        C[ic, a, 2] = a0 * B[ib, 0, 2] + a1 * B[ib, 1, 2] + a2 * B[ib, 2, 2]
+
+
+@njit(**_INL)
+def _mmt(A, ia, B, ib, C, ic):
+    """C[ic] = A[ia] @ B[ib].T for stacks of 3x3 blocks."""
+    for a in range(3):
+        a0, a1, a2 = A[ia, a, 0], A[ia, a, 1], A[ia, a, 2]
+        C[ic, a, 0] = a0 * B[ib, 0, 0] + a1 * B[ib, 0, 1] + a2 * B[ib, 0, 2]
+        C[ic, a, 1] = a0 * B[ib, 1, 0] + a1 * B[ib, 1, 1] + a2 * B[ib, 1, 2]
+        C[ic, a, 2] = a0 * B[ib, 2, 0] + a1 * B[ib, 2, 1] + a2 * B[ib, 2, 2]
+
+
+@njit(**_INL)
+def _mv(A, ia, v0, v1, v2):
+    """A[ia] @ v for a stack of 3x3 blocks, as a tuple."""
+    return (A[ia, 0, 0] * v0 + A[ia, 0, 1] * v1 + A[ia, 0, 2] * v2,
+            A[ia, 1, 0] * v0 + A[ia, 1, 1] * v1 + A[ia, 1, 2] * v2,
+            A[ia, 2, 0] * v0 + A[ia, 2, 1] * v1 + A[ia, 2, 2] * v2)
+
+
+@njit(**_INL)
+def _cr(a0, a1, a2, b0, b1, b2):
+    return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+
+
+@njit(**_JIT)
+def _attach(body, Rl, pl, R, pb, w, pc, vh, hp):
+    """Global rotation, point, and velocity of an attachment (body -1: the ground, given global)."""
+    if body < 0:
+        return Rl.copy(), pl.copy(), np.zeros(3), np.zeros(3)
+    Rg = R[body] @ Rl
+    p = pb[body] + R[body] @ pl
+    v = vh[body] + cross(w[body], p - hp[body])
+    return Rg, p, v, w[body].copy()
+
+
+@njit(**_INL)
+def _attach_point(body, P, f, R, pb, w, vh, hp):
+    """Attachment ``P[f]`` (local on ``body``; global on the ground, body -1): its global point,
+    the velocity of the body's material point there and the body's angular velocity, as a
+    9-tuple (no allocation)."""
+    if body < 0:
+        return P[f, 0], P[f, 1], P[f, 2], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    r = _mv(R, body, P[f, 0], P[f, 1], P[f, 2])
+    p0, p1, p2 = pb[body, 0] + r[0], pb[body, 1] + r[1], pb[body, 2] + r[2]
+    v = _cr(w[body, 0], w[body, 1], w[body, 2], p0 - hp[body, 0], p1 - hp[body, 1],
+            p2 - hp[body, 2])
+    return (p0, p1, p2, vh[body, 0] + v[0], vh[body, 1] + v[1], vh[body, 2] + v[2],
+            w[body, 0], w[body, 1], w[body, 2])
+
+
+@njit(**_INL)
+def _direction(body, Rl, f, d0, d1, d2, R):
+    """The direction (d0, d1, d2) given in the axes of marker ``Rl[f]`` on ``body``, in global
+    axes."""
+    d = _mv(Rl, f, d0, d1, d2)
+    if body < 0:
+        return d
+    return _mv(R, body, d[0], d[1], d[2])
+
+
+@njit(**_INL)
+def _add_wrench3(body, f0, f1, f2, t0, t1, t2, p0, p1, p2, FC, TC, pc):
+    """Add force (f0, f1, f2) at point (p0, p1, p2) and torque (t0, t1, t2) to a body's totals
+    about its mass centre (nothing for the ground)."""
+    if body < 0:
+        return
+    tr = _cr(p0 - pc[body, 0], p1 - pc[body, 1], p2 - pc[body, 2], f0, f1, f2)
+    FC[body, 0] += f0
+    FC[body, 1] += f1
+    FC[body, 2] += f2
+    TC[body, 0] += t0 + tr[0]
+    TC[body, 1] += t1 + tr[1]
+    TC[body, 2] += t2 + tr[2]
+
+
+@njit(**_JIT)
+def _add_wrench(body, F, T, p, FC, TC, pc):
+    """Add force F at point p and torque T to a body's totals about its mass centre."""
+    if body < 0:
+        return
+    r = p - pc[body]
+    tr = cross(r, F)
+    for a in range(3):
+        FC[body, a] += F[a]
+        TC[body, a] += T[a] + tr[a]
+
+
+@njit(**_JIT)
+def tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
+                    R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, d, S, bias):
+    """Poses and velocities of all bodies, and each tree hinge's global S and c.
+
+    Tree arrays (see System): ``parent`` ... ``rc``. Fills R (n,3,3) base rotations, pb (n,3)
+    base origins, pc (n,3) mass centres, hp (n,3) hinge points, w (n,3) angular velocities, vh
+    (n,3) velocity of each body's material point at its hinge point, Sg (n,6,6) ``s * S`` in
+    global axes (first nu columns used), cg (n,6) ``s * c``, RA (n,3,3) rotation of each hinge's
+    output marker. Scratch (system.Scratch): M (4,3,3) (M[1]: the input marker's rotation,
+    M[2]: Rrel, M[3]: the parent's rotation), Rrel (3,3), d (3), S (6,6), bias (6). Marker
+    frames of the ground (parent -1) are given in global axes. Revolute hinges take a fast
+    path. See :func:`riccati` on speed.
+    """
+    for i in range(parent.size):
+        k = nu[i]
+        revolute = code[i] == REVOLUTE
+        if revolute:
+            # fast path: Rrel = Rz(q), d = 0, S = [e_z; 0], no local bias
+            cq, sq = np.cos(q[qo[i]]), np.sin(q[qo[i]])
+        else:
+            hinge_local(code[i], q, qo[i], u, uo[i], Rrel, d, S, bias)
+            for a in range(3):
+                for b in range(3):
+                    M[2, a, b] = Rrel[a, b]
+        par = parent[i]
+        if par >= 0:
+            for a in range(3):
+                for b in range(3):
+                    M[3, a, b] = R[par, a, b]
+            pp0, pp1, pp2 = pb[par, 0], pb[par, 1], pb[par, 2]
+            wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
+        else:
+            for a in range(3):
+                for b in range(3):
+                    M[3, a, b] = 1.0 if a == b else 0.0
+            pp0 = pp1 = pp2 = 0.0
+            wp0 = wp1 = wp2 = 0.0
+        s = sgn[i]
+        if s > 0:
+            _mm(M, 3, mo_R, i, RA, i)
+            t = _mv(M, 3, mo_p[i, 0], mo_p[i, 1], mo_p[i, 2])
+            pa0, pa1, pa2 = pp0 + t[0], pp1 + t[1], pp2 + t[2]
+            if revolute:
+                for a in range(3):
+                    M[1, a, 0] = cq * RA[i, a, 0] + sq * RA[i, a, 1]
+                    M[1, a, 1] = cq * RA[i, a, 1] - sq * RA[i, a, 0]
+                    M[1, a, 2] = RA[i, a, 2]
+                pm0, pm1, pm2 = pa0, pa1, pa2
+            else:
+                _mm(RA, i, M, 2, M, 1)
+                t = _mv(RA, i, d[0], d[1], d[2])
+                pm0, pm1, pm2 = pa0 + t[0], pa1 + t[1], pa2 + t[2]
+            _mmt(M, 1, mi_R, i, R, i)
+            t = _mv(R, i, mi_p[i, 0], mi_p[i, 1], mi_p[i, 2])
+            pb[i, 0], pb[i, 1], pb[i, 2] = pm0 - t[0], pm1 - t[1], pm2 - t[2]
+        else:
+            _mm(M, 3, mi_R, i, M, 1)
+            t = _mv(M, 3, mi_p[i, 0], mi_p[i, 1], mi_p[i, 2])
+            pm0, pm1, pm2 = pp0 + t[0], pp1 + t[1], pp2 + t[2]
+            if revolute:
+                for a in range(3):
+                    RA[i, a, 0] = cq * M[1, a, 0] - sq * M[1, a, 1]
+                    RA[i, a, 1] = cq * M[1, a, 1] + sq * M[1, a, 0]
+                    RA[i, a, 2] = M[1, a, 2]
+                pa0, pa1, pa2 = pm0, pm1, pm2
+            else:
+                _mmt(M, 1, M, 2, RA, i)
+                t = _mv(RA, i, d[0], d[1], d[2])
+                pa0, pa1, pa2 = pm0 - t[0], pm1 - t[1], pm2 - t[2]
+            _mmt(RA, i, mo_R, i, R, i)
+            t = _mv(R, i, mo_p[i, 0], mo_p[i, 1], mo_p[i, 2])
+            pb[i, 0], pb[i, 1], pb[i, 2] = pa0 - t[0], pa1 - t[1], pa2 - t[2]
+        hp[i, 0], hp[i, 1], hp[i, 2] = pm0, pm1, pm2
+        t = _mv(R, i, rc[i, 0], rc[i, 1], rc[i, 2])
+        pc[i, 0], pc[i, 1], pc[i, 2] = pb[i, 0] + t[0], pb[i, 1] + t[1], pb[i, 2] + t[2]
+        wr0 = wr1 = wr2 = 0.0
+        vr0 = vr1 = vr2 = 0.0
+        uo_i = uo[i]
+        if revolute:
+            uj = u[uo_i]
+            ra0, ra1, ra2 = RA[i, 0, 2], RA[i, 1, 2], RA[i, 2, 2]
+            Sg[i, 0, 0], Sg[i, 1, 0], Sg[i, 2, 0] = s * ra0, s * ra1, s * ra2
+            Sg[i, 3, 0] = Sg[i, 4, 0] = Sg[i, 5, 0] = 0.0
+            wr0, wr1, wr2 = ra0 * uj, ra1 * uj, ra2 * uj
+            k = 0
+        for j in range(k):
+            sw = _mv(RA, i, S[0, j], S[1, j], S[2, j])
+            sv = _mv(RA, i, S[3, j], S[4, j], S[5, j])
+            Sg[i, 0, j], Sg[i, 1, j], Sg[i, 2, j] = s * sw[0], s * sw[1], s * sw[2]
+            Sg[i, 3, j], Sg[i, 4, j], Sg[i, 5, j] = s * sv[0], s * sv[1], s * sv[2]
+            uj = u[uo_i + j]
+            wr0 += sw[0] * uj
+            wr1 += sw[1] * uj
+            wr2 += sw[2] * uj
+            vr0 += sv[0] * uj
+            vr1 += sv[1] * uj
+            vr2 += sv[2] * uj
+        if par >= 0:
+            t = _cr(wp0, wp1, wp2, pm0 - hp[par, 0], pm1 - hp[par, 1], pm2 - hp[par, 2])
+            vp0, vp1, vp2 = vh[par, 0] + t[0], vh[par, 1] + t[1], vh[par, 2] + t[2]
+        else:
+            vp0 = vp1 = vp2 = 0.0
+        w[i, 0], w[i, 1], w[i, 2] = wp0 + s * wr0, wp1 + s * wr1, wp2 + s * wr2
+        vh[i, 0], vh[i, 1], vh[i, 2] = vp0 + s * vr0, vp1 + s * vr1, vp2 + s * vr2
+        if s > 0:
+            wa0, wa1, wa2 = wp0, wp1, wp2
+        else:
+            wa0, wa1, wa2 = w[i, 0], w[i, 1], w[i, 2]
+        if revolute:
+            bw = (0.0, 0.0, 0.0)
+            bv = (0.0, 0.0, 0.0)
+        else:
+            bw = _mv(RA, i, bias[0], bias[1], bias[2])
+            bv = _mv(RA, i, bias[3], bias[4], bias[5])
+        cw = _cr(wa0, wa1, wa2, wr0, wr1, wr2)
+        cv = _cr(wa0, wa1, wa2, vr0, vr1, vr2)
+        for a in range(3):
+            cg[i, a] = s * (cw[a] + bw[a])
+            cg[i, 3 + a] = s * (2.0 * cv[a] + bv[a])
+
+
+@njit(**_INL)
+def _invert_spd(D, n, Dinv, i, work):
+    """Dinv[i] = inverse of a small symmetric positive-definite D by Gauss-Jordan (n <= 6)."""
+    for a in range(n):
+        for b in range(n):
+            work[a, b] = D[a, b]
+            Dinv[i, a, b] = 1.0 if a == b else 0.0
+    for c in range(n):
+        piv = c
+        for r in range(c + 1, n):
+            if abs(work[r, c]) > abs(work[piv, c]):
+                piv = r
+        if piv != c:
+            for b in range(n):
+                work[c, b], work[piv, b] = work[piv, b], work[c, b]
+                Dinv[i, c, b], Dinv[i, piv, b] = Dinv[i, piv, b], Dinv[i, c, b]
+        inv = 1.0 / work[c, c]
+        for b in range(n):
+            work[c, b] *= inv
+            Dinv[i, c, b] *= inv
+        for r in range(n):
+            if r != c:
+                f = work[r, c]
+                if f != 0.0:
+                    for b in range(n):
+                        work[r, b] -= f * work[c, b]
+                        Dinv[i, r, b] -= f * Dinv[i, c, b]
+
+
+@njit(**_JIT)
+def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau, dd, udot,
+            x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch, wrenches):
+    """Accelerations of the tree in O(n): the Riccati sweep in articulated form.
+
+    Uses Wext (applied wrench on each body at its hinge point, gravity included), tau
+    (generalised hinge loads per velocity coordinate), driven and dd (prescribed
+    accelerations). Fills udot (driven entries = dd), x (n,6) body accelerations at the hinge
+    points, Wh (n,6) the wrench each tree hinge applies on its child at the hinge point and,
+    for driven coordinates, tau with the generalised load along the coordinate (the driver's
+    plus the hinge's own spring and damper): Wh for every hinge if ``wrenches``, otherwise only
+    for the hinges with a driven coordinate (the integrator needs no wrench but the drivers'
+    loads, for their work: :func:`power_flows`). IA and pA end up holding each body's
+    articulated inertia and bias as seen through its hinge; U, Dinv, r0, ck, nfree, fidx and
+    paS the rest of the sweep (reused by :func:`load_sweeps`). ``scratch``: system.Scratch.
+
+    On speed (this and the other kernels of an evaluation): every array argument costs a
+    reference count increment and decrement (atomic operations) per call unless numba's
+    reference count pruning removes them, which it does only if the function creates no views
+    (``A[i]``, slices) and no second names for arrays inside its loops; and a call with more
+    than 30 arguments passes them as a tuple that numba builds, with reference counts, at every
+    call. Hence the index arguments of the 3x3 helpers and the struct of scratch arrays.
+    """
+    M, base, uv, xp = scratch.M, scratch.t6a, scratch.t6b, scratch.t6c
+    Dw, Vt = scratch.t66b, scratch.t66c
+    n = parent.size
+    for i in range(n):
+        m = mass[i]
+        _mm(R, i, JCl, i, M, 0)
+        for a in range(3):          # JC = R JCl R^T in M[1], symmetric: upper triangle, mirror
+            for b in range(a, 3):
+                M[1, a, b] = (M[0, a, 0] * R[i, b, 0] + M[0, a, 1] * R[i, b, 1]
+                              + M[0, a, 2] * R[i, b, 2])
+                M[1, b, a] = M[1, a, b]
+        r0_, r1_, r2_ = pc[i, 0] - hp[i, 0], pc[i, 1] - hp[i, 1], pc[i, 2] - hp[i, 2]
+        rr = r0_ * r0_ + r1_ * r1_ + r2_ * r2_
+        rv = (r0_, r1_, r2_)
+        for a in range(3):
+            for b in range(3):
+                IA[i, a, b] = M[1, a, b] - m * rv[a] * rv[b] + (m * rr if a == b else 0.0)
+                IA[i, 3 + a, 3 + b] = m if a == b else 0.0
+        # m ~r (top right) and its transpose (bottom left)
+        IA[i, 0, 3], IA[i, 0, 4], IA[i, 0, 5] = 0.0, -m * r2_, m * r1_
+        IA[i, 1, 3], IA[i, 1, 4], IA[i, 1, 5] = m * r2_, 0.0, -m * r0_
+        IA[i, 2, 3], IA[i, 2, 4], IA[i, 2, 5] = -m * r1_, m * r0_, 0.0
+        for a in range(3):
+            for b in range(3):
+                IA[i, 3 + a, b] = IA[i, b, 3 + a]
+        w0, w1, w2 = w[i, 0], w[i, 1], w[i, 2]
+        Jw = _mv(M, 1, w0, w1, w2)
+        wr = _cr(w0, w1, w2, r0_, r1_, r2_)
+        wwr = _cr(w0, w1, w2, wr[0], wr[1], wr[2])
+        g1 = _cr(w0, w1, w2, Jw[0], Jw[1], Jw[2])
+        g2 = _cr(r0_, r1_, r2_, wwr[0], wwr[1], wwr[2])
+        for a in range(3):
+            pA[i, a] = g1[a] + m * g2[a] - Wext[i, a]
+            pA[i, 3 + a] = m * wwr[a] - Wext[i, 3 + a]
+    for i in range(n - 1, -1, -1):
+        k = nu[i]
+        o = uo[i]
+        for a in range(6):
+            ck[i, a] = cg[i, a]
+        nf = 0
+        for j in range(k):
+            if driven[o + j]:
+                for a in range(6):
+                    ck[i, a] += Sg[i, a, j] * dd[o + j]
+            else:
+                fidx[i, nf] = j
+                nf += 1
+        nfree[i] = nf
+        par = parent[i]
+        ci = code[i]
+        if nf == 1:
+            # one free coordinate (the common case): scalar articulated update
+            j = fidx[i, 0]
+            r = 3 * COLKIND[ci, j]
+            s0, s1, s2 = Sg[i, r, j], Sg[i, r + 1, j], Sg[i, r + 2, j]
+            for a in range(6):
+                uv[a] = IA[i, a, r] * s0 + IA[i, a, r + 1] * s1 + IA[i, a, r + 2] * s2
+                U[i, a, 0] = uv[a]
+            dinv = 1.0 / (s0 * uv[r] + s1 * uv[r + 1] + s2 * uv[r + 2])
+            Dinv[i, 0, 0] = dinv
+            rs = tau[o + j] - (s0 * pA[i, r] + s1 * pA[i, r + 1] + s2 * pA[i, r + 2])
+            r0[i, 0] = rs
+            if par < 0:
+                continue
+            if ck[i, 3] == 0.0 and ck[i, 4] == 0.0 and ck[i, 5] == 0.0:    # rotations only
+                for a in range(6):
+                    paS[i, a] = (pA[i, a] + IA[i, a, 0] * ck[i, 0] + IA[i, a, 1] * ck[i, 1]
+                             + IA[i, a, 2] * ck[i, 2])
+            else:
+                for a in range(6):
+                    sa = pA[i, a]
+                    for b in range(6):
+                        sa += IA[i, a, b] * ck[i, b]
+                    paS[i, a] = sa
+            sc = rs
+            for a in range(6):
+                sc -= uv[a] * ck[i, a]
+            sc *= dinv
+            for a in range(6):
+                paS[i, a] += uv[a] * sc
+                ua = uv[a] * dinv
+                for b in range(a, 6):
+                    v = ua * uv[b]
+                    IA[i, a, b] -= v
+                    if b != a:
+                        IA[i, b, a] -= v
+        else:
+            # U = IA S_free, D = S^T U, r0 = tau_f - S^T pA
+            for jf in range(nf):
+                j = fidx[i, jf]
+                r = 3 * COLKIND[ci, j]
+                s0, s1, s2 = Sg[i, r, j], Sg[i, r + 1, j], Sg[i, r + 2, j]
+                for a in range(6):
+                    U[i, a, jf] = IA[i, a, r] * s0 + IA[i, a, r + 1] * s1 + IA[i, a, r + 2] * s2
+                r0[i, jf] = tau[o + j] - (s0 * pA[i, r] + s1 * pA[i, r + 1] + s2 * pA[i, r + 2])
+            for j1 in range(nf):
+                jj = fidx[i, j1]
+                r = 3 * COLKIND[ci, jj]
+                for j2 in range(nf):
+                    Dw[j1, j2] = (Sg[i, r, jj] * U[i, r, j2] + Sg[i, r + 1, jj] * U[i, r + 1, j2]
+                                  + Sg[i, r + 2, jj] * U[i, r + 2, j2])
+            if nf > 1:
+                _invert_spd(Dw, nf, Dinv, i, Vt)
+            if par < 0:
+                continue
+            # articulated relation seen through the hinge, in place: IA[i] <- Ia = IA - U Dinv U^T,
+            # paS[i] <- pA + IA ck + U Dinv (r0 - U^T ck)   (W_child = Ia (E x_parent + e) + paS)
+            for a in range(6):
+                sa = pA[i, a]
+                for b in range(6):
+                    sa += IA[i, a, b] * ck[i, b]
+                paS[i, a] = sa
+            if nf > 0:
+                # V = U Dinv  (6 x nf) in Vt
+                for a in range(6):
+                    for j2 in range(nf):
+                        sa = 0.0
+                        for j1 in range(nf):
+                            sa += U[i, a, j1] * Dinv[i, j1, j2]
+                        Vt[a, j2] = sa
+                for jf in range(nf):
+                    sa = r0[i, jf]
+                    for a in range(6):
+                        sa -= U[i, a, jf] * ck[i, a]
+                    for a in range(6):
+                        paS[i, a] += Vt[a, jf] * sa
+                for a in range(6):
+                    for b in range(a, 6):
+                        sa = 0.0
+                        for jf in range(nf):
+                            sa += Vt[a, jf] * U[i, b, jf]
+                        IA[i, a, b] -= sa
+                        if b != a:
+                            IA[i, b, a] -= sa
+        # carry to the parent's hinge point: P += E^T Ia E, pA_par += E^T (pa + Ia e)
+        l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+        wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
+        wl = _cr(wp0, wp1, wp2, l0, l1, l2)
+        ev = _cr(wp0, wp1, wp2, wl[0], wl[1], wl[2])
+        p0 = paS[i, 0] + IA[i, 0, 3] * ev[0] + IA[i, 0, 4] * ev[1] + IA[i, 0, 5] * ev[2]
+        p1 = paS[i, 1] + IA[i, 1, 3] * ev[0] + IA[i, 1, 4] * ev[1] + IA[i, 1, 5] * ev[2]
+        p2 = paS[i, 2] + IA[i, 2, 3] * ev[0] + IA[i, 2, 4] * ev[1] + IA[i, 2, 5] * ev[2]
+        p3 = paS[i, 3] + IA[i, 3, 3] * ev[0] + IA[i, 3, 4] * ev[1] + IA[i, 3, 5] * ev[2]
+        p4 = paS[i, 4] + IA[i, 4, 3] * ev[0] + IA[i, 4, 4] * ev[1] + IA[i, 4, 5] * ev[2]
+        p5 = paS[i, 5] + IA[i, 5, 3] * ev[0] + IA[i, 5, 4] * ev[1] + IA[i, 5, 5] * ev[2]
+        t = _cr(l0, l1, l2, p3, p4, p5)
+        pA[par, 0] += p0 + t[0]
+        pA[par, 1] += p1 + t[1]
+        pA[par, 2] += p2 + t[2]
+        pA[par, 3] += p3
+        pA[par, 4] += p4
+        pA[par, 5] += p5
+        # blocks of Ia: A (top left), B (top right), C (bottom right); Y = B + ~l C in M[2]
+        for c in range(3):
+            t = _cr(l0, l1, l2, IA[i, 3, 3 + c], IA[i, 4, 3 + c], IA[i, 5, 3 + c])
+            M[2, 0, c] = IA[i, 0, 3 + c] + t[0]
+            M[2, 1, c] = IA[i, 1, 3 + c] + t[1]
+            M[2, 2, c] = IA[i, 2, 3 + c] + t[2]
+        # top left: A - Y ~l + ~l B^T ; row a of Y ~l is (Y[a] x l); column c of ~l B^T is l x B[c]
+        for c in range(3):
+            z = _cr(l0, l1, l2, IA[i, c, 3], IA[i, c, 4], IA[i, c, 5])
+            for a in range(3):
+                IA[par, a, c] += IA[i, a, c] + z[a]
+        for a in range(3):
+            yl = _cr(M[2, a, 0], M[2, a, 1], M[2, a, 2], l0, l1, l2)
+            for c in range(3):
+                IA[par, a, c] -= yl[c]
+                IA[par, a, 3 + c] += M[2, a, c]
+                IA[par, 3 + c, a] += M[2, a, c]
+                IA[par, 3 + a, 3 + c] += IA[i, 3 + a, 3 + c]
+    for i in range(n):
+        k = nu[i]
+        o = uo[i]
+        par = parent[i]
+        if par >= 0:
+            l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+            e0, e1, e2 = x[par, 0], x[par, 1], x[par, 2]
+            el = _cr(e0, e1, e2, l0, l1, l2)
+            wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
+            wl = _cr(wp0, wp1, wp2, l0, l1, l2)
+            wwl = _cr(wp0, wp1, wp2, wl[0], wl[1], wl[2])
+            base[0], base[1], base[2] = e0, e1, e2
+            base[3] = x[par, 3] + el[0] + wwl[0]
+            base[4] = x[par, 4] + el[1] + wwl[1]
+            base[5] = x[par, 5] + el[2] + wwl[2]
+        else:
+            for a in range(6):
+                base[a] = 0.0
+        for a in range(6):
+            base[a] += ck[i, a]
+        nf = nfree[i]
+        for j in range(k):
+            if driven[o + j]:
+                udot[o + j] = dd[o + j]
+        if nf > 0:
+            for jf in range(nf):
+                s = r0[i, jf]
+                for a in range(6):
+                    s -= U[i, a, jf] * base[a]
+                uv[jf] = s
+            for j1 in range(nf):
+                s = 0.0
+                for j2 in range(nf):
+                    s += Dinv[i, j1, j2] * uv[j2]
+                udot[o + fidx[i, j1]] = s
+            for jf in range(nf):
+                j = fidx[i, jf]
+                ud = udot[o + j]
+                r = 3 * COLKIND[code[i], j]
+                base[r] += Sg[i, r, j] * ud
+                base[r + 1] += Sg[i, r + 1, j] * ud
+                base[r + 2] += Sg[i, r + 2, j] * ud
+        for a in range(6):
+            x[i, a] = base[a]
+        if not wrenches and nf == k:
+            continue                 # the integrator needs the wrench of driven hinges only
+        if par >= 0:
+            # Wh = Ia (E x_parent + e) + paS = Ia (base - ck - S du) + paS
+            for a in range(6):
+                xp[a] = base[a] - ck[i, a]
+            for jf in range(nf):
+                j = fidx[i, jf]
+                ud = udot[o + j]
+                r = 3 * COLKIND[code[i], j]
+                xp[r] -= Sg[i, r, j] * ud
+                xp[r + 1] -= Sg[i, r + 1, j] * ud
+                xp[r + 2] -= Sg[i, r + 2, j] * ud
+            for a in range(6):
+                s = paS[i, a]
+                for b in range(6):
+                    s += IA[i, a, b] * xp[b]
+                Wh[i, a] = s
+        else:
+            for a in range(6):
+                s = pA[i, a]
+                for b in range(6):
+                    s += IA[i, a, b] * base[b]
+                Wh[i, a] = s
+        for j in range(k):
+            if driven[o + j]:
+                s = 0.0
+                for a in range(6):
+                    s += Sg[i, a, j] * Wh[i, a]
+                tau[o + j] = s
+
+
+@njit(**_JIT)
+def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
+    """Gravity and the applied forces on each body: FC (n,3) force, TC (n,3) torque about pc.
+
+    ``mags`` holds the current values of the force magnitudes (time functions), indexed by
+    ``F.pf_mag`` and ``F.sd_mag`` (-1: none). Only called when the model has forces; without
+    them :func:`loads` puts gravity in FC itself.
+    """
+    n = mass.size
+    g = F.gravity
+    for i in range(n):
+        for a in range(3):
+            FC[i, a] = mass[i] * g[a]
+            TC[i, a] = 0.0
+    for f in range(F.pf_body.size):
+        b = F.pf_body[f]
+        if b < 0:
+            continue
+        p0, p1, p2, _, _, _, _, _, _ = _attach_point(b, F.pf_p, f, R, pb, w, vh, hp)
+        d0, d1, d2 = F.pf_dir[f, 0], F.pf_dir[f, 1], F.pf_dir[f, 2]
+        if F.pf_frame[f] == 1:
+            d0, d1, d2 = _direction(b, F.pf_R, f, d0, d1, d2, R)
+        mag = mags[F.pf_mag[f]] if F.pf_mag[f] >= 0 else 0.0
+        if F.pf_torque[f]:
+            _add_wrench3(b, 0.0, 0.0, 0.0, mag * d0, mag * d1, mag * d2, p0, p1, p2, FC, TC, pc)
+        else:
+            _add_wrench3(b, mag * d0, mag * d1, mag * d2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
+    for f in range(F.sd_bi.size):
+        bi, bo = F.sd_bi[f], F.sd_bo[f]
+        pi0, pi1, pi2, vi0, vi1, vi2, _, _, _ = _attach_point(bi, F.sd_pi, f, R, pb, w, vh, hp)
+        po0, po1, po2, vo0, vo1, vo2, _, _, _ = _attach_point(bo, F.sd_po, f, R, pb, w, vh, hp)
+        e0, e1, e2 = pi0 - po0, pi1 - po1, pi2 - po2
+        L = np.sqrt(e0 ** 2 + e1 ** 2 + e2 ** 2)
+        if L < 1e-12:
+            continue
+        e0, e1, e2 = e0 / L, e1 / L, e2 / L
+        Ld = (vi0 - vo0) * e0 + (vi1 - vo1) * e1 + (vi2 - vo2) * e2
+        Tn = F.sd_k[f] * (L - F.sd_L0[f]) + F.sd_c[f] * Ld
+        if F.sd_mag[f] >= 0:
+            Tn += mags[F.sd_mag[f]]
+        _add_wrench3(bi, -Tn * e0, -Tn * e1, -Tn * e2, 0.0, 0.0, 0.0, pi0, pi1, pi2, FC, TC, pc)
+        _add_wrench3(bo, Tn * e0, Tn * e1, Tn * e2, 0.0, 0.0, 0.0, po0, po1, po2, FC, TC, pc)
+    if F.rs_bi.size == 0:
+        return
+    zero = np.zeros(3)
+    for f in range(F.rs_bi.size):
+        Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
+        Ro, po, vo, wo = _attach(F.rs_bo[f], F.rs_Ro[f], zero, R, pb, w, pc, vh, hp)
+        phi = Ro @ rotvec(Ro.T @ Ri)
+        Tq = -(F.rs_k[f] * phi + F.rs_c[f] * (wi - wo))
+        _add_wrench(F.rs_bi[f], zero, Tq, pi_, FC, TC, pc)
+        _add_wrench(F.rs_bo[f], zero, -Tq, po, FC, TC, pc)
+
+
+@njit(**_JIT)
+def _rotation_spring(c, q, qo, u, o, hk, hc, href, hRref, i, tau):
+    """Hinge loads of a spherical, free or bushing hinge (see :func:`loads`)."""
+    qq = q[qo:qo + 7]
+    s0 = 0
+    if c != SPHERICAL:
+        for a in range(3):
+            tau[o + a] = -hk[o + a] * (qq[a] - href[o + a]) - hc[o + a] * u[o + a]
+        s0 = 3
+    Rrel = quat_to_matrix(qq[s0], qq[s0 + 1], qq[s0 + 2], qq[s0 + 3])
+    phi = rotvec(Rrel @ hRref[i].T)
+    for a in range(3):
+        tau[o + s0 + a] = -hk[o + s0 + a] * phi[a] - hc[o + s0 + a] * u[o + s0 + a]
+
+
+@njit(**_JIT)
+def loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp, FC, TC,
+          Wext, tau):
+    """Applied loads: Wext (n,6) wrench on each body at its hinge point, tau hinge loads.
+
+    With ``applied`` false, FC (n,3) and TC (n,3) are set to gravity alone; otherwise they hold
+    what :func:`applied_loads` put there. Hinge springs and dampers act on every velocity
+    coordinate: ``tau = -k (q - ref) - c u``; the rotations of spherical, free and bushing hinges
+    use the rotation vector of the relative rotation w.r.t. the reference rotation ``hRref``.
+    """
+    n = mass.size
+    if not applied:
+        for i in range(n):
+            for a in range(3):
+                FC[i, a] = mass[i] * gravity[a]
+                TC[i, a] = 0.0
+    for i in range(n):
+        t = _cr(pc[i, 0] - hp[i, 0], pc[i, 1] - hp[i, 1], pc[i, 2] - hp[i, 2],
+                FC[i, 0], FC[i, 1], FC[i, 2])
+        for a in range(3):
+            Wext[i, a] = TC[i, a] + t[a]
+            Wext[i, 3 + a] = FC[i, a]
+    for i in range(n):
+        o = uo[i]
+        c = code[i]
+        if c == SPHERICAL or c == FREE or c == BUSHING:
+            _rotation_spring(c, q, qo[i], u, o, hk, hc, href, hRref, i, tau)
+        else:
+            for j in range(nu[i]):
+                tau[o + j] = -hk[o + j] * (q[qo[i] + j] - href[o + j]) - hc[o + j] * u[o + j]
+
+
+@njit(**_JIT)
+def _state_in(y, drv, nq_tot, drv_idx, drv_q, q, u, dd):
+    """Coordinates q, u and prescribed accelerations dd from the state and the drivers."""
+    for j in range(nq_tot):
+        q[j] = y[j]
+    for j in range(u.size):
+        u[j] = y[nq_tot + j]
+        dd[j] = 0.0
+        k = drv_idx[j]
+        if k >= 0:
+            q[drv_q[j]] = drv[k, 0]
+            u[j] = drv[k, 1]
+            dd[j] = drv[k, 2]
+
+
+@njit(**_JIT)
+def _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, ydot):
+    """The state derivative from u (and q for quaternions) and udot."""
+    for i in range(code.size):
+        hinge_qdot(code[i], q, qo[i], u, uo[i], nq[i], ydot, qo[i])
+    for j in range(u.size):
+        ydot[nq_tot + j] = udot[j]
+
+
+@njit(**_JIT)
+def evaluate_into(y, drv, mags, T, F, W, ydot):
+    """State derivative at (y, drivers, magnitudes) into ``ydot``; fills the work arrays W.
+
+    Each kernel gets only the arrays it uses (see :func:`riccati` on speed). :func:`rk4_run`
+    makes the same calls with the arrays taken out of the structs once per run: keep the two
+    in step. ``bool(True)``: a flag of type bool rather than a literal, so that numba compiles
+    riccati and close_loops once for both values.
+    """
+    _state_in(y, drv, T.nq_tot, T.drv_idx, T.drv_q, W.q, W.u, W.dd)
+    tree_kinematics(W.q, W.u, T.parent, T.code, T.sgn, T.qo, T.uo, T.nu, T.mo_R, T.mo_p,
+                    T.mi_R, T.mi_p, T.rc, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Sg, W.cg, W.RA,
+                    W.scratch.M, W.scratch.Rrel, W.scratch.dloc, W.scratch.Sloc, W.scratch.bias)
+    applied = F.pf_body.size + F.sd_bi.size + F.rs_bi.size > 0
+    if applied:
+        applied_loads(mags, F, T.mass, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.FC, W.TC)
+    loads(W.q, W.u, applied, T.mass, F.gravity, T.code, T.qo, T.uo, T.nu, T.hk, T.hc, T.href,
+          T.hRref, W.pc, W.hp, W.FC, W.TC, W.Wext, W.tau)
+    riccati(T.parent, T.code, T.nu, T.uo, T.mass, T.JCl, T.driven, W.R, W.pc, W.hp, W.w, W.Sg,
+            W.cg, W.Wext, W.tau, W.dd, W.udot, W.x, W.Wh, W.IA, W.pA, W.U, W.Dinv, W.r0, W.ck,
+            W.nfree, W.fidx, W.paS, W.scratch, bool(True))
+    if T.m_tot > 0:
+        close_loops(T.loops, W.loops, T.parent, T.code, T.uo, T.nu, T.driven, W.R, W.pb, W.w,
+                    W.vh, W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx, W.x, W.udot, W.Wh,
+                    W.tau, W.scratch.t6a, W.scratch.t6b, W.scratch.t6c, bool(True))
+    _state_rate(W.q, W.u, W.udot, T.code, T.qo, T.uo, T.nq, T.nu, T.nq_tot, ydot)
+
+
+@njit(**_JIT)
+def power_flows(q, u, tau, mags, driven, drv_q, hk, hc, href, F, R, pb, pc, hp, w, vh, out):
+    """The power of what does work on the system besides gravity and springs, into ``out`` (3,).
+
+    ``out[0]``: drivers, the sum over driven coordinates of the driver's load (the hinge's
+    generalised load ``tau`` minus its own spring and damper, ``tau + k (q - ref) + c u``) times
+    the coordinate's rate; ``out[1]``: applied forces, the magnitudes of point forces and
+    torques (``F . v`` of the material point, ``T . w``) and the time-function part of
+    spring-dampers (``-f(t) dL/dt``); ``out[2]``: the power the dampers dissipate (>= 0): hinge
+    dampers ``c u^2`` on every velocity coordinate, spring-dampers ``c (dL/dt)^2``, rotational
+    spring-dampers ``c |w_in - w_out|^2``. Springs and gravity are conservative: their power is
+    minus the rate of the potential energy (not here). W (N m/s). ``q``, ``u``, ``tau`` and the
+    body kinematics ``R pb pc hp w vh`` of an evaluation; ``tau`` must hold the drivers' loads
+    (:func:`riccati` fills them). The hinges' part and the force elements' part are
+    :func:`hinge_power` and :func:`force_power` (``rk4_run`` calls the second only for a model
+    with force elements: a struct argument costs a reference count per array and call).
+    """
+    hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out)
+    force_power(mags, F, R, pb, pc, hp, w, vh, out)
+
+
+@njit(**_JIT)
+def hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out):
+    """The drivers' power into ``out[0]``, the hinge dampers' into ``out[2]``, ``out[1] = 0``
+    (see :func:`power_flows`)."""
+    pd = 0.0
+    pdis = 0.0
+    for j in range(u.size):
+        uj = u[j]
+        if hc[j] != 0.0:
+            pdis += hc[j] * uj * uj
+        if driven[j]:
+            pd += (tau[j] + hk[j] * (q[drv_q[j]] - href[j]) + hc[j] * uj) * uj
+    out[0] = pd
+    out[1] = 0.0
+    out[2] = pdis
+
+
+@njit(**_JIT)
+def force_power(mags, F, R, pb, pc, hp, w, vh, out):
+    """Add the force elements' power to ``out[1]`` and their dampers' to ``out[2]`` (see
+    :func:`power_flows`)."""
+    pf = out[1]
+    pdis = out[2]
+    for f in range(F.pf_body.size):
+        b = F.pf_body[f]
+        if b < 0 or F.pf_mag[f] < 0:
+            continue
+        _, _, _, v0, v1, v2, w0, w1, w2 = _attach_point(b, F.pf_p, f, R, pb, w, vh, hp)
+        d0, d1, d2 = F.pf_dir[f, 0], F.pf_dir[f, 1], F.pf_dir[f, 2]
+        if F.pf_frame[f] == 1:
+            d0, d1, d2 = _direction(b, F.pf_R, f, d0, d1, d2, R)
+        mag = mags[F.pf_mag[f]]
+        if F.pf_torque[f]:
+            pf += mag * (d0 * w0 + d1 * w1 + d2 * w2)
+        else:
+            pf += mag * (d0 * v0 + d1 * v1 + d2 * v2)
+    for f in range(F.sd_bi.size):
+        if F.sd_c[f] == 0.0 and F.sd_mag[f] < 0:
+            continue
+        pi0, pi1, pi2, vi0, vi1, vi2, _, _, _ = _attach_point(F.sd_bi[f], F.sd_pi, f, R, pb, w,
+                                                              vh, hp)
+        po0, po1, po2, vo0, vo1, vo2, _, _, _ = _attach_point(F.sd_bo[f], F.sd_po, f, R, pb, w,
+                                                              vh, hp)
+        d0, d1, d2 = pi0 - po0, pi1 - po1, pi2 - po2
+        L = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if L < 1e-12:
+            continue                  # as in applied_loads: no load without a direction
+        Ld = ((vi0 - vo0) * d0 + (vi1 - vo1) * d1 + (vi2 - vo2) * d2) / L
+        pdis += F.sd_c[f] * Ld * Ld
+        if F.sd_mag[f] >= 0:
+            pf -= mags[F.sd_mag[f]] * Ld
+    out[1] = pf
+    out[2] = pdis
+    if F.rs_bi.size == 0:
+        return
+    zero = np.zeros(3)
+    for f in range(F.rs_bi.size):
+        if F.rs_c[f] == 0.0:
+            continue
+        Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
+        Ro, po, vo, wo = _attach(F.rs_bo[f], F.rs_Ro[f], zero, R, pb, w, pc, vh, hp)
+        d0, d1, d2 = wi[0] - wo[0], wi[1] - wo[1], wi[2] - wo[2]
+        pdis += F.rs_c[f] * (d0 * d0 + d1 * d1 + d2 * d2)
+    out[1] = pf
+    out[2] = pdis
+
+
+@njit(**_JIT)
+def normalise_quaternions(y, quat):
+    for k in range(quat.size):
+        o = quat[k]
+        n = np.sqrt(y[o] ** 2 + y[o + 1] ** 2 + y[o + 2] ** 2 + y[o + 3] ** 2)
+        for a in range(4):
+            y[o + a] /= n
+
+
+@njit(**_JIT)
+def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
+            out_flows, monitor):
+    """``nsteps`` RK4 steps from ``y`` (updated in place), starting at step index ``k0``.
+
+    ``drv_grid`` (2K+1, nd, 3) and ``mag_grid`` (2K+1, nm) hold the time functions at the
+    half steps ``t0 + j h / 2`` of the whole run. Every ``out_every``-th state (by global step
+    index) is written to ``out[out_start + ...]``. Returns the number of rows written. Releases
+    the GIL (``nogil``): another thread can run while a chunk of steps computes.
+
+    ``flows`` (3,): the work of the drivers and of the applied forces and the energy the
+    dampers dissipated since t = 0 (J), carried on (updated in place) as extra states of the
+    same RK4 scheme: each stage's :func:`power_flows` weighted 1, 2, 2, 1. They are written to
+    ``out_flows`` with the states. An empty ``flows`` (size 0): nothing does work, skip it.
+
+    ``monitor`` (nsteps,): closed loops' conditioning at the start of every step (``L.svr``,
+    see :func:`close_loops`), for the singular positions met between output rows; an empty
+    array: not recorded.
+
+    Each evaluation makes the calls of :func:`evaluate_into` (see there why), with the arrays
+    taken out of the structs once, here, and without the hinge wrenches: W.Wh is left as it
+    was but for the hinges with a driven coordinate (see :func:`riccati`).
+    """
+    # tree
+    parent, code, sgn, qo, uo, nq, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nq, T.nu
+    mo_R, mo_p, mi_R, mi_p, rc, mass, JCl = T.mo_R, T.mo_p, T.mi_R, T.mi_p, T.rc, T.mass, T.JCl
+    hk, hc, href, hRref, driven = T.hk, T.hc, T.href, T.hRref, T.driven
+    drv_idx, drv_q, nq_tot, quat = T.drv_idx, T.drv_q, T.nq_tot, T.quat
+    loops, C, L = T.m_tot > 0, T.loops, W.loops
+    gravity = F.gravity
+    applied = F.pf_body.size + F.sd_bi.size + F.rs_bi.size > 0
+    # work
+    q, u, dd, R, pb, pc, hp, w, vh = W.q, W.u, W.dd, W.R, W.pb, W.pc, W.hp, W.w, W.vh
+    Sg, cg, RA, Wext, tau, udot, x, Wh = W.Sg, W.cg, W.RA, W.Wext, W.tau, W.udot, W.x, W.Wh
+    IA, pA, U, Dinv, r0, ck, nfree, fidx = W.IA, W.pA, W.U, W.Dinv, W.r0, W.ck, W.nfree, W.fidx
+    FC, TC, paS, scratch = W.FC, W.TC, W.paS, W.scratch
+    M, Rrel, dloc, Sloc, bias = scratch.M, scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
+    t6a, t6b, t6c = scratch.t6a, scratch.t6b, scratch.t6c
+    kd, acc, yt = W.kd, W.kacc, W.ytmp
+    ny = y.size
+    half = 0.5 * h
+    written = 0
+    track = flows.size > 0
+    pw = np.zeros(3)
+    pacc = np.zeros(3)
+    for s in range(nsteps):
+        k = k0 + s
+        j = 2 * k
+        for a in range(ny):
+            yt[a] = y[a]
+        # stages at t, t + h/2, t + h/2, t + h; acc = k1 + 2 k2 + 2 k3 + k4
+        for st in range(4):
+            jj = j + (st + 1) // 2
+            _state_in(yt, drv_grid[jj], nq_tot, drv_idx, drv_q, q, u, dd)
+            tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
+                            R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, dloc, Sloc, bias)
+            if applied:
+                applied_loads(mag_grid[jj], F, mass, R, pb, pc, hp, w, vh, FC, TC)
+            loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp,
+                  FC, TC, Wext, tau)
+            riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau,
+                    dd, udot, x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch,
+                    bool(False))
+            if loops:
+                close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp,
+                            Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh, tau, t6a, t6b, t6c,
+                            bool(False))
+                if st == 0 and monitor.size > 0:
+                    monitor[s] = L.svr[0]
+            _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, kd)
+            if track:
+                hinge_power(q, u, tau, driven, drv_q, hk, hc, href, pw)
+                if applied:
+                    force_power(mag_grid[jj], F, R, pb, pc, hp, w, vh, pw)
+                wt = 1.0 if st == 0 or st == 3 else 2.0
+                for c in range(3):
+                    pacc[c] = wt * pw[c] if st == 0 else pacc[c] + wt * pw[c]
+            if st == 0:
+                for a in range(ny):
+                    acc[a] = kd[a]
+                    yt[a] = y[a] + half * kd[a]
+            elif st == 1:
+                for a in range(ny):
+                    acc[a] += 2.0 * kd[a]
+                    yt[a] = y[a] + half * kd[a]
+            elif st == 2:
+                for a in range(ny):
+                    acc[a] += 2.0 * kd[a]
+                    yt[a] = y[a] + h * kd[a]
+            else:
+                for a in range(ny):
+                    acc[a] += kd[a]
+        for a in range(ny):
+            y[a] += h / 6.0 * acc[a]
+        normalise_quaternions(y, quat)
+        if track:
+            for c in range(3):
+                flows[c] += h / 6.0 * pacc[c]
+        if (k + 1) % out_every == 0:
+            for a in range(ny):
+                out[out_start + written, a] = y[a]
+            if track:
+                for c in range(3):
+                    out_flows[out_start + written, c] = flows[c]
+            written += 1
+    return written
+
+
+@njit(**_JIT)
+def evaluate(y, drv, mags, T, F, W):
+    """State derivative at (y, drivers, magnitudes) as a new array; fills the work arrays W."""
+    ydot = np.empty(y.size)
+    evaluate_into(y, drv, mags, T, F, W, ydot)
+    return ydot
+
+
+# --------------------------------------------------------------------------------------------------
+# closed loops: cut hinges as boundaries with unknown constraint loads
+# --------------------------------------------------------------------------------------------------
+# Each cut hinge becomes a pair of boundaries: an unknown constraint wrench N lam on its input body
+# and -N lam on its output body, at the input marker origin p; N (6 x m) holds the directions the
+# hinge blocks (rotations [Ra e; 0], translations [0; Ra e], e fixed in the output marker frame,
+# the universal hinge's blocked rotation Rx(a) e_z). The supplementary equations are the hinge's
+# kinematic condition at the acceleration level, N^T (x_in(p) - x_out(p) - c) = 0, stabilised
+# (Baumgarte): = -2 w N^T t_rel - w^2 phi, with phi the blocked part of the position error. The
+# tree part stays O(n): the response of the tree to each column of N is one load-only sweep that
+# reuses the articulated inertias of the main sweep; the small system for lam is solved with a
+# pseudo-inverse, so redundant constraints give the minimum-norm loads.
+
+#: blocked rotation axes (bit 0: x, 1: y, 2: z; bit 3: the universal's Rx(a) e_z) and blocked
+#: translations (bits 0..2) by type code
+CUT_ROT = np.array([7, 3, 7, 3, 8, 0, 3, 0, 0], dtype=np.int64)
+CUT_TRANS = np.array([7, 7, 3, 3, 7, 7, 4, 0, 0], dtype=np.int64)
+
+
+@njit(**_JIT)
+def cut_count(code):
+    """Number of constraint equations of a cut hinge of type ``code``."""
+    n = 0
+    r, t = CUT_ROT[code], CUT_TRANS[code]
+    for b in range(4):
+        if (r >> b) & 1:
+            n += 1
+    for b in range(3):
+        if (t >> b) & 1:
+            n += 1
+    return n
+
+
+@njit(**_INL)
+def _mtm(A, ia, B, ib, C, ic):
+    """C[ic] = A[ia].T @ B[ib] for stacks of 3x3 blocks."""
+    for a in range(3):
+        for c in range(3):
+            C[ic, a, c] = A[ia, 0, a] * B[ib, 0, c] + A[ia, 1, a] * B[ib, 1, c] \
+                + A[ia, 2, a] * B[ib, 2, c]
+
+
+@njit(**_INL)
+def _rotvec_of(M, i):
+    """Rotation vector of the rotation M[i] (as :func:`rotvec`, without allocating)."""
+    c = (M[i, 0, 0] + M[i, 1, 1] + M[i, 2, 2] - 1.0) / 2.0
+    w0 = M[i, 2, 1] - M[i, 1, 2]
+    w1 = M[i, 0, 2] - M[i, 2, 0]
+    w2 = M[i, 1, 0] - M[i, 0, 1]
+    s = 0.5 * np.sqrt(w0 ** 2 + w1 ** 2 + w2 ** 2)
+    t = np.arctan2(s, c)
+    if t < 1e-8:
+        return 0.5 * w0, 0.5 * w1, 0.5 * w2
+    if np.pi - t > 1e-2:
+        f = t / (2.0 * s)
+        return f * w0, f * w1, f * w2
+    k = 0
+    for j in range(3):
+        if M[i, j, j] > M[i, k, k]:
+            k = j
+    a0 = 0.5 * (M[i, 0, k] + M[i, k, 0]) - (c if k == 0 else 0.0)
+    a1 = 0.5 * (M[i, 1, k] + M[i, k, 1]) - (c if k == 1 else 0.0)
+    a2 = 0.5 * (M[i, 2, k] + M[i, k, 2]) - (c if k == 2 else 0.0)
+    nrm = np.sqrt(a0 ** 2 + a1 ** 2 + a2 ** 2)
+    if a0 * w0 + a1 * w1 + a2 * w2 < 0:
+        nrm = -nrm
+    return t * a0 / nrm, t * a1 / nrm, t * a2 / nrm
+
+
+@njit(**_INL)
+def _frame_of(b, Rl, k, pl, R, pb, F, i):
+    """F[i] = rotation of marker k (Rl[k], pl[k] on body b; b = -1: the ground, global) and its
+    origin as a tuple."""
+    if b < 0:
+        for a in range(3):
+            for c in range(3):
+                F[i, a, c] = Rl[k, a, c]
+        return pl[k, 0], pl[k, 1], pl[k, 2]
+    _mm(R, b, Rl, k, F, i)
+    p = _mv(R, b, pl[k, 0], pl[k, 1], pl[k, 2])
+    return pb[b, 0] + p[0], pb[b, 1] + p[1], pb[b, 2] + p[2]
+
+
+@njit(**_INL)
+def _velocity_at(b, p0, p1, p2, w, vh, hp):
+    """Angular velocity and velocity of body b's material point at p, as a 6-tuple."""
+    if b < 0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    v = _cr(w[b, 0], w[b, 1], w[b, 2], p0 - hp[b, 0], p1 - hp[b, 1], p2 - hp[b, 2])
+    return (w[b, 0], w[b, 1], w[b, 2], vh[b, 0] + v[0], vh[b, 1] + v[1], vh[b, 2] + v[2])
+
+
+@njit(**_INL)
+def _acceleration_into(b, p0, p1, p2, x, w, hp, with_velocity, sign, out, io):
+    """out[io] += sign * [eps; a] of body b's material point at p from its accelerations x
+    (n,6) at hp (nothing for the ground)."""
+    if b < 0:
+        return
+    r0, r1, r2 = p0 - hp[b, 0], p1 - hp[b, 1], p2 - hp[b, 2]
+    e0, e1, e2 = x[b, 0], x[b, 1], x[b, 2]
+    a = _cr(e0, e1, e2, r0, r1, r2)
+    a0, a1, a2 = x[b, 3] + a[0], x[b, 4] + a[1], x[b, 5] + a[2]
+    if with_velocity:
+        wr = _cr(w[b, 0], w[b, 1], w[b, 2], r0, r1, r2)
+        ww = _cr(w[b, 0], w[b, 1], w[b, 2], wr[0], wr[1], wr[2])
+        a0, a1, a2 = a0 + ww[0], a1 + ww[1], a2 + ww[2]
+    out[io, 0] += sign * e0
+    out[io, 1] += sign * e1
+    out[io, 2] += sign * e2
+    out[io, 3] += sign * a0
+    out[io, 4] += sign * a1
+    out[io, 5] += sign * a2
+
+
+@njit(**_JIT)
+def cut_geometry(C, L, R, pb, w, vh, hp):
+    """Constraint directions, points, velocity and position residuals and biases of all cuts.
+
+    C: the cut hinges (system.Cuts); fills L.Ncol (m, 6), L.pcut (nc, 3), L.vres (m), L.phi
+    (m), L.ccut (nc, 6) (L: system.LoopWork). No allocation: scratch L.F (4, 3, 3).
+    """
+    F = L.F                      # 0: input marker, 1: output marker, 2: relative, 3: scratch
+    row = 0
+    for k in range(C.c_code.size):
+        code = C.c_code[k]
+        pB0, pB1, pB2 = _frame_of(C.c_bi[k], C.c_Ri, k, C.c_pi, R, pb, F, 0)
+        pA0, pA1, pA2 = _frame_of(C.c_bo[k], C.c_Ro, k, C.c_po, R, pb, F, 1)
+        L.pcut[k, 0], L.pcut[k, 1], L.pcut[k, 2] = pB0, pB1, pB2
+        wi0, wi1, wi2, vi0, vi1, vi2 = _velocity_at(C.c_bi[k], pB0, pB1, pB2, w, vh, hp)
+        wo0, wo1, wo2, vo0, vo1, vo2 = _velocity_at(C.c_bo[k], pB0, pB1, pB2, w, vh, hp)
+        wr0, wr1, wr2 = wi0 - wo0, wi1 - wo1, wi2 - wo2
+        vr0, vr1, vr2 = vi0 - vo0, vi1 - vo1, vi2 - vo2
+        _mtm(F, 1, F, 0, F, 2)                                   # Rrel = Ra^T Rb
+        dd = (pB0 - pA0, pB1 - pA1, pB2 - pA2)
+        d0 = F[1, 0, 0] * dd[0] + F[1, 1, 0] * dd[1] + F[1, 2, 0] * dd[2]
+        d1 = F[1, 0, 1] * dd[0] + F[1, 1, 1] * dd[1] + F[1, 2, 1] * dd[2]
+        d2 = F[1, 0, 2] * dd[0] + F[1, 1, 2] * dd[1] + F[1, 2, 2] * dd[2]
+        # rotation error in output-marker axes, after removing the allowed rotation
+        rot = CUT_ROT[code]
+        ca, sa = 1.0, 0.0
+        if code == UNIVERSAL or rot == 3:
+            if code == UNIVERSAL:
+                ua = np.arctan2(F[2, 2, 1], F[2, 1, 1])
+                ub = np.arctan2(F[2, 0, 2], F[2, 0, 0])
+                ca, sa, cb, sb = np.cos(ua), np.sin(ua), np.cos(ub), np.sin(ub)
+                # F[3] = Rrel @ Rq^T, Rq = Rx(ua) Ry(ub)
+                q00, q01, q02 = cb, 0.0, sb
+                q10, q11, q12 = sa * sb, ca, -sa * cb
+                q20, q21, q22 = -ca * sb, sa, ca * cb
+            else:                                             # rotation about z allowed
+                th = np.arctan2(F[2, 1, 0], F[2, 0, 0])
+                c, s = np.cos(th), np.sin(th)
+                q00, q01, q02 = c, -s, 0.0
+                q10, q11, q12 = s, c, 0.0
+                q20, q21, q22 = 0.0, 0.0, 1.0
+            for a in range(3):
+                r0, r1, r2 = F[2, a, 0], F[2, a, 1], F[2, a, 2]
+                F[3, a, 0] = r0 * q00 + r1 * q01 + r2 * q02
+                F[3, a, 1] = r0 * q10 + r1 * q11 + r2 * q12
+                F[3, a, 2] = r0 * q20 + r1 * q21 + r2 * q22
+            er0, er1, er2 = _rotvec_of(F, 3)
+        else:
+            er0, er1, er2 = _rotvec_of(F, 2)
+        # bias c: w_A x w_rel (+ the universal's local term), 2 w_A x v_rel
+        cw = _cr(wo0, wo1, wo2, wr0, wr1, wr2)
+        cv = _cr(wo0, wo1, wo2, vr0, vr1, vr2)
+        cw0, cw1, cw2 = cw
+        if code == UNIVERSAL:
+            adot = F[1, 0, 0] * wr0 + F[1, 1, 0] * wr1 + F[1, 2, 0] * wr2
+            bdot = ((F[1, 0, 1] * wr0 + F[1, 1, 1] * wr1 + F[1, 2, 1] * wr2) * ca
+                    + (F[1, 0, 2] * wr0 + F[1, 1, 2] * wr1 + F[1, 2, 2] * wr2) * sa)
+            g = _mv(F, 1, 0.0, -sa, ca)
+            f = adot * bdot
+            cw0, cw1, cw2 = cw0 + f * g[0], cw1 + f * g[1], cw2 + f * g[2]
+        L.ccut[k, 0], L.ccut[k, 1], L.ccut[k, 2] = cw0, cw1, cw2
+        L.ccut[k, 3], L.ccut[k, 4], L.ccut[k, 5] = 2.0 * cv[0], 2.0 * cv[1], 2.0 * cv[2]
+        for b in range(4):
+            if (rot >> b) & 1:
+                if b < 3:
+                    e0, e1, e2 = 0.0, 0.0, 0.0
+                    if b == 0:
+                        e0 = 1.0
+                    elif b == 1:
+                        e1 = 1.0
+                    else:
+                        e2 = 1.0
+                else:
+                    e0, e1, e2 = 0.0, -sa, ca
+                n = _mv(F, 1, e0, e1, e2)
+                for a in range(3):
+                    L.Ncol[row, a] = n[a]
+                    L.Ncol[row, 3 + a] = 0.0
+                L.vres[row] = n[0] * wr0 + n[1] * wr1 + n[2] * wr2
+                L.phi[row] = er0 * e0 + er1 * e1 + er2 * e2
+                row += 1
+        tr = CUT_TRANS[code]
+        for b in range(3):
+            if (tr >> b) & 1:
+                for a in range(3):
+                    L.Ncol[row, a] = 0.0
+                    L.Ncol[row, 3 + a] = F[1, a, b]
+                L.vres[row] = F[1, 0, b] * vr0 + F[1, 1, b] * vr1 + F[1, 2, b] * vr2
+                L.phi[row] = d0 if b == 0 else (d1 if b == 1 else d2)
+                row += 1
+
+
+@njit(**_JIT)
+def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, base, rr, xp,
+                wrenches):
+    """Response of the tree to each unit constraint load of the cut hinges, and the constraint
+    compliance: for every row j of ``L.Ncol`` (the load N_j lam on the input body and -N_j lam
+    on the output body of its cut hinge, at the cut point), with no other load, fills L.dud[j]
+    (nu), L.dx[j] (n, 6), L.dWh[j] (n, 6: every row if ``wrenches``, else the rows of hinges with
+    a driven coordinate, as in :func:`riccati`) and column j of L.Acon (the supplementary
+    equations' response N^T (x_in(p) - x_out(p))).
+
+    Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
+    velocity terms, hinge loads and prescribed accelerations are zero. All columns in one call
+    (a call with this many arrays costs as much as a small sweep). Scratch: L.loadm, L.pB,
+    L.paB, L.rB (n, 6), L.xrel (nc, 6); base, rr, xp (6).
+    """
+    n = parent.size
+    m = C.c_of_row.size
+    load, pB, paB, rB = L.loadm, L.pB, L.paB, L.rB
+    Ncol, pcut, xr, A = L.Ncol, L.pcut, L.xrel, L.Acon
+    dud, dx, dWh = L.dud, L.dx, L.dWh
+    nu_tot = dud.shape[1]
+    for j in range(m):
+        k = C.c_of_row[j]
+        for i in range(n):
+            for a in range(6):
+                load[i, a] = 0.0
+        for side in range(2):
+            b = C.c_bi[k] if side == 0 else C.c_bo[k]
+            if b < 0:
+                continue
+            sg = 1.0 if side == 0 else -1.0
+            t = _cr(pcut[k, 0] - hp[b, 0], pcut[k, 1] - hp[b, 1], pcut[k, 2] - hp[b, 2],
+                    Ncol[j, 3], Ncol[j, 4], Ncol[j, 5])
+            for a in range(3):
+                load[b, a] += sg * (Ncol[j, a] + t[a])
+                load[b, 3 + a] += sg * Ncol[j, 3 + a]
+        # tips to root: the bias wrenches of the articulated bodies
+        for i in range(n):
+            for a in range(6):
+                pB[i, a] = -load[i, a]
+        for a in range(nu_tot):
+            dud[j, a] = 0.0
+        for i in range(n - 1, -1, -1):
+            nf = nfree[i]
+            ci = code[i]
+            for jf in range(nf):
+                jj = fidx[i, jf]
+                r = 3 * COLKIND[ci, jj]
+                rB[i, jf] = -(Sg[i, r, jj] * pB[i, r] + Sg[i, r + 1, jj] * pB[i, r + 1]
+                              + Sg[i, r + 2, jj] * pB[i, r + 2])
+            par = parent[i]
+            if par < 0:
+                continue
+            for a in range(6):
+                s = pB[i, a]
+                for j1 in range(nf):
+                    t = 0.0
+                    for j2 in range(nf):
+                        t += Dinv[i, j1, j2] * rB[i, j2]
+                    s += U[i, a, j1] * t
+                paB[i, a] = s
+            l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+            t3 = _cr(l0, l1, l2, paB[i, 3], paB[i, 4], paB[i, 5])
+            pB[par, 0] += paB[i, 0] + t3[0]
+            pB[par, 1] += paB[i, 1] + t3[1]
+            pB[par, 2] += paB[i, 2] + t3[2]
+            pB[par, 3] += paB[i, 3]
+            pB[par, 4] += paB[i, 4]
+            pB[par, 5] += paB[i, 5]
+        # root to tips: the accelerations
+        for i in range(n):
+            par = parent[i]
+            if par >= 0:
+                l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
+                el = _cr(dx[j, par, 0], dx[j, par, 1], dx[j, par, 2], l0, l1, l2)
+                base[0], base[1], base[2] = dx[j, par, 0], dx[j, par, 1], dx[j, par, 2]
+                base[3] = dx[j, par, 3] + el[0]
+                base[4] = dx[j, par, 4] + el[1]
+                base[5] = dx[j, par, 5] + el[2]
+            else:
+                for a in range(6):
+                    base[a] = 0.0
+            nf = nfree[i]
+            o = uo[i]
+            ci = code[i]
+            for a in range(6):
+                xp[a] = base[a]
+            for jf in range(nf):
+                s = rB[i, jf]
+                for a in range(6):
+                    s -= U[i, a, jf] * base[a]
+                rr[jf] = s
+            for j1 in range(nf):
+                s = 0.0
+                for j2 in range(nf):
+                    s += Dinv[i, j1, j2] * rr[j2]
+                jj = fidx[i, j1]
+                dud[j, o + jj] = s
+                r = 3 * COLKIND[ci, jj]
+                base[r] += Sg[i, r, jj] * s
+                base[r + 1] += Sg[i, r + 1, jj] * s
+                base[r + 2] += Sg[i, r + 2, jj] * s
+            for a in range(6):
+                dx[j, i, a] = base[a]
+            if not wrenches and nf == NU[ci]:
+                continue                 # as in riccati: driven hinges only
+            if par >= 0:
+                for a in range(6):
+                    s = paB[i, a]
+                    for bb in range(6):
+                        s += IA[i, a, bb] * xp[bb]
+                    dWh[j, i, a] = s
+            else:
+                for a in range(6):
+                    s = pB[i, a]
+                    for bb in range(6):
+                        s += IA[i, a, bb] * base[bb]
+                    dWh[j, i, a] = s
+        # column j of the compliance
+        row = 0
+        for k2 in range(C.c_code.size):
+            for a in range(6):
+                xr[k2, a] = 0.0
+            _acceleration_into(C.c_bi[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
+                               False, 1.0, xr, k2)
+            _acceleration_into(C.c_bo[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
+                               False, -1.0, xr, k2)
+            for jr in range(C.c_m[k2]):
+                r = row + jr
+                s = 0.0
+                for a in range(6):
+                    s += Ncol[r, a] * xr[k2, a]
+                A[r, j] = s
+            row += C.c_m[k2]
+
+
+@njit(**_JIT)
+def psd_solve(A, m, rhs, x, G, M, pv, perm, z, w, tol):
+    """Minimum-norm least-squares solution ``x = A^+ rhs`` of a symmetric positive
+    semi-definite m x m system, by Cholesky factorisation with symmetric pivoting.
+
+    ``A[perm][:, perm] = G G^T`` with G (m x r) lower trapezoidal, r the rank: pivots below
+    ``tol`` (absolute) end the factorisation. Full rank: ``x`` by two triangular solves; else
+    ``x = G (G^T G)^-2 G^T rhs``. Returns r. Fills ``pv`` (m): the pivot chosen at each stage
+    (the largest remaining diagonal of the Schur complement; after the rank, the largest one
+    left, then 0), a measure of the conditioning: ``pv[k]`` goes to zero where A loses its
+    (k+1)-th rank. Scratch: G, M (m x m), ``perm`` (int, m), ``z``, ``w`` (m). No
+    allocation: O(m r^2).
+    """
+    for i in range(m):
+        perm[i] = i
+        pv[i] = 0.0
+        for j in range(m):
+            G[i, j] = A[i, j]
+    r = 0
+    for k in range(m):
+        p = k
+        for j in range(k + 1, m):
+            if G[j, j] > G[p, p]:
+                p = j
+        pv[k] = max(G[p, p], 0.0)
+        if G[p, p] <= tol:
+            break
+        if p != k:                          # symmetric swap of rows and columns k, p
+            for j in range(m):
+                t = G[k, j]
+                G[k, j] = G[p, j]
+                G[p, j] = t
+            for j in range(m):
+                t = G[j, k]
+                G[j, k] = G[j, p]
+                G[j, p] = t
+            ti = perm[k]
+            perm[k] = perm[p]
+            perm[p] = ti
+        d = np.sqrt(G[k, k])
+        G[k, k] = d
+        for i in range(k + 1, m):
+            G[i, k] /= d
+        for j in range(k + 1, m):            # the whole trailing block (kept symmetric:
+            gj = G[j, k]                     # the swaps read both triangles)
+            for i in range(k + 1, m):
+                G[i, j] -= G[i, k] * gj
+        r += 1
+    for i in range(m):
+        z[i] = rhs[perm[i]]
+    if r == m:
+        # G G^T y = z: forward, then backward substitution
+        for i in range(m):
+            s = z[i]
+            for j in range(i):
+                s -= G[i, j] * z[j]
+            z[i] = s / G[i, i]
+        for i in range(m - 1, -1, -1):
+            s = z[i]
+            for j in range(i + 1, m):
+                s -= G[j, i] * z[j]
+            z[i] = s / G[i, i]
+        for i in range(m):
+            x[perm[i]] = z[i]
+        return r
+    # rank deficient: w = G^T z (r), M = G^T G (r x r, SPD), M v = w twice, x = G v
+    for i in range(r):
+        t = 0.0
+        for j in range(i, m):
+            t += G[j, i] * z[j]
+        w[i] = t
+    for i in range(r):
+        for j in range(i, r):
+            t = 0.0
+            for k in range(j, m):
+                t += G[k, i] * G[k, j]
+            M[i, j] = t
+    for i in range(r):                       # M = U^T U, U upper, in M
+        t = M[i, i]
+        for k in range(i):
+            t -= M[k, i] * M[k, i]
+        M[i, i] = np.sqrt(max(t, 1e-300))
+        for j in range(i + 1, r):
+            t = M[i, j]
+            for k in range(i):
+                t -= M[k, i] * M[k, j]
+            M[i, j] = t / M[i, i]
+    for rep in range(2):
+        for i in range(r):                   # U^T y = w
+            t = w[i]
+            for k in range(i):
+                t -= M[k, i] * w[k]
+            w[i] = t / M[i, i]
+        for i in range(r - 1, -1, -1):       # U v = y
+            t = w[i]
+            for k in range(i + 1, r):
+                t -= M[i, k] * w[k]
+            w[i] = t / M[i, i]
+    for i in range(m):
+        t = 0.0
+        for j in range(min(i + 1, r)):
+            t += G[i, j] * w[j]
+        x[perm[i]] = t
+    return r
+
+
+@njit(**_JIT)
+def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree,
+                fidx, x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
+    """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
+
+    C: the cut hinges (system.Cuts), L: their work arrays (system.LoopWork); the other arrays
+    are the tree's and the sweep's (see :func:`riccati`). Fills L.lam (m), L.Wcut (nc, 6)
+    (wrench on each cut hinge's input body at its input marker origin), L.loop_rank[0] (rank of
+    the constraint system), L.svr[0] (the conditioning monitor: the square root of the ratio of
+    the ``r``-th to the first pivot of the constraint compliance's factorisation, ``r`` =
+    L.ref_rank[0] or, when that is 0, the rank; it goes through zero linearly where the loops
+    lose rank) and
+    corrects udot, x, the drivers' loads in tau and Wh (every row if ``wrenches``, else the
+    rows of hinges with a driven coordinate, as in :func:`riccati`).
+
+    The constraint compliance A (m x m: the supplementary equations' response to unit
+    constraint loads) is symmetric positive semi-definite; it is solved by Cholesky
+    factorisation with symmetric pivoting (:func:`psd_solve`), pivots below 1e-10 of the
+    largest diagonal ending it: redundant constraints give the minimum-norm loads.
+    """
+    m = C.c_of_row.size
+    if m == 0:
+        return
+    n = parent.size
+    cut_geometry(C, L, R, pb, w, vh, hp)
+    A = L.Acon
+    rhs = L.bcon
+    Ncol, pcut, ccut, xr = L.Ncol, L.pcut, L.ccut, L.xrel
+    # base residual of the supplementary equations
+    row = 0
+    for k in range(C.c_code.size):
+        for a in range(6):
+            xr[k, a] = -ccut[k, a]
+        _acceleration_into(C.c_bi[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, 1.0,
+                           xr, k)
+        _acceleration_into(C.c_bo[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, -1.0,
+                           xr, k)
+        for jr in range(C.c_m[k]):
+            r = row + jr
+            s = 0.0
+            for a in range(6):
+                s += Ncol[r, a] * xr[k, a]
+            rhs[r] = -s - C.stab[0] * L.vres[r] - C.stab[1] * L.phi[r]
+        row += C.c_m[k]
+    # response to each unit constraint load, and the compliance A
+    load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, t6a, t6b, t6c,
+                wrenches)
+    # minimum-norm solution of the symmetric system (redundant constraints: A singular)
+    big = 0.0
+    for r in range(m):
+        for j in range(r, m):
+            t = 0.5 * (A[r, j] + A[j, r])
+            A[r, j] = t
+            A[j, r] = t
+        if A[r, r] > big:
+            big = A[r, r]
+    lam = L.lam
+    pv = L.pv
+    rank = psd_solve(A, m, rhs, lam, L.Gch, L.Mch, pv, L.perm, L.zv, L.wv, 1e-10 * big)
+    L.loop_rank[0] = rank
+    # conditioning monitor: the r-th pivot against the first (both variances: square root)
+    r_ref = L.ref_rank[0] if L.ref_rank[0] > 0 else rank
+    L.svr[0] = np.sqrt(pv[r_ref - 1] / pv[0]) if r_ref > 0 and pv[0] > 0.0 else 0.0
+    dud, dx, dWh = L.dud, L.dx, L.dWh
+    for j in range(m):
+        lj = lam[j]
+        for a in range(udot.size):
+            if driven[a] == 0:
+                udot[a] += lj * dud[j, a]
+        for i in range(n):
+            for a in range(6):
+                x[i, a] += lj * dx[j, i, a]
+        for i in range(n):
+            if wrenches or nfree[i] < nu[i]:
+                for a in range(6):
+                    Wh[i, a] += lj * dWh[j, i, a]
+    Wcut = L.Wcut
+    for k in range(C.c_code.size):
+        for a in range(6):
+            Wcut[k, a] = 0.0
+    for j in range(m):
+        k = C.c_of_row[j]
+        for a in range(6):
+            Wcut[k, a] += Ncol[j, a] * lam[j]
+    # drivers' loads with the constraint loads included
+    for i in range(n):
+        o = uo[i]
+        for j in range(nu[i]):
+            if driven[o + j]:
+                s = 0.0
+                for a in range(6):
+                    s += Sg[i, a, j] * Wh[i, a]
+                tau[o + j] = s
+
+
+# --------------------------------------------------------------------------------------------------
+# result rows: many instants at once
+# --------------------------------------------------------------------------------------------------
+
+@njit(**_JIT)
+def instants_into(Y, drv, mags, T, F, W, ydot, B):
+    """Evaluate the states Y (k, ny) with drivers drv (k, nd, 3) and magnitudes mags (k, nm)
+    and copy what the result rows need into the stacked arrays of ``B`` (system.Stack: a
+    leading axis k on each of the work arrays it names, as :meth:`System.instant` copies them).
+    """
+    n = T.parent.size
+    L = W.loops
+    for k in range(Y.shape[0]):
+        evaluate_into(Y[k], drv[k], mags[k], T, F, W, ydot)
+        B.q[k, :] = W.q
+        B.u[k, :] = W.u
+        B.udot[k, :] = W.udot
+        B.tau[k, :] = W.tau
+        for i in range(n):
+            for a in range(3):
+                for c in range(3):
+                    B.R[k, i, a, c] = W.R[i, a, c]
+                B.pb[k, i, a] = W.pb[i, a]
+                B.pc[k, i, a] = W.pc[i, a]
+                B.hp[k, i, a] = W.hp[i, a]
+                B.w[k, i, a] = W.w[i, a]
+                B.vh[k, i, a] = W.vh[i, a]
+            for a in range(6):
+                B.x[k, i, a] = W.x[i, a]
+                B.Wh[k, i, a] = W.Wh[i, a]
+                B.Wext[k, i, a] = W.Wext[i, a]
+        if T.m_tot > 0:
+            B.Wcut[k, :, :] = L.Wcut
+            B.phi[k, :] = L.phi
+            B.vres[k, :] = L.vres
+            B.rank[k] = L.loop_rank[0]
+            B.svr[k] = L.svr[0]
+
+

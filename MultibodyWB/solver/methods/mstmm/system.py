@@ -1,0 +1,513 @@
+"""The assembled system: a tree model in flat arrays, its state, and evaluation at an instant.
+
+:class:`System` turns a neutral model and its topology into the arrays the numba kernels
+(``kernels``) work on, and defines the state that integrators carry.
+
+State ``y = [q; u]``
+    One block per tree hinge, in tree order (``topology.bodies``: every body after its parent;
+    tree hinge ``i`` joins body ``i`` to its parent).
+
+    ============ ========================= ===========================================
+    type         position coordinates q    velocity coordinates u
+    ============ ========================= ===========================================
+    fixed        (none)                    (none)
+    revolute     rz                        d rz/dt
+    prismatic    z                         dz/dt
+    cylindrical  z, rz                     dz/dt, d rz/dt
+    universal    rx, ry                    d rx/dt, d ry/dt
+    spherical    quaternion w, x, y, z     relative angular velocity wx, wy, wz
+    planar       x, y, rz                  dx/dt, dy/dt, d rz/dt
+    free/bushing x, y, z, quaternion       dx/dt, dy/dt, dz/dt, wx, wy, wz
+    ============ ========================= ===========================================
+
+    Every quantity is the hinge's own: the input marker relative to the output marker, in the
+    output marker's axes (the quaternion is that of the relative rotation; the angular velocity
+    is the input marker's relative to the output marker, in output-marker axes), whichever way
+    the tree runs through the hinge. Quaternions never meet a singularity; results report them
+    also as Bryant angles.
+
+Driven coordinates stay in the state but are overridden by their time functions at every
+evaluation (their rates and accelerations are exact).
+
+Limits (``LowerLimits``/``UpperLimits``) are stored in the model but not enforced by this solver.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import kernels as K
+from ...analysis.kinematics import drawn_poses, hinge_coordinates, local_motion_subspace
+from ...elements.hinges import HINGE_TYPES
+from ...model.mechanism import MultibodySystem
+from ...model.problems import ModelError, Problem
+from ...maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
+from ...model.timefunction import parse
+from ...analysis.topology import Topology, analyse
+from ...maths.rotations import bryant_to_quaternion
+
+Tree = namedtuple("Tree", "parent code sgn qo uo nq nu mo_R mo_p mi_R mi_p rc mass JCl "
+                          "hk hc href hRref driven drv_idx drv_q quat nq_tot m_tot loops")
+#: the cut hinges (closed loops): ``Tree.loops``
+Cuts = namedtuple("Cuts", "c_code c_bi c_Ri c_pi c_bo c_Ro c_po c_m c_of_row stab")
+Forces = namedtuple("Forces", "gravity pf_body pf_R pf_p pf_dir pf_frame pf_torque pf_mag "
+                              "sd_bi sd_Ri sd_pi sd_bo sd_Ro sd_po sd_k sd_c sd_L0 sd_mag "
+                              "rs_bi rs_Ri rs_bo rs_Ro rs_k rs_c")
+Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA "
+                          "U Dinv r0 ck nfree fidx FC TC paS kd kacc ytmp scratch loops")
+#: instants at k times stacked (:meth:`System.instants`, ``kernels.instants_into``)
+Stack = namedtuple("Stack", "q u udot tau R pb pc hp w vh x Wh Wext Wcut phi vres rank svr")
+#: small scratch arrays of the kernels: ``Work.scratch``
+Scratch = namedtuple("Scratch", "M Rrel dloc Sloc bias t6a t6b t6c t66b t66c")
+#: work arrays of the loop closure: ``Work.loops``
+LoopWork = namedtuple("LoopWork", "Ncol pcut vres phi ccut loadm Acon bcon lam dud dx dWh pB paB "
+                                  "rB Wcut loop_rank F xrel Gch Mch pv perm zv wv svr ref_rank")
+
+
+def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
+    """Work arrays of the kernels: n bodies, nq/nu coordinates, m loop constraints, nc cuts.
+
+    The kernels get only the arrays they use (see ``kernels.evaluate_into``); the loop closure's
+    arrays (``Work.loops``) and small scratch arrays (``Work.scratch``) have structs of their
+    own. ``kernels.rk4_run`` leaves Wh as it was but for the hinges with a driven coordinate
+    (the integrator needs only the drivers' loads, for their work): :meth:`System.instant`
+    evaluates again.
+    """
+    z = np.zeros
+    ny = nq + nu
+    loops = LoopWork(z((m, 6)), z((nc, 3)), z(m), z(m), z((nc, 6)), z((n, 6)), z((m, m)), z(m),
+                     z(m), z((m, nu)), z((m, n, 6)), z((m, n, 6)), z((n, 6)), z((n, 6)),
+                     z((n, 6)), z((nc, 6)), z(1, dtype=np.int64), z((4, 3, 3)), z((nc, 6)),
+                     z((m, m)), z((m, m)), z(m), z(m, dtype=np.int64), z(m), z(m), z(1),
+                     z(1, dtype=np.int64))
+    return Work(z(nq), z(nu), z(nu), z((n, 3, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)),
+                z((n, 3)), z((n, 6, 6)), z((n, 6)), z((n, 3, 3)), z((n, 6)), z(nu), z(nu),
+                z((n, 6)), z((n, 6)), z((n, 6, 6)), z((n, 6)),
+                z((n, 6, 6)), z((n, 6, 6)), z((n, 6)), z((n, 6)), z(n, dtype=np.int64),
+                z((n, 6), dtype=np.int64), z((n, 3)), z((n, 3)), z((n, 6)), z(ny), z(ny), z(ny),
+                Scratch(z((4, 3, 3)), z((3, 3)), z(3), z((6, 6)), z(6), z(6), z(6), z(6),
+                        z((6, 6)), z((6, 6))), loops)
+
+_ROT_TYPES = ("spherical", "free", "bushing")
+#: Baumgarte stabilisation of closed loops: the constraint error decays at w = this / step (1/s),
+#: critically damped; small enough for RK4's stability (w h << 2.8), large enough to hold the
+#: loops closed to round-off.
+LOOP_STABILISATION = 0.05
+
+
+def _sample(f, ts) -> np.ndarray:
+    """A time function at many times (constants at once, others point by point)."""
+    c = f.value_if_constant()
+    if c is not None:
+        return np.full(ts.size, c)
+    return np.fromiter(map(f, ts.tolist()), dtype=float, count=ts.size)
+
+
+@dataclass
+class Instant:
+    """What the solver knows at one instant (global axes, SI units).
+
+    Attributes
+    ----------
+    t : float
+    q, u, udot : ndarray
+        Position and velocity coordinates (drivers applied) and velocity-coordinate rates.
+    R : (n, 3, 3) body rotations; pb : (n, 3) base origins; pc : (n, 3) mass centres
+    hp : (n, 3) hinge points (input marker origin of each body's tree hinge)
+    w : (n, 3) angular velocities; vh : (n, 3) velocity of each body's point at hp
+    x : (n, 6) accelerations [eps; a] of each body's point at hp
+    Wh : (n, 6) wrench [torque; force] each tree hinge applies on its child at hp
+    tau : generalised hinge loads per velocity coordinate (springs, dampers, drivers)
+    Wext : (n, 6) applied wrench on each body at hp (gravity included)
+    Wcut : (nc, 6) wrench each cut hinge applies on its input body at its input marker origin
+    loop_rank : rank of the loop constraints at this instant (less than their number when some
+        are redundant or the configuration is singular)
+    phi : loop-closure residuals (m): blocked rotations (rad) and translations (m)
+    """
+
+    t: float
+    q: np.ndarray
+    u: np.ndarray
+    udot: np.ndarray
+    R: np.ndarray
+    pb: np.ndarray
+    pc: np.ndarray
+    hp: np.ndarray
+    w: np.ndarray
+    vh: np.ndarray
+    x: np.ndarray
+    Wh: np.ndarray
+    tau: np.ndarray
+    Wext: np.ndarray
+    Sg: np.ndarray
+    cg: np.ndarray
+    Wcut: np.ndarray
+    loop_rank: int
+    phi: np.ndarray
+
+
+def marker_attachment(model: MultibodySystem, index, ref):
+    """Where a marker sits, as the kernels need it: ``(body index, R, p)``.
+
+    ``index`` maps body names to indices. For a body: the marker's rotation (3, 3) and origin (3,)
+    in the body's base frame; for the ground: index -1 and the marker in global axes.
+    """
+    part = model.part(ref.body)
+    m = part.marker(ref.marker)
+    Rl, pl = m.frame.rotation, m.frame.position.copy()
+    if model.is_ground(ref.body):
+        R0 = bryant_to_matrix(part.orientation)
+        return -1, R0 @ Rl, part.position + R0 @ pl
+    return index[ref.body], Rl, pl
+
+
+class System:
+    """A tree model assembled for the solver.
+
+    Parameters
+    ----------
+    model : MultibodySystem
+        A valid model (see :meth:`MultibodySystem.check`) whose hinges form a tree (cut hinges
+        are not handled here).
+    topology : Topology, optional
+    """
+
+    def __init__(self, model: MultibodySystem, topology: Topology | None = None):
+        model.check()
+        self.model = model
+        self.topology = topo = topology or analyse(model)
+        if topo.elastic_closures:
+            raise ModelError([Problem(f"Hinge '{h}'", "Type", "a bushing that closes a loop is "
+                                      "not supported yet") for h in topo.elastic_closures])
+        self.bodies = list(topo.bodies)
+        self.index = {b: i for i, b in enumerate(self.bodies)}
+        self.hinges = [topo.parent_hinge[b] for b in self.bodies]
+        self._build_tree()
+        self._build_forces()
+        self._build_time_functions()
+        self.work = make_work(len(self.bodies), self.nq_tot, self.nu_tot, self.tree.m_tot,
+                              len(self.cuts))
+
+    # -- assembly -----------------------------------------------------------------------------
+    def _marker(self, ref):
+        """(part index or -1 for the ground, local R, local p); ground markers in global axes."""
+        return marker_attachment(self.model, self.index, ref)
+
+    def _build_tree(self):
+        model, topo = self.model, self.topology
+        n = len(self.bodies)
+        parent = np.full(n, -1, dtype=np.int64)
+        code = np.zeros(n, dtype=np.int64)
+        sgn = np.ones(n)
+        mo_R, mi_R = np.zeros((n, 3, 3)), np.zeros((n, 3, 3))
+        mo_p, mi_p = np.zeros((n, 3)), np.zeros((n, 3))
+        rc, mass, JCl = np.zeros((n, 3)), np.zeros(n), np.zeros((n, 3, 3))
+        nq = np.zeros(n, dtype=np.int64)
+        nu = np.zeros(n, dtype=np.int64)
+        hRref = np.tile(np.eye(3), (n, 1, 1))
+        for i, (bname, hname) in enumerate(zip(self.bodies, self.hinges)):
+            h = model.hinge(hname)
+            el = topo.element(hname)
+            code[i] = K.TYPE_CODES[h.type]
+            nq[i], nu[i] = K.NQ[code[i]], K.NU[code[i]]
+            sgn[i] = -1.0 if el.reversed else 1.0
+            bo, mo_R[i], mo_p[i] = self._marker(h.output)
+            bi, mi_R[i], mi_p[i] = self._marker(h.input)
+            other = h.output.body if not el.reversed else h.input.body
+            parent[i] = -1 if model.is_ground(other) else self.index[other]
+            body = model.body(bname)
+            mass[i] = body.mass
+            rc[i] = body.mass_center.position
+            JCl[i] = parallel_axis(inertia_vector_to_tensor(body.inertia), -body.mass, rc[i])
+            if h.type in _ROT_TYPES and h.spring_reference is not None:
+                hRref[i] = bryant_to_matrix(h.spring_reference[-3:])
+        qo = np.concatenate([[0], np.cumsum(nq)[:-1]]).astype(np.int64) if n else nq.copy()
+        uo = np.concatenate([[0], np.cumsum(nu)[:-1]]).astype(np.int64) if n else nu.copy()
+        self.nq_tot, self.nu_tot = int(nq.sum()), int(nu.sum())
+        hk, hc, href = np.zeros(self.nu_tot), np.zeros(self.nu_tot), np.zeros(self.nu_tot)
+        driven = np.zeros(self.nu_tot, dtype=np.int64)
+        drv_idx = np.full(self.nu_tot, -1, dtype=np.int64)
+        drv_q = np.zeros(self.nu_tot, dtype=np.int64)
+        quat = []
+        self.drivers = []          # (hinge, coordinate, TimeFunction)
+        for i, hname in enumerate(self.hinges):
+            h = model.hinge(hname)
+            kind = HINGE_TYPES[h.type]
+            o = uo[i]
+            if nu[i]:
+                hk[o:o + nu[i]] = h.vector("stiffness")
+                hc[o:o + nu[i]] = h.vector("damping")
+                ref = h.vector("spring_reference")
+                if h.type not in _ROT_TYPES:
+                    href[o:o + nu[i]] = ref
+                elif h.type != "spherical":
+                    href[o:o + 3] = ref[:3]
+            if h.type == "spherical":
+                quat.append(qo[i])
+            elif h.type in ("free", "bushing"):
+                quat.append(qo[i] + 3)
+            for d in h.drivers:
+                if h.type in _ROT_TYPES:
+                    raise ModelError([Problem(f"Hinge '{h.name}'", "Driver",
+                                              f"a {h.type} hinge cannot be driven by this solver")])
+                j = kind.coordinates.index(d.coordinate)
+                driven[o + j] = 1
+                drv_idx[o + j] = len(self.drivers)
+                drv_q[o + j] = qo[i] + j
+                self.drivers.append((h.name, d.coordinate,
+                                     parse(d.expression, f"Hinge '{h.name}'", "Driver")))
+        cuts = self._cut_arrays()
+        self.tree = Tree(parent, code, sgn, qo, uo, nq, nu, mo_R, mo_p, mi_R, mi_p, rc, mass, JCl,
+                         hk, hc, href, hRref, driven, drv_idx, drv_q,
+                         np.array(quat, dtype=np.int64), self.nq_tot, int(cuts.c_m.sum()), cuts)
+
+    def _cut_arrays(self):
+        """Arrays of the cut hinges (closed loops) and the loop stabilisation."""
+        self.cuts = list(self.topology.cut_hinges)
+        nc = len(self.cuts)
+        c_code = np.zeros(nc, dtype=np.int64)
+        c_bi, c_bo = np.zeros(nc, dtype=np.int64), np.zeros(nc, dtype=np.int64)
+        c_Ri, c_Ro = np.zeros((nc, 3, 3)), np.zeros((nc, 3, 3))
+        c_pi, c_po = np.zeros((nc, 3)), np.zeros((nc, 3))
+        c_m = np.zeros(nc, dtype=np.int64)
+        rows = []
+        problems = []
+        for k, name in enumerate(self.cuts):
+            h = self.model.hinge(name)
+            c_code[k] = K.TYPE_CODES[h.type]
+            c_bi[k], c_Ri[k], c_pi[k] = self._marker(h.input)
+            c_bo[k], c_Ro[k], c_po[k] = self._marker(h.output)
+            c_m[k] = K.cut_count(c_code[k])
+            rows += [k] * int(c_m[k])
+            if h.drivers:
+                problems.append(Problem(f"Hinge '{name}'", "Driver", "a hinge that closes a loop "
+                                        "cannot be driven; drive a hinge of the tree instead"))
+            if any(getattr(h, v) is not None and np.any(getattr(h, v) != 0)
+                   for v in ("stiffness", "damping")):
+                problems.append(Problem(f"Hinge '{name}'", "Stiffness", "a hinge that closes a "
+                                        "loop cannot carry a spring or damper yet"))
+        if problems:
+            raise ModelError(problems)
+        # Baumgarte stabilisation of the loop constraints: critically damped at w = STAB / step
+        w = LOOP_STABILISATION / self.model.simulation.step
+        return Cuts(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, np.array(rows, dtype=np.int64),
+                    np.array([2.0 * w, w * w]))
+
+    def set_stabilisation(self, step: float) -> None:
+        """Tune the loops' Baumgarte stabilisation to an integrator step (s)."""
+        w = LOOP_STABILISATION / step
+        self.tree.loops.stab[:] = 2.0 * w, w * w
+
+    def _build_forces(self):
+        model = self.model
+        self.magnitudes = []           # TimeFunction per magnitude index
+        pf = {k: [] for k in ("body", "R", "p", "dir", "frame", "torque", "mag")}
+        sd = {k: [] for k in ("bi", "Ri", "pi", "bo", "Ro", "po", "k", "c", "L0", "mag")}
+        rs = {k: [] for k in ("bi", "Ri", "bo", "Ro", "k", "c")}
+
+        def magnitude(f):
+            text = f.magnitude
+            if text.strip() in ("", "0"):
+                return -1
+            self.magnitudes.append(parse(text, f"Force '{f.name}'", "Magnitude"))
+            return len(self.magnitudes) - 1
+
+        poses = drawn_poses(model)
+        for f in model.forces:
+            if f.type in ("point_force", "point_torque"):
+                b, Rl, pl = self._marker(f.input)
+                pf["body"].append(b)
+                pf["R"].append(Rl)
+                pf["p"].append(pl)
+                pf["dir"].append(f.direction)
+                pf["frame"].append(1 if f.frame == "marker" else 0)
+                pf["torque"].append(1 if f.type == "point_torque" else 0)
+                pf["mag"].append(magnitude(f))
+            elif f.type == "spring_damper":
+                for side, ref in (("i", f.input), ("o", f.output)):
+                    b, Rl, pl = self._marker(ref)
+                    sd["b" + side].append(b)
+                    sd["R" + side].append(Rl)
+                    sd["p" + side].append(pl)
+                L0 = f.free_length
+                if L0 is None:
+                    from ...analysis.kinematics import marker_pose
+                    L0 = float(np.linalg.norm(marker_pose(model, f.input, poses).p
+                                              - marker_pose(model, f.output, poses).p))
+                sd["k"].append(f.stiffness)
+                sd["c"].append(f.damping)
+                sd["L0"].append(L0)
+                sd["mag"].append(magnitude(f))
+            elif f.type == "rotational_spring_damper":
+                for side, ref in (("i", f.input), ("o", f.output)):
+                    b, Rl, _ = self._marker(ref)
+                    rs["b" + side].append(b)
+                    rs["R" + side].append(Rl)
+                rs["k"].append(f.stiffness)
+                rs["c"].append(f.damping)
+
+        def ints(v):
+            return np.array(v, dtype=np.int64)
+
+        def arr(v, shape):
+            return np.array(v, dtype=float).reshape((len(v),) + shape)
+
+        self.forces = Forces(
+            np.array(model.gravity, dtype=float),
+            ints(pf["body"]), arr(pf["R"], (3, 3)), arr(pf["p"], (3,)), arr(pf["dir"], (3,)),
+            ints(pf["frame"]), ints(pf["torque"]), ints(pf["mag"]),
+            ints(sd["bi"]), arr(sd["Ri"], (3, 3)), arr(sd["pi"], (3,)), ints(sd["bo"]),
+            arr(sd["Ro"], (3, 3)), arr(sd["po"], (3,)), arr(sd["k"], ()), arr(sd["c"], ()),
+            arr(sd["L0"], ()), ints(sd["mag"]),
+            ints(rs["bi"]), arr(rs["Ri"], (3, 3)), ints(rs["bo"]), arr(rs["Ro"], (3, 3)),
+            arr(rs["k"], ()), arr(rs["c"], ()))
+
+    def _build_time_functions(self):
+        self._drv_fns = [(f, f.derivative(1), f.derivative(2)) for _, _, f in self.drivers]
+
+    # -- state --------------------------------------------------------------------------------
+    @property
+    def ny(self) -> int:
+        """Length of the state vector."""
+        return self.nq_tot + self.nu_tot
+
+    def initial_state(self) -> np.ndarray:
+        """The state at t = 0 from the hinges' initial coordinates (or as drawn) and rates."""
+        model = self.model
+        poses = drawn_poses(model)
+        y = np.zeros(self.ny)
+        T = self.tree
+        for i, hname in enumerate(self.hinges):
+            h = model.hinge(hname)
+            q = (h.initial_coordinates if h.initial_coordinates is not None
+                 else hinge_coordinates(model, h, poses))
+            rates = h.vector("initial_rates")
+            qo, uo = T.qo[i], self.nq_tot + T.uo[i]
+            if h.type == "spherical":
+                y[qo:qo + 4] = bryant_to_quaternion(q)
+                y[uo:uo + 3] = local_motion_subspace("spherical", q)[:3] @ rates
+            elif h.type in ("free", "bushing"):
+                y[qo:qo + 3] = q[:3]
+                y[qo + 3:qo + 7] = bryant_to_quaternion(q[3:])
+                y[uo:uo + 3] = rates[:3]
+                y[uo + 3:uo + 6] = local_motion_subspace("spherical", q[3:])[:3] @ rates[3:]
+            else:
+                y[qo:qo + len(q)] = q
+                y[uo:uo + len(q)] = rates
+        self._apply_body_velocities(y)
+        return y
+
+    def _apply_body_velocities(self, y):
+        """Bodies with an initial velocity set it through their free (or bushing) tree hinge."""
+        problems = []
+        for i, bname in enumerate(self.bodies):
+            b = self.model.body(bname)
+            if b.initial_velocity is None and b.initial_angular_velocity is None:
+                continue
+            h = self.model.hinge(self.hinges[i])
+            if h.type not in ("free", "bushing"):
+                problems.append(Problem(f"RigidBody '{bname}'", "InitialVelocity",
+                                        f"the body's tree hinge '{h.name}' is {h.type}: set its "
+                                        "InitialRates instead (a body velocity needs a free hinge)"))
+                continue
+            inst = self.instant(0.0, y)
+            par = self.tree.parent[i]
+            v_target = b.initial_velocity if b.initial_velocity is not None else np.zeros(3)
+            w_target = (b.initial_angular_velocity if b.initial_angular_velocity is not None
+                        else np.zeros(3))
+            # the body's point at the hinge point
+            v_hp = v_target + np.cross(w_target, inst.hp[i] - inst.pb[i])
+            if par >= 0:
+                wp = inst.w[par]
+                vp = inst.vh[par] + np.cross(wp, inst.hp[i] - inst.hp[par])
+            else:
+                wp, vp = np.zeros(3), np.zeros(3)
+            s = self.tree.sgn[i]
+            RA = inst.R[i] @ self.tree.mo_R[i] if s < 0 else (
+                (inst.R[par] if par >= 0 else np.eye(3)) @ self.tree.mo_R[i])
+            uo = self.nq_tot + self.tree.uo[i]
+            y[uo:uo + 3] = RA.T @ (s * (v_hp - vp))
+            y[uo + 3:uo + 6] = RA.T @ (s * (w_target - wp))
+        if problems:
+            raise ModelError(problems)
+
+    # -- evaluation ---------------------------------------------------------------------------
+    def driver_values(self, t: float) -> np.ndarray:
+        """Drivers' (q, dq/dt, d2q/dt2) at time t, shape (nd, 3)."""
+        out = np.zeros((max(len(self._drv_fns), 1), 3))
+        for k, (f, f1, f2) in enumerate(self._drv_fns):
+            out[k] = f(t), f1(t), f2(t)
+        return out
+
+    def magnitude_values(self, t: float) -> np.ndarray:
+        """Force magnitudes at time t, shape (nm,)."""
+        return np.array([f(t) for f in self.magnitudes] or [0.0])
+
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        """State derivative dy/dt at (t, y)."""
+        return K.evaluate(np.ascontiguousarray(y, dtype=float), self.driver_values(t),
+                          self.magnitude_values(t), self.tree, self.forces, self.work)
+
+    @property
+    def does_work(self) -> bool:
+        """Whether anything but gravity and springs does work: drivers, forces with a
+        magnitude, dampers (see :func:`.kernels.power_flows`). Without them the energy is
+        conserved and the integrators skip the work columns (they stay 0)."""
+        T, F = self.tree, self.forces
+        return bool(self.drivers or np.any(T.hc != 0.0) or np.any(F.pf_mag >= 0)
+                    or np.any(F.sd_mag >= 0) or np.any(F.sd_c != 0.0) or np.any(F.rs_c != 0.0))
+
+    def power(self, t: float, y: np.ndarray) -> np.ndarray:
+        """Power of the drivers, of the applied forces, and dissipated by the dampers at (t, y),
+        shape (3,), W (:func:`.kernels.power_flows`)."""
+        self.derivative(t, y)
+        return self.power_of(t, self.work.q, self.work.u, self.work.tau, self.work)
+
+    def power_of(self, t: float, q, u, tau, kin) -> np.ndarray:
+        """:meth:`power` from an evaluation's coordinates ``q``, ``u``, hinge loads ``tau``
+        (drivers' loads included) and body kinematics ``kin`` (``R pb pc hp w vh``: an
+        :class:`Instant`, the work arrays, or another formulation's result)."""
+        out = np.zeros(3)
+        T = self.tree
+        c = np.ascontiguousarray      # one compiled version whatever the caller's arrays
+        K.power_flows(c(q), c(u), c(tau), self.magnitude_values(t), T.driven, T.drv_q, T.hk,
+                      T.hc, T.href, self.forces, c(kin.R), c(kin.pb), c(kin.pc), c(kin.hp),
+                      c(kin.w), c(kin.vh), out)
+        return out
+
+    def instants(self, times, states):
+        """:meth:`instant` at many times (k,) and states (k, ny) at once (one compiled call):
+        a :class:`~.results.Stacked` with the fields of :class:`Instant` stacked on a leading
+        axis k, and ``vres`` (k, m) (the loops' velocity residuals), ``rank`` and ``svr`` (k,)
+        (the loops' rank and conditioning monitor, see ``kernels.close_loops``)."""
+        from ...results.recorder import Stacked
+        ts = np.ascontiguousarray(times, dtype=float).reshape(-1)
+        Y = np.ascontiguousarray(states, dtype=float).reshape(ts.size, -1)
+        k, n, T = ts.size, len(self.bodies), self.tree
+        drv = np.zeros((k, max(len(self.drivers), 1), 3))
+        for j, (f, f1, f2) in enumerate(self._drv_fns):
+            for c, g in enumerate((f, f1, f2)):
+                drv[:, j, c] = _sample(g, ts)
+        mags = np.zeros((k, max(len(self.magnitudes), 1)))
+        for j, f in enumerate(self.magnitudes):
+            mags[:, j] = _sample(f, ts)
+        z = np.zeros
+        m, nc = T.m_tot, len(self.cuts)
+        B = Stack(z((k, self.nq_tot)), z((k, self.nu_tot)), z((k, self.nu_tot)),
+                  z((k, self.nu_tot)), z((k, n, 3, 3)), z((k, n, 3)), z((k, n, 3)), z((k, n, 3)),
+                  z((k, n, 3)), z((k, n, 3)), z((k, n, 6)), z((k, n, 6)), z((k, n, 6)),
+                  z((k, nc, 6)), z((k, m)), z((k, m)), z(k, dtype=np.int64), z(k))
+        K.instants_into(Y, drv, mags, T, self.forces, self.work, z(Y.shape[1]), B)
+        return Stacked(t=ts, **B._asdict())
+
+    def instant(self, t: float, y: np.ndarray) -> Instant:
+        """Evaluate everything at (t, y) and return copies of the results."""
+        self.derivative(t, y)
+        W = self.work
+        return Instant(t, W.q.copy(), W.u.copy(), W.udot.copy(), W.R.copy(), W.pb.copy(),
+                       W.pc.copy(), W.hp.copy(), W.w.copy(), W.vh.copy(), W.x.copy(),
+                       W.Wh.copy(), W.tau.copy(), W.Wext.copy(), W.Sg.copy(), W.cg.copy(),
+                       W.loops.Wcut.copy(), int(W.loops.loop_rank[0]), W.loops.phi.copy())

@@ -1,0 +1,247 @@
+"""What every method's run shares: its exceptions, the output times, the guards that name what blew
+up and what to do about it, and the work quadrature of the adaptive integrators.
+
+The methods raise these; :mod:`..run.simulate`, which calls them, passes them on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model.mechanism import MultibodySystem
+from ..model.problems import ModelError, Problem
+
+
+class Cancelled(Exception):
+    """The run was cancelled (``cancel()`` returned True); there are no results."""
+
+
+class SimulationError(RuntimeError):
+    """The integration failed (e.g. the adaptive step size fell below what is representable)."""
+
+
+class RunError(SimulationError, ModelError):
+    """A run stopped by the model: a state that is not finite, no progress (a stiff model), a
+    numerical breakdown. Both a :class:`SimulationError` and a :class:`~.model.ModelError` whose
+    one :class:`~.model.Problem` names the element to look at (the hinge or body that blew up
+    first, the stiffest element, or ``Simulation``), the field and the time."""
+
+    def __init__(self, element, field, message):
+        ModelError.__init__(self, [Problem(element, field, message)])
+
+
+class BudgetExceeded(SimulationError):
+    """The run used up its wall-clock budget (``simulate(..., wall_budget=...)``)."""
+
+
+def output_times(t_end: float, output_step: float) -> np.ndarray:
+    """0, output_step, ... up to ``t_end``, and ``t_end`` itself."""
+    m = int(math.floor(t_end / output_step * (1.0 + 1e-12) + 1e-9))
+    t = np.arange(m + 1) * output_step
+    if t_end - t[-1] > 1e-9 * max(t_end, output_step):
+        t = np.append(t, t_end)
+    else:
+        t[-1] = t_end
+    return t
+
+
+#: Rate (1/s) of an element's dynamics times the fixed step past which rk4 is unstable (the
+#: stability limit of the classical Runge-Kutta method on the real axis, 2.79).
+RK4_LIMIT = 2.78
+
+
+def stiff_elements(model: MultibodySystem) -> list:
+    """The model's springs and dampers by how fast they act: a list of
+    ``(rate, element, field, text)``, fastest first.
+
+    ``rate`` (1/s) is ``sqrt(k / m)`` for a stiffness and ``c / m`` for a damping, ``m`` the mass
+    (translations) or the moment of inertia about the hinge's axis at its marker (rotations) of
+    the lighter body the element moves (the other bodies of the mechanism are left out: an upper
+    bound of the rate). ``text`` says the values and the time scale ``1 / rate``. Hinges'
+    stiffness and damping per coordinate, spring-dampers and rotational spring-dampers.
+    """
+    from ..elements.hinges import DAMPING_UNIT, STIFFNESS_UNIT
+    from ..maths.rotations import inertia_vector_to_tensor, parallel_axis
+    out = []
+
+    def bodies_of(*refs):
+        return [model.body(r.body) for r in refs
+                if r is not None and not model.is_ground(r.body) and model.body(r.body)]
+
+    def centre_inertia(b):
+        J = inertia_vector_to_tensor(b.inertia)
+        return parallel_axis(J, -b.mass, b.mass_center.position)
+
+    def add(value, inertia, what, element, field, unit, per):
+        if not (np.isfinite(value) and value > 0 and np.isfinite(inertia) and inertia > 0):
+            return
+        rate = math.sqrt(value / inertia) if field == "Stiffness" else value / inertia
+        if not math.isfinite(rate):
+            rate = math.inf
+        scale = (f"a time scale of {1.0 / rate:.2g} s" if 1.0 / rate >= 1e-300 else
+                 "a time scale too small to represent")
+        out.append((rate, element, field,
+                    f"{element} ({field.lower()} {value:.3g} {unit} on {what} of {inertia:.3g} "
+                    f"{per}: {scale})"))
+
+    for h in model.hinges:
+        kind = h.kind
+        if kind is None or not kind.dof:
+            continue
+        refs = [r for r in (h.input, h.output) if r is not None]
+        moved = bodies_of(*refs)
+        if not moved:
+            continue
+        body = min(moved, key=lambda b: b.mass)
+        ref = next(r for r in refs if r.body == body.name)
+        marker = body.marker(ref.marker)
+        J = parallel_axis(centre_inertia(body), body.mass,
+                          marker.frame.position - body.mass_center.position)
+        for field, attr, units in (("Stiffness", "stiffness", STIFFNESS_UNIT),
+                                   ("Damping", "damping", DAMPING_UNIT)):
+            values = getattr(h, attr)
+            if values is None:
+                continue
+            for c, k, v in zip(kind.coordinates, kind.kinds(), np.ravel(values)):
+                if k == "translation":
+                    m, what, per = body.mass, f"'{body.name}', a mass", "kg"
+                else:
+                    a = marker.frame.rotation[:, "xyz".index(c[-1])]
+                    m, what, per = float(a @ J @ a), f"'{body.name}', an inertia", "kg m^2"
+                add(float(v), m, what, f"Hinge '{h.name}'", field, units[k] + f" ({c})", per)
+    for f in model.forces:
+        if f.type not in ("spring_damper", "rotational_spring_damper"):
+            continue
+        moved = bodies_of(f.input, f.output)
+        if not moved:
+            continue
+        body = min(moved, key=lambda b: b.mass)
+        if f.type == "spring_damper":
+            m, what, per = body.mass, f"'{body.name}', a mass", "kg"
+            units = ("N/m", "N s/m")
+        else:
+            m = float(np.min(np.linalg.eigvalsh(centre_inertia(body))))
+            what, per = f"'{body.name}', a least inertia", "kg m^2"
+            units = ("N m/rad", "N m s/rad")
+        add(float(f.stiffness), m, what, f"Force '{f.name}'", "Stiffness", units[0], per)
+        add(float(f.damping), m, what, f"Force '{f.name}'", "Damping", units[1], per)
+    out.sort(key=lambda e: -e[0])
+    return out
+
+
+def stiffness_advice(model, integrator, step, fixed, method="mstmm") -> tuple:
+    """What to do about a run that failed or stalled: ``(element, field, text)``, the element
+    and field the stiffest spring or damper of the model (:func:`stiff_elements`), or
+    ``Simulation`` and the step or integrator when there is none. ``fixed``: the run had a fixed
+    step (rk4, newton-euler)."""
+    try:
+        found = stiff_elements(model)
+    except Exception:          # noqa: BLE001 - advice only; never hide the run's own error
+        found = []
+    if found:
+        rate, element, field, text = found[0]
+        limit = RK4_LIMIT / rate if np.isfinite(rate) and rate > 0 else 0.0
+        # no step to suggest when it would be absurdly small (a mass or inertia of 1e-308)
+        what = (f"a Step below {limit:.2g} s, " if fixed and step is not None and step > limit
+                and limit > 1e-12 else "")
+        implicit = ("the method mstmm with the integrator Radau or BDF" if method ==
+                    "newton-euler" else "the integrator Radau or BDF (for stiff models)")
+        return element, field, (f"the model is stiff, its stiffest element {text}: use "
+                                f"{what}{implicit}, or soften that element")
+    if fixed:
+        other = ("the method mstmm with an adaptive integrator" if method == "newton-euler"
+                 else "an adaptive integrator (DOP853, Radau)")
+        return "Simulation", "Step", (f"the motion is faster than the step {step:g} s "
+                                      f"resolves: use a smaller Step or {other}")
+    others = ", ".join(i for i in ("Radau", "DOP853", "BDF") if i != integrator)
+    return "Simulation", "Integrator", (f"try another integrator ({others}) or check the "
+                                        "model's loads, masses and initial rates")
+
+
+def _state_blocks(system) -> list:
+    """``(hinge, body, indices in y)`` of every tree hinge of a :class:`.system.System`."""
+    T, nq = system.tree, system.nq_tot
+    out = []
+    for i, (body, hinge) in enumerate(zip(system.bodies, system.hinges)):
+        q = np.arange(T.qo[i], T.qo[i] + T.nq[i])
+        u = nq + np.arange(T.uo[i], T.uo[i] + T.nu[i])
+        out.append((hinge, body, q, u))
+    return out
+
+
+def blown_up(system, t_prev, y_prev, y_bad) -> tuple:
+    """The tree hinge whose coordinates went non-finite first between a finite state ``y_prev``
+    (at ``t_prev``) and ``y_bad``: ``(hinge, body, others)``, ``others`` the count of the other
+    hinges not finite in ``y_bad``. Of several, the one with the largest accelerations at
+    ``y_prev``."""
+    blocks = _state_blocks(system)
+    bad = [b for b in blocks if not np.all(np.isfinite(y_bad[np.r_[b[2], b[3]]]))]
+    if not bad:
+        bad = blocks
+    if len(bad) > 1 and y_prev is not None:
+        with np.errstate(all="ignore"):
+            try:
+                d = np.array(system.derivative(t_prev, y_prev), dtype=float)
+            except Exception:          # noqa: BLE001 - only which hinge to name
+                d = None
+        if d is not None:
+            def size(b):
+                a = np.abs(d[b[3]])
+                return math.inf if not np.all(np.isfinite(a)) else float(np.max(a, initial=0.0))
+            bad.sort(key=size, reverse=True)
+    hinge, body = bad[0][0], bad[0][1]
+    return hinge, body, len(bad) - 1
+
+
+def not_finite(model, t, hinge=None, body=None, others=0, integrator="rk4", step=None,
+               fixed=True, method="mstmm") -> RunError:
+    """The :class:`RunError` of a state that became non-finite at ``t``: the hinge (or body)
+    that blew up first, and what to do (:func:`stiffness_advice`)."""
+    _, _, advice = stiffness_advice(model, integrator, step, fixed, method)
+    kind = "hinge" if hinge is not None else "body"
+    more = f" ({others} other {kind}{'s' if others != 1 else ''} with it)" if others else ""
+    if hinge is not None:
+        element, what = f"Hinge '{hinge}'", (f"the state of this hinge (body '{body}') is not "
+                                             f"finite at t = {t:.6g} s, the first to blow up"
+                                             f"{more}")
+    elif body is not None:
+        element, what = f"RigidBody '{body}'", (f"the state of this body is not finite at "
+                                                f"t = {t:.6g} s, the first to blow up{more}")
+    else:
+        element, what = "Simulation", f"the state is not finite at t = {t:.6g} s"
+    return RunError(element, "State", f"{what} ({method}, {integrator}); {advice}")
+
+
+#: Gauss-Legendre nodes per step (or part of a step) for the work of the adaptive integrators:
+#: exact for polynomials of degree 2 n - 1, beyond the order of each one's dense output.
+WORK_NODES = {"DOP853": 4, "RK45": 3, "Radau": 3, "BDF": 3, "LSODA": 3}
+
+
+class WorkQuadrature:
+    """The work columns of an adaptive run: the power (``power(t, y) -> (3,)``) integrated over
+    the dense output of every step by Gauss-Legendre quadrature, cut at the output times.
+
+    The states at the output times come from the same dense output, so the energy balance's
+    residual measures the integration error.
+    """
+
+    def __init__(self, power, integrator):
+        self.power = power
+        self.x, self.w = np.polynomial.legendre.leggauss(WORK_NODES.get(integrator, 4))
+        self.flows = np.zeros(3)
+        self.evaluations = 0
+
+    def add(self, dense, t0, t1):
+        """Add the integral over [t0, t1] of the power along ``dense`` (the step's dense
+        output); returns the flows since t = 0."""
+        if t1 > t0:
+            mid, half = 0.5 * (t0 + t1), 0.5 * (t1 - t0)
+            s = np.zeros(3)
+            for x, w in zip(self.x, self.w):
+                t = mid + half * x
+                s += w * self.power(t, dense(t))
+            self.evaluations += self.x.size
+            self.flows = self.flows + half * s
+        return self.flows

@@ -1,0 +1,491 @@
+"""The neutral multibody model: plain Python objects in SI units.
+
+One :class:`MultibodySystem` describes one mechanism: a ground, rigid bodies with markers, hinges
+connecting markers, forces, gravity and simulation settings. It is what the FreeCAD layer exports,
+what the XML file (``xmlio``) stores, and what every solver reads.
+
+Units: m, kg, s, N, rad throughout. Orientation triples are Bryant angles (see ``rotations``).
+
+Which hinge types exist, how many coordinates each has and which options each takes is data:
+:data:`HINGE_TYPES` and :data:`FORCE_TYPES` drive the schema check, the reader and writer, the
+GUI and the solvers alike.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ..elements.forces import FORCE_TYPES, ForceType
+from ..elements.hinges import HINGE_TYPES, HingeType
+from ..maths.rotations import bryant_to_matrix
+from .problems import ModelError, Problem
+from .settings import INTEGRATORS, METHODS
+
+FORMAT_VERSION = 1
+
+
+
+# --------------------------------------------------------------------------------------------------
+# Model objects
+# --------------------------------------------------------------------------------------------------
+
+def _vec(v, n=3) -> np.ndarray:
+    a = np.array(v, dtype=float).reshape(-1)
+    if a.size != n:
+        raise ValueError(f"expected {n} numbers, got {a.size}")
+    return a
+
+
+def _bryant(a: float, b: float, c: float) -> np.ndarray:
+    """``Rx(a) Ry(b) Rz(c)`` (rad), shape (3, 3): :func:`~.rotations.bryant_to_matrix` written
+    out (the same entries to rounding, without three matrix products; no -0 entries)."""
+    sa, ca = math.sin(a), math.cos(a)
+    sb, cb = math.sin(b), math.cos(b)
+    sc, cc = math.sin(c), math.cos(c)
+    return np.array([[cb * cc, -cb * sc, sb],
+                     [ca * sc + sa * sb * cc, ca * cc - sa * sb * sc, -sa * cb],
+                     [sa * sc - ca * sb * cc, sa * cc + ca * sb * sc, ca * cb]]) + 0.0
+
+
+@dataclass
+class Frame:
+    """A position (m) and Bryant-angle orientation (rad) relative to a parent frame."""
+
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self):
+        self.position = np.array(self.position, dtype=float).reshape(-1)
+        self.orientation = np.array(self.orientation, dtype=float).reshape(-1)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """Rotation matrix (3, 3): parent components = rotation @ local components.
+
+        Computed once per orientation (a fresh copy each time: the caller may change it).
+        """
+        key = np.asarray(self.orientation, dtype=float).tobytes()
+        cached = self.__dict__.get("_rotation")
+        if cached is None or cached[0] != key:
+            o = self.orientation
+            cached = (key, _bryant(float(o[0]), float(o[1]), float(o[2])) if len(o) == 3
+                      else bryant_to_matrix(o))
+            self.__dict__["_rotation"] = cached
+        return cached[1].copy()
+
+    def __getstate__(self):           # copies and pickles leave the cached rotation out
+        return {k: v for k, v in self.__dict__.items() if k != "_rotation"}
+
+    def to_parent(self, p_local) -> np.ndarray:
+        """A point given in this frame, in the parent frame (m)."""
+        return self.position + self.rotation @ np.asarray(p_local, dtype=float)
+
+
+@dataclass
+class Marker:
+    """A frame fixed on a body, given in the body's base frame. ``id`` is unique on its body."""
+
+    id: int
+    frame: Frame = field(default_factory=Frame)
+    label: str = ""
+
+
+@dataclass
+class MarkerRef:
+    """A reference to a marker: the body's (or ground's) name and the marker's ID on it."""
+
+    body: str
+    marker: int
+
+    def __str__(self) -> str:
+        return f"{self.body}:{self.marker}"
+
+
+#: How many times a part or hinge was named (created or renamed): a name index built since
+#: then (:meth:`MultibodySystem._index`) knows every name there is.
+_NAMINGS = [0]
+
+
+class _Named:
+    """Counts the assignments of ``name`` in :data:`_NAMINGS`."""
+
+    def __setattr__(self, key, value):
+        if key == "name":
+            _NAMINGS[0] += 1
+        object.__setattr__(self, key, value)
+
+
+@dataclass
+class _Part(_Named):
+    """What the ground and rigid bodies share: a name, a base frame and markers."""
+
+    name: str
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    markers: list[Marker] = field(default_factory=list)
+    label: str = ""
+
+    def __post_init__(self):
+        self.position = np.array(self.position, dtype=float).reshape(-1)
+        self.orientation = np.array(self.orientation, dtype=float).reshape(-1)
+
+    @property
+    def base(self) -> Frame:
+        """The base frame relative to the global frame."""
+        return Frame(self.position, self.orientation)
+
+    def marker(self, marker_id: int) -> Optional[Marker]:
+        """The marker with this ID, or None."""
+        for m in self.markers:
+            if m.id == marker_id:
+                return m
+        return None
+
+    def add_marker(self, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.0, 0.0), label="",
+                   marker_id: Optional[int] = None) -> MarkerRef:
+        """Add a marker (base-frame position in m, Bryant angles in rad); return a reference to it."""
+        if marker_id is None:
+            marker_id = max((m.id for m in self.markers), default=0) + 1
+        self.markers.append(Marker(marker_id, Frame(position, orientation), label))
+        return MarkerRef(self.name, marker_id)
+
+    def marker_global(self, marker_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """Global position (m) and rotation matrix (3, 3) of a marker in the drawn configuration."""
+        m = self.marker(marker_id)
+        R0 = bryant_to_matrix(self.orientation)
+        return self.position + R0 @ m.frame.position, R0 @ m.frame.rotation
+
+
+@dataclass
+class Ground(_Part):
+    """The inertial body: the MSTMM boundary, numbered 0. Its markers anchor hinges and forces."""
+
+    element = "Ground"
+
+
+@dataclass
+class RigidBody(_Part):
+    """A rigid body.
+
+    Attributes
+    ----------
+    id : int
+        Number of the body in the uniform numbering of bodies and hinges.
+    mass : float
+        kg, > 0.
+    inertia : ndarray, shape (6,)
+        ``JI`` = (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) in kg m^2 about the base-frame origin in base-frame
+        axes; products are tensor entries (Ixy = -integral of x*y dm).
+    mass_center : Frame
+        The mass centre in the base frame (its orientation is informative only).
+    density : float or None
+        kg/m^3, informative (the mass is what counts).
+    initial_velocity, initial_angular_velocity : ndarray, shape (3,) or None
+        Global velocity of the base-frame origin (m/s) and angular velocity (rad/s) at t = 0, for
+        bodies whose motion they determine (free hinges); None when not given.
+    """
+
+    element = "RigidBody"
+    id: int = 0
+    mass: float = 1.0
+    inertia: np.ndarray = field(default_factory=lambda: np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0]))
+    mass_center: Frame = field(default_factory=Frame)
+    density: Optional[float] = None
+    initial_velocity: Optional[np.ndarray] = None
+    initial_angular_velocity: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.inertia = np.array(self.inertia, dtype=float).reshape(-1)
+        if self.initial_velocity is not None:
+            self.initial_velocity = np.array(self.initial_velocity, dtype=float).reshape(-1)
+        if self.initial_angular_velocity is not None:
+            self.initial_angular_velocity = np.array(self.initial_angular_velocity,
+                                                     dtype=float).reshape(-1)
+
+
+@dataclass
+class Driver:
+    """A hinge coordinate prescribed as a function of time (expression ``f`` in ``t``).
+
+    ``from_start`` False: the coordinate is ``f(t)`` (measured from the markers' coinciding
+    frames, the "zero" of the coordinate). True: it is ``q_start + f(t)``, ``q_start`` the
+    coordinate's start value (its initial coordinate, else as drawn), so that ``2*pi*t`` turns a
+    crank from where it is drawn.
+    """
+
+    coordinate: str
+    expression: str
+    from_start: bool = False
+
+
+@dataclass
+class Motor:
+    """A hinge coordinate driven at a constant speed from its start value (see :class:`Driver`).
+
+    ``speed`` in m/s (translations) or rad/s (rotations); ``ramp_time`` (s) > 0 brings the speed
+    up from zero smoothly (a half-cosine in the speed: the acceleration is continuous and zero at
+    both ends of the ramp), 0 starts at full speed.
+    """
+
+    coordinate: str
+    speed: float
+    ramp_time: float = 0.0
+
+    def expression(self) -> str:
+        """The motor's displacement from the start as an expression in ``t`` (m or rad)."""
+        w, T = repr(float(self.speed)), repr(float(self.ramp_time))
+        if self.ramp_time <= 0.0:
+            return f"{w}*t"
+        tau = f"min(t, {T})"
+        return f"0.5*{w}*({tau} - {T}/pi*sin(pi*{tau}/{T})) + {w}*(t - {tau})"
+
+
+@dataclass
+class Hinge(_Named):
+    """A joint between a marker on its input (tip-side) body and one on its output (root-side) body.
+
+    Vectors have one entry per coordinate of the type (``HINGE_TYPES[type].coordinates``), in m or
+    rad for coordinates, and the units of :data:`STIFFNESS_UNIT` / :data:`DAMPING_UNIT`.
+
+    ``initial_coordinates`` None means "as drawn": the coordinates are measured from the markers'
+    poses in the bodies' drawn configuration.  ``spring_reference`` is the coordinate value at
+    which the hinge's spring is relaxed (default 0: markers coincide); with
+    ``spring_reference_start`` it is the coordinates' start value instead (no stored energy at
+    t = 0). ``motors`` drive coordinates at constant speed from their start values.
+
+    Given ``initial_coordinates`` and ``initial_rates`` are prescribed: a run keeps them exactly
+    or refuses to start. With ``initial_coordinates_estimate`` / ``initial_rates_estimate`` they
+    are estimates (seed 003's "initial estimate for closed loop systems") that the assembly of
+    closed loops may change.
+
+    ``initial_angular_velocity`` (spherical, free and bushing hinges): the input marker's angular
+    velocity relative to the output marker at t = 0, in output-marker axes (rad/s), the results'
+    ``wx, wy, wz``; it replaces the rotation entries of ``initial_rates`` (Bryant-angle rates).
+    """
+
+    element = "Hinge"
+    name: str
+    id: int
+    type: str
+    input: MarkerRef
+    output: MarkerRef
+    label: str = ""
+    initial_coordinates: Optional[np.ndarray] = None
+    initial_rates: Optional[np.ndarray] = None
+    stiffness: Optional[np.ndarray] = None
+    damping: Optional[np.ndarray] = None
+    spring_reference: Optional[np.ndarray] = None
+    lower_limits: Optional[np.ndarray] = None
+    upper_limits: Optional[np.ndarray] = None
+    drivers: list[Driver] = field(default_factory=list)
+    motors: list[Motor] = field(default_factory=list)
+    spring_reference_start: bool = False
+    initial_coordinates_estimate: bool = False
+    initial_rates_estimate: bool = False
+    initial_angular_velocity: Optional[np.ndarray] = None
+
+    _VECTORS = ("initial_coordinates", "initial_rates", "stiffness", "damping",
+                "spring_reference", "lower_limits", "upper_limits", "initial_angular_velocity")
+
+    def __post_init__(self):
+        for name in self._VECTORS:
+            v = getattr(self, name)
+            if v is not None:
+                setattr(self, name, np.array(v, dtype=float).reshape(-1))
+
+    @property
+    def kind(self) -> Optional[HingeType]:
+        """The :class:`HingeType`, or None for an unknown type."""
+        return HINGE_TYPES.get(self.type)
+
+    def vector(self, name: str) -> np.ndarray:
+        """A per-coordinate vector with its default filled in (zeros; limits -inf / +inf)."""
+        v = getattr(self, name)
+        if v is not None:
+            return v
+        n = self.kind.dof if self.kind else 0
+        fill = {"lower_limits": -np.inf, "upper_limits": np.inf}.get(name, 0.0)
+        return np.full(n, fill)
+
+
+@dataclass
+class Force:
+    """An applied load. ``type`` is a key of :data:`FORCE_TYPES`, which says which fields apply.
+
+    ``direction`` (point force and torque) is given in global axes, or in the marker's axes when
+    ``frame == "marker"``; the load is ``magnitude(t) * direction``.
+    """
+
+    element = "Force"
+    name: str
+    type: str
+    input: MarkerRef
+    output: Optional[MarkerRef] = None
+    label: str = ""
+    direction: Optional[np.ndarray] = None
+    frame: str = "global"
+    magnitude: str = "0"
+    stiffness: float = 0.0
+    damping: float = 0.0
+    free_length: Optional[float] = None   #: None: the distance between the markers as drawn
+
+    def __post_init__(self):
+        if self.direction is not None:
+            self.direction = np.array(self.direction, dtype=float).reshape(-1)
+
+    @property
+    def kind(self) -> Optional[ForceType]:
+        """The :class:`ForceType`, or None for an unknown type."""
+        return FORCE_TYPES.get(self.type)
+
+
+@dataclass
+class Simulation:
+    """Simulation settings (s for times)."""
+
+    element = "Simulation"
+    end_time: float = 1.0
+    step: float = 1e-3            #: integrator step (fixed-step) or first step (adaptive), s
+    output_step: float = 1e-2     #: spacing of the stored results, s
+    method: str = "mstmm"
+    integrator: str = "rk4"
+    relative_tolerance: float = 1e-8
+    absolute_tolerance: float = 1e-10
+
+
+@dataclass
+class MultibodySystem:
+    """A whole mechanism.
+
+    ``grounds`` holds the ground(s) as read; a valid model has exactly one (:attr:`ground`).
+    ``gravity`` is the gravitational acceleration in global axes (m/s^2).
+    """
+
+    name: str = "Mechanism"
+    grounds: list[Ground] = field(default_factory=list)
+    bodies: list[RigidBody] = field(default_factory=list)
+    hinges: list[Hinge] = field(default_factory=list)
+    forces: list[Force] = field(default_factory=list)
+    gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    simulation: Simulation = field(default_factory=Simulation)
+    description: str = ""
+
+    def __post_init__(self):
+        self.gravity = np.array(self.gravity, dtype=float).reshape(-1)
+
+    # -- building -----------------------------------------------------------------------------
+    @property
+    def ground(self) -> Optional[Ground]:
+        """The ground, or None when there is not exactly one."""
+        return self.grounds[0] if len(self.grounds) == 1 else None
+
+    def set_ground(self, name="Ground", position=(0, 0, 0), orientation=(0, 0, 0),
+                   label="") -> Ground:
+        """Create the ground (replacing any) and return it."""
+        g = Ground(name, position, orientation, label=label)
+        self.grounds = [g]
+        return g
+
+    def _next_id(self) -> int:
+        return max([b.id for b in self.bodies] + [h.id for h in self.hinges], default=0) + 1
+
+    def add_body(self, name, mass, inertia, mass_center=(0, 0, 0), position=(0, 0, 0),
+                 orientation=(0, 0, 0), density=None, label="", **kw) -> RigidBody:
+        """Add a rigid body; ``inertia`` is JI about the base-frame origin (see :class:`RigidBody`)."""
+        b = RigidBody(name, position, orientation, label=label, id=kw.pop("id", self._next_id()),
+                      mass=float(mass), inertia=inertia, mass_center=Frame(mass_center),
+                      density=density, **kw)
+        self.bodies.append(b)
+        return b
+
+    def add_hinge(self, name, type, input, output, label="", **kw) -> Hinge:
+        """Add a hinge from marker ``input`` (tip side) to marker ``output`` (root side)."""
+        h = Hinge(name, kw.pop("id", self._next_id()), type, input, output, label=label, **kw)
+        self.hinges.append(h)
+        return h
+
+    def add_force(self, name, type, input, output=None, **kw) -> Force:
+        """Add a force element (see :data:`FORCE_TYPES`)."""
+        f = Force(name, type, input, output, **kw)
+        self.forces.append(f)
+        return f
+
+    def __getstate__(self):           # copies and pickles leave the name indexes out
+        return {k: v for k, v in self.__dict__.items() if k != "_lookup"}
+
+    # -- look-up ------------------------------------------------------------------------------
+    def _index(self, attr: str, name: str):
+        """The first element of the list ``attr`` called ``name``, or None, through a name index.
+
+        Elements appended since the last look-up are added to the index; it is rebuilt when the
+        list was replaced or shortened, or when an entry it gives no longer holds (an element
+        renamed, moved or inserted before it); a name it does not know is looked for once more in
+        a fresh index only when some part or hinge was named (created or renamed) since the index
+        was built (:data:`_NAMINGS`). Look-ups cost O(1) on a model that does not change, so that
+        checking a model of n bodies is linear in n.
+        """
+        items = getattr(self, attr)
+        cache = self.__dict__.setdefault("_lookup", {})
+        entry = cache.get(attr)
+        if entry is not None and entry[0] is items and entry[1] == len(items):
+            i = entry[2].get(name)                      # the common case: a hit, unchanged
+            if i is not None and items[i].name == name:
+                return items[i]
+        if entry is not None and entry[0] is items and entry[1] < len(items):
+            index = entry[2]                            # elements appended: index the new ones
+            for i in range(entry[1], len(items)):
+                index.setdefault(items[i].name, i)
+            entry = cache[attr] = (items, len(items), index, entry[3])
+        for fresh in (False, True):
+            if fresh or entry is None or entry[0] is not items or entry[1] != len(items):
+                index = {}
+                generation = _NAMINGS[0]
+                for i, x in enumerate(items):
+                    index.setdefault(x.name, i)
+                entry = cache[attr] = (items, len(items), index, generation)
+                fresh = True
+            i = entry[2].get(name)
+            if i is not None and i < len(items) and items[i].name == name:
+                return items[i]
+            if i is None and entry[3] == _NAMINGS[0]:   # no element named since: a true miss
+                return None
+            if fresh:
+                return None
+        return None  # pragma: no cover
+
+    def part(self, name: str):
+        """The ground or body called ``name``, or None."""
+        for p in self.grounds:
+            if p.name == name:
+                return p
+        return self._index("bodies", name)
+
+    def body(self, name: str) -> Optional[RigidBody]:
+        """The rigid body called ``name``, or None."""
+        return self._index("bodies", name)
+
+    def hinge(self, name: str) -> Optional[Hinge]:
+        """The hinge called ``name``, or None."""
+        return self._index("hinges", name)
+
+    def is_ground(self, name: str) -> bool:
+        """True when ``name`` is a ground."""
+        return any(g.name == name for g in self.grounds)
+
+    def validate(self) -> list[Problem]:
+        """Every semantic problem of the model (see ``validation``); empty when valid."""
+        from .validation import validate
+        return validate(self)
+
+    def check(self) -> "MultibodySystem":
+        """Raise :class:`ModelError` listing every problem, else return self."""
+        problems = self.validate()
+        if problems:
+            raise ModelError(problems)
+        return self
+

@@ -1,0 +1,330 @@
+"""Result rows from a formulation's instants: :class:`Recorder` turns the states of a run's output
+times into the columns of :class:`.table.Results` (names in :mod:`..model.columns`), many rows at
+once, vectorised; helpers for continuous Bryant angles and batched 3x3 algebra.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..elements.hinges import HINGE_TYPES
+from ..model.columns import _QUAT_TYPES, BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+
+
+def _bryant_raw(R) -> np.ndarray:
+    """Bryant angles of rotation matrices (k, 3, 3) -> (k, 3), b in [-pi/2, pi/2] (compiled,
+    one matrix at a time: the same numbers however many are converted at once)."""
+    from ..maths.rows import bryant_rows
+    return bryant_rows(np.ascontiguousarray(R, dtype=float), False)
+
+
+def continue_bryant(raw, prev=None) -> np.ndarray:
+    """Bryant angles (k, 3) on the branch nearest to ``prev`` (k, 3): continuous over time.
+
+    A rotation has two Bryant triples, ``(a, b, c)`` and ``(a + pi, pi - b, c + pi)``, each up to
+    whole turns; the one closest to the previous sample is taken. Without ``prev`` (the first
+    sample) the triple with the smaller ``|a| + |c|`` is taken, a and c in [-pi, pi].
+    """
+    raw = np.asarray(raw, dtype=float)
+    two_pi = 2.0 * np.pi
+    alt = raw + np.pi
+    alt[:, 1] = np.pi - raw[:, 1]
+    if prev is None:
+        # the start: the triple with the smaller first and third angles (a rotation about y by
+        # more than pi/2 starts as (0, b, 0), not (pi, pi - b, pi))
+        alt[:, 0::2] -= two_pi * np.round(alt[:, 0::2] / two_pi)
+        out = raw.copy()
+        pick = (np.abs(alt[:, 0]) + np.abs(alt[:, 2])) < (np.abs(raw[:, 0]) + np.abs(raw[:, 2])
+                                                          - 1e-9)
+        out[pick] = alt[pick]
+        return out
+    c1 = raw + two_pi * np.round((prev - raw) / two_pi)
+    c2 = alt + two_pi * np.round((prev - alt) / two_pi)
+    pick = ((c2 - prev) ** 2).sum(axis=1) < ((c1 - prev) ** 2).sum(axis=1)
+    c1[pick] = c2[pick]
+    return c1
+
+
+def continue_bryant_rows(raw, prev=None) -> np.ndarray:
+    """:func:`continue_bryant` along a sequence: ``raw`` (k, N, 3) in time order, each row
+    continued from the one before (the first from ``prev`` (N, 3), or started afresh)."""
+    from ..maths.rows import continue_bryant_rows as compiled
+    raw = np.ascontiguousarray(raw, dtype=float)
+    if raw.shape[1] == 0:
+        return raw.copy()
+    start = prev is None
+    return compiled(raw, raw[0] if start else np.ascontiguousarray(prev, dtype=float), start)
+
+
+class Stacked:
+    """Instants at k times, stacked (the fields of :class:`~.system.Instant` with a leading
+    axis k); ``rank`` and ``svr`` (k,) the loops' rank and conditioning monitor."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def stack_instants(instants) -> Stacked:
+    """:class:`Stacked` from a list of :class:`~.system.Instant` (any formulation's)."""
+    first = instants[0]
+
+    def st(name):
+        vals = [getattr(i, name) for i in instants]
+        if any(v is None for v in vals):
+            return None
+        return np.stack([np.asarray(v, dtype=float) for v in vals])
+
+    out = Stacked(t=np.array([i.t for i in instants], dtype=float),
+                  rank=np.array([i.loop_rank for i in instants]))
+    for name in ("q", "u", "udot", "R", "pb", "pc", "hp", "w", "vh", "x", "Wh", "tau", "Wext",
+                 "Wcut", "phi"):
+        setattr(out, name, st(name) if hasattr(first, name) else None)
+    return out
+
+
+def _mat_vec(A, v) -> np.ndarray:
+    """``A @ v`` over leading axes, (..., 3, 3) and (..., 3) (broadcast), summed in a fixed order:
+    the rows of a run come out the same whether computed one at a time or many at once (numpy's
+    matmul and einsum may sum differently for different batch sizes)."""
+    return np.stack([A[..., i, 0] * v[..., 0] + A[..., i, 1] * v[..., 1] + A[..., i, 2] * v[..., 2]
+                     for i in range(3)], axis=-1)
+
+
+def _matT_vec(A, v) -> np.ndarray:
+    """``A^T @ v`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([A[..., 0, i] * v[..., 0] + A[..., 1, i] * v[..., 1] + A[..., 2, i] * v[..., 2]
+                     for i in range(3)], axis=-1)
+
+
+def _mat_mat(A, B) -> np.ndarray:
+    """``A @ B`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([_mat_vec(A, B[..., :, j]) for j in range(3)], axis=-1)
+
+
+def _matT_mat(A, B) -> np.ndarray:
+    """``A^T @ B`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([_matT_vec(A, B[..., :, j]) for j in range(3)], axis=-1)
+
+
+def _cross(a, b) -> np.ndarray:
+    """Cross product along the last axis of (..., 3) arrays (faster than np.cross)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
+def _quat_matrices(qs) -> np.ndarray:
+    """Rotation matrices (k, 3, 3) of quaternions (k, 4) (normalised here)."""
+    q = qs / np.linalg.norm(qs, axis=1)[:, None]
+    w, x, y, z = q.T
+    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+                    axis=1).reshape(-1, 3, 3)
+
+
+def _rotvec(R) -> np.ndarray:
+    from ..maths.rotations import rotation_vector
+    return rotation_vector(R)
+
+
+class Recorder:
+    """Turns solver states into result rows (one :meth:`row` per output time).
+
+    Parameters
+    ----------
+    system : System
+        The assembled system; :meth:`row` calls ``system.instant(t, y)``. Another formulation
+        passes an object with the same attributes: ``model``, ``index`` (body name -> row of the
+        instant's body arrays), ``hinges`` (the hinges it reports; hinge ``i`` is row ``i`` of
+        ``Wh``), ``tree`` (``qo uo nq nu sgn hk hc href hRref mass JCl`` as in
+        :class:`~.system.System`), ``forces`` and ``instant(t, y)`` (see
+        :class:`~.newton_euler.NewtonEuler`).
+    """
+
+    def __init__(self, system):
+        self.system = system
+        model, T = system.model, system.tree
+        self._prev = None                       # previous Bryant angles (bodies + quat hinges)
+        body_names = [b.name for b in model.bodies]
+        self.body_order = np.array([system.index[b] for b in body_names], dtype=np.int64)
+        names = ["time"]
+        for b in body_names:
+            names += [f"{b}.{q}" for q in BODY_COLUMNS]
+        self.n_body_cols = len(BODY_COLUMNS)
+        # tree hinges in model order
+        tree_index = {h: i for i, h in enumerate(system.hinges)}
+        body_set = set(body_names)
+        self.hinge_specs = []
+        hinge_prefixes = []
+        for h in model.hinges:
+            if h.name not in tree_index:
+                continue                         # not in the tree (not handled by this solver)
+            i = tree_index[h.name]
+            prefix = f"hinge:{h.name}" if h.name in body_set else h.name
+            kind = HINGE_TYPES[h.type]
+            driven = [d.coordinate for d in h.drivers]
+            qties = hinge_quantities(h.type, driven)
+            names += [f"{prefix}.{q}" for q in qties]
+            hinge_prefixes.append(prefix)
+            drv = []
+            for c in kind.coordinates:
+                if c in driven:
+                    j = kind.coordinates.index(c)
+                    drv.append((int(T.uo[i] + j), int(T.qo[i] + j)))
+            self.hinge_specs.append(dict(
+                i=i, type=h.type, quat=h.type in _QUAT_TYPES, qo=int(T.qo[i]), uo=int(T.uo[i]),
+                nq=int(T.nq[i]), nu=int(T.nu[i]), sgn=float(T.sgn[i]), drv=drv,
+                ntrans=3 if h.type in ("free", "bushing") else 0, ncols=len(qties)))
+        self.n_quat = sum(1 for s in self.hinge_specs if s["quat"])
+        names += [f"energy.{q}" for q in ENERGY_COLUMNS]
+        self.names = names
+        self.bodies = body_names
+        self.hinges = hinge_prefixes
+        # energy data
+        self._springs = [s for s in range(len(system.hinges))
+                         if np.any(T.hk[T.uo[s]:T.uo[s] + T.nu[s]] != 0.0)]
+        F = system.forces
+        self._sd = [f for f in range(F.sd_bi.size) if F.sd_k[f] != 0.0]
+        self._rs = [f for f in range(F.rs_bi.size) if F.rs_k[f] != 0.0]
+
+    def reset(self) -> None:
+        """Forget the angle history (the next row starts the continuous branches afresh)."""
+        self._prev = None
+
+    # -- rows ---------------------------------------------------------------------------------
+    def row(self, t: float, y: np.ndarray, instant=None, flows=None) -> np.ndarray:
+        """The result row at (t, y).
+
+        ``instant``: the :class:`~.system.Instant` at (t, y) when the caller has it already
+        (another formulation); by default ``system.instant(t, y)``. ``flows``: the work of the
+        drivers and of the applied forces and the dissipated energy since t = 0 (J; None:
+        zeros). ``energy.residual`` is left 0: :func:`fill_residual` computes it from the whole
+        run.
+        """
+        inst = self.system.instant(t, y) if instant is None else instant
+        return self.rows_of(stack_instants([inst]),
+                            None if flows is None else np.asarray(flows, float)[None])[0]
+
+    def rows(self, times, states, flows=None) -> np.ndarray:
+        """The result rows (k, columns) at the times (k,) and states (k, ny), in time order
+        (the angles continue from the previous rows): :meth:`.system.System.instants`
+        evaluates them all in one compiled call. ``flows`` (k, 3) or None as in :meth:`row`."""
+        return self.rows_of(self.system.instants(times, states), flows)
+
+    def rows_of(self, b, flows=None) -> np.ndarray:
+        """The result rows of the stacked instants ``b`` (:func:`stack_instants`,
+        :meth:`.system.System.instants`), in time order."""
+        T = self.system.tree
+        k_rows = b.t.size
+        out = np.empty((k_rows, len(self.names)))
+        out[:, 0] = b.t
+        R, pb, hp, w, vh, x = b.R, b.pb, b.hp, b.w, b.vh, b.x
+        nb = R.shape[1]
+        d = pb - hp
+        v = vh + _cross(w, d)
+        eps = x[..., :3]
+        acc = x[..., 3:] + _cross(eps, d) + _cross(w, _cross(w, d))
+        # Bryant angles: bodies, then the quaternion hinges
+        raw = [_bryant_raw(R.reshape(-1, 3, 3)).reshape(k_rows, nb, 3)]
+        qspecs = [s for s in self.hinge_specs if s["quat"]]
+        if qspecs:
+            quats = np.stack([b.q[:, s["qo"] + s["ntrans"]:s["qo"] + s["ntrans"] + 4]
+                              for s in qspecs], axis=1)
+            quats = quats / np.linalg.norm(quats, axis=2)[..., None]
+            raw.append(_bryant_raw(_quat_matrices(quats.reshape(-1, 4))).reshape(k_rows, -1, 3))
+        angles = continue_bryant_rows(np.concatenate(raw, axis=1), self._prev)
+        self._prev = angles[-1].copy()
+        block = np.concatenate([pb, angles[:, :nb], R.reshape(k_rows, nb, 9), v, w, acc, eps],
+                               axis=2)
+        k = 1 + self.n_body_cols * len(self.body_order)
+        out[:, 1:k] = block[:, self.body_order].reshape(k_rows, -1)
+        # hinges
+        q, u, ud, tau, Wh = b.q, b.u, b.udot, b.tau, b.Wh
+        iq = 0
+        for s in self.hinge_specs:
+            i, qo, uo = s["i"], s["qo"], s["uo"]
+            if s["quat"]:
+                nt = s["ntrans"]
+                out[:, k:k + nt] = q[:, qo:qo + nt]
+                out[:, k + nt:k + nt + 3] = angles[:, nb + iq]
+                out[:, k + nt + 3:k + nt + 7] = quats[:, iq]
+                iq += 1
+                k += nt + 7
+            else:
+                out[:, k:k + s["nq"]] = q[:, qo:qo + s["nq"]]
+                k += s["nq"]
+            n = s["nu"]
+            out[:, k:k + n] = u[:, uo:uo + n]
+            out[:, k + n:k + 2 * n] = ud[:, uo:uo + n]
+            k += 2 * n
+            W = Wh[:, i] * s["sgn"]
+            out[:, k:k + 3] = W[:, 3:]
+            out[:, k + 3:k + 6] = W[:, :3]
+            k += 6
+            for j, jq in s["drv"]:
+                # the hinge's total generalised load minus its own spring and damper
+                out[:, k] = tau[:, j] + T.hk[j] * (q[:, jq] - T.href[j]) + T.hc[j] * u[:, j]
+                k += 1
+        # energies
+        ek, eg, ee = self._energies(b)
+        out[:, k] = ek
+        out[:, k + 1] = eg
+        out[:, k + 2] = ee
+        out[:, k + 3] = eg + ee
+        out[:, k + 4] = ek + eg + ee
+        out[:, k + 5:k + 8] = 0.0 if flows is None else flows
+        out[:, k + 8] = 0.0
+        return out
+
+    def _energies(self, b):
+        """Kinetic, gravity and elastic energies (k,) of the stacked instants ``b``."""
+        sys_ = self.system
+        T, F = sys_.tree, sys_.forces
+        R, w = b.R, b.w
+        vc = b.vh + _cross(w, b.pc - b.hp)
+        wb = _matT_vec(R, w)                                  # body axes
+        Jw = _mat_vec(T.JCl, wb)
+        ek = 0.5 * (np.sum(T.mass * np.sum(vc * vc, axis=2), axis=1)
+                    + np.sum(np.sum(wb * Jw, axis=2), axis=1))
+        g = F.gravity
+        eg = -np.sum(T.mass * (b.pc[..., 0] * g[0] + b.pc[..., 1] * g[1] + b.pc[..., 2] * g[2]),
+                     axis=1)
+        ee = np.zeros(b.t.size)
+        q = b.q
+        for i in self._springs:
+            o, n, qo = T.uo[i], T.nu[i], T.qo[i]
+            k = T.hk[o:o + n]
+            code_type = sys_.model.hinge(sys_.hinges[i]).type
+            if code_type in _QUAT_TYPES:
+                nt = 3 if code_type != "spherical" else 0
+                dq = q[:, qo:qo + nt] - T.href[o:o + nt]
+                ee += 0.5 * np.sum(k[:nt] * dq * dq, axis=1)
+                Rrel = _quat_matrices(q[:, qo + nt:qo + nt + 4])
+                for r in range(b.t.size):
+                    phi = _rotvec(Rrel[r] @ T.hRref[i].T)
+                    ee[r] += 0.5 * float(np.sum(k[nt:] * phi * phi))
+            else:
+                dq = q[:, qo:qo + n] - T.href[o:o + n]
+                ee += 0.5 * np.sum(k * dq * dq, axis=1)
+
+        def attach(body, Rl, pl):
+            if body < 0:
+                return np.broadcast_to(Rl, R.shape[:1] + (3, 3)), np.broadcast_to(pl, (R.shape[0], 3))
+            return _mat_mat(R[:, body], Rl), b.pb[:, body] + _mat_vec(R[:, body], pl)
+
+        for f in self._sd:
+            _, pi_ = attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f])
+            _, po = attach(F.sd_bo[f], F.sd_Ro[f], F.sd_po[f])
+            L = np.linalg.norm(pi_ - po, axis=1)
+            ee += 0.5 * F.sd_k[f] * (L - F.sd_L0[f]) ** 2
+        zero = np.zeros(3)
+        for f in self._rs:
+            Ri, _ = attach(F.rs_bi[f], F.rs_Ri[f], zero)
+            Ro, _ = attach(F.rs_bo[f], F.rs_Ro[f], zero)
+            for r in range(b.t.size):
+                phi = _rotvec(Ro[r].T @ Ri[r])
+                ee[r] += 0.5 * F.rs_k[f] * float(phi @ phi)
+        return ek, eg, ee

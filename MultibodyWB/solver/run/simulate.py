@@ -1,0 +1,863 @@
+"""Running a simulation: ``simulate(model) -> Results``, and the ``run`` command of the CLI.
+
+Methods (``Simulation/Method``)
+    ``mstmm``: the tree solver of :mod:`.system` (the Riccati form of the transfer matrix method
+    in :mod:`.kernels`). ``constrained``: the global formulation (absolute coordinates, Lagrange
+    multipliers) for any topology, with assembly of the initial state and drift control of the
+    loops (:mod:`.constrained_run`; integrated in Python: the reference, not the fast path).
+    ``newton-euler``: the discrete-time method of :mod:`.newton_euler` (every body integrated on
+    its own with a very small step, 1e-5 to 1e-7 s; joints as stiff spring-dampers; any topology).
+    It has its own scheme, so ``Integrator`` does not apply; ``OutputStep`` must be a whole number
+    of steps. Options (keyword arguments of :func:`simulate`): ``joint_fraction``,
+    ``joint_frequency``, ``joint_damping_ratio``.
+
+Integrators (``Simulation/Integrator``)
+    ``rk4``: classical fixed-step Runge-Kutta. The run goes in chunks of many steps, each done
+    inside compiled code (:func:`.kernels.rk4_run`) with the drivers' values, rates and
+    accelerations and the force magnitudes evaluated beforehand on the chunk's half-step grid;
+    between chunks the caller's ``progress`` and ``cancel`` are called. Quaternions are
+    normalised after every step. ``OutputStep`` must be a whole number of ``Step``\\ s; an
+    ``EndTime`` that is not a whole number of steps ends with one shorter step.
+
+    ``DOP853``, ``RK45``, ``Radau``, ``BDF``, ``LSODA``: scipy's adaptive integrators (as in
+    ``scipy.integrate.solve_ivp``) with the model's ``RelativeTolerance`` and
+    ``AbsoluteTolerance`` and ``Step`` as the first step; the states at the output times come from
+    the integrator's dense output, quaternions normalised there.
+
+Closed loops (``mstmm``) are held closed by Baumgarte stabilisation, critically damped at
+``w = LOOP_STABILISATION / h`` (:mod:`.system`): ``h`` is the fixed step for rk4; for the adaptive
+integrators it is the step the integrator took last (the first step only until then), so the
+stabilisation never limits the step and the run does not depend on ``Step``.
+
+Energy balance (the ``energy.work_drivers``, ``work_forces``, ``dissipated`` and ``residual``
+columns of :mod:`.results`): when the model has drivers, forces with a magnitude or dampers
+(:attr:`.system.System.does_work`), ``rk4`` integrates their power (:func:`.kernels.power_flows`)
+as three extra states of the same RK4 scheme inside the compiled run, and the adaptive
+integrators integrate it over the dense output of every step by Gauss-Legendre quadrature
+(:data:`WORK_NODES` nodes, cut at the output times; ``meta['power_evaluations']`` counts them).
+Either way the residual of the balance is the integration error. The states and the existing
+columns are the same as without it, bit for bit.
+
+Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
+grid). Only the output rows are kept, so a run of a million steps needs memory for its output
+only.
+
+Guards (a run never ends in a traceback or goes on without end)
+    Settings, the caller's overrides included, are refused before anything is allocated when a
+    run could not hold or finish them (:func:`.validation.run_size_problems`: steps, output
+    rows). An expression that cannot be evaluated during the run raises
+    :class:`~.timefunction.EvaluationError` naming the hinge's ``Driver`` or the force's
+    ``Magnitude`` and the time. A state that is not finite stops the run with a
+    :class:`RunError` naming the hinge (mstmm; rk4 goes through the failed chunk again step by
+    step to find it) or body (newton-euler) that blew up first and the time. An adaptive
+    integrator whose steps collapse (:class:`StallDetector`: two windows of
+    :data:`STALL_WINDOW` steps at whose pace the rest would take more than :data:`STALL_STEPS`
+    steps; the constrained method's runs by their pace in wall time, :class:`Watch`) raises a
+    :class:`RunError` naming the model's stiffest spring or damper (:func:`..methods.runtime.stiff_elements`) and
+    what to use instead; so do integrator failures and numerical breakdowns (a singular or
+    non-finite matrix in a library's routine). ``wall_budget`` stops a run after that many
+    seconds of wall time (:class:`BudgetExceeded`; the CLI's ``run --wall-budget``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time as _time
+
+import numpy as np
+
+from ..methods.mstmm import kernels as K
+from ..model.mechanism import MultibodySystem
+from ..model.settings import INTEGRATORS, METHODS
+from ..model.problems import ModelError, Problem
+from ..results.table import Results, fill_residual
+from ..results.recorder import Recorder
+from ..methods.mstmm.system import _sample
+from ..methods.runtime import (BudgetExceeded, Cancelled, RunError, SimulationError, WorkQuadrature,
+                               blown_up, not_finite, output_times, stiffness_advice)
+
+ADAPTIVE = ("DOP853", "RK45", "Radau", "BDF", "LSODA")
+#: Wall time aimed at per rk4 chunk (s): how often progress and cancel are looked at.
+CHUNK_SECONDS = 0.1
+#: Most steps in one rk4 chunk.
+MAX_CHUNK = 20000
+
+
+def _problem(field, message):
+    return Problem("Simulation", field, message)
+
+
+def _settings(model, method, integrator, t_end, step, output_step):
+    """Resolve the run's settings (None: the model's) and check them; raise ModelError."""
+    s = model.simulation
+    method = s.method if method is None else method
+    integrator = s.integrator if integrator is None else integrator
+    t_end = s.end_time if t_end is None else t_end
+    step = s.step if step is None else step
+    output_step = s.output_step if output_step is None else output_step
+    problems = []
+    canon = {m.lower(): m for m in METHODS}
+    if str(method).lower() not in canon:
+        problems.append(_problem("Method", f"'{method}' is not a method; use one of "
+                                           f"{', '.join(METHODS)}"))
+    else:
+        method = canon[str(method).lower()]
+        if method not in ("mstmm", "constrained", "newton-euler"):
+            problems.append(_problem("Method", f"the method '{method}' is not available yet; "
+                                               "use 'mstmm' or 'constrained'"))
+    canon = {i.lower(): i for i in INTEGRATORS}
+    if str(integrator).lower() not in canon:
+        problems.append(_problem("Integrator", f"'{integrator}' is not an integrator; use one of "
+                                               f"{', '.join(INTEGRATORS)}"))
+    else:
+        integrator = canon[str(integrator).lower()]
+    values = {}
+    for field, v in (("EndTime", t_end), ("Step", step), ("OutputStep", output_step),
+                     ("RelativeTolerance", s.relative_tolerance),
+                     ("AbsoluteTolerance", s.absolute_tolerance)):
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            v = math.nan
+        if not (math.isfinite(v) and v > 0):
+            problems.append(_problem(field, f"{v!r}; must be a positive number"))
+        values[field] = v
+    fixed = "method newton-euler" if method == "newton-euler" else "integrator rk4"
+    if ((integrator == "rk4" or method == "newton-euler") and math.isfinite(values["Step"])
+            and values["Step"] > 0 and math.isfinite(values["OutputStep"])
+            and values["OutputStep"] > 0):
+        ratio = values["OutputStep"] / values["Step"]          # inf when it overflows
+        if math.isfinite(ratio) and (ratio < 1.0 - 1e-9
+                                     or abs(ratio - round(ratio)) > 1e-6 * ratio):
+            problems.append(_problem(
+                "OutputStep", f"{values['OutputStep']:g} s is not a whole number of steps "
+                              f"(Step {values['Step']:g} s) for the fixed-step {fixed}"))
+    if not problems:
+        # sizes the run could not allocate or finish (also for overrides of the model's)
+        from ..model.validation import run_size_problems
+        problems += run_size_problems(model, values["EndTime"], values["Step"],
+                                      values["OutputStep"], method, integrator)
+    if problems:
+        raise ModelError(problems)
+    return (method, integrator, values["EndTime"], values["Step"], values["OutputStep"],
+            s.relative_tolerance, s.absolute_tolerance)
+
+
+# --------------------------------------------------------------------------------------------------
+# Guards of a run: the wall-clock budget, no progress, states that are not finite
+# --------------------------------------------------------------------------------------------------
+
+#: No-progress detector of the adaptive integrators: steps per window ...
+STALL_WINDOW = 1000
+#: ... and the steps that the rest of the run would take at a window's pace, past which the run
+#: makes no progress (in two windows running): its step has collapsed (a stiff model, or an
+#: integrator stuck at one time).
+STALL_STEPS = 1e7
+#: The constrained method's runs (which report their progress every 0.1 s of wall time, not
+#: every step) make no progress when, after :data:`STALL_WALL_WINDOW` s of running, the rest
+#: of the run would take more than :data:`STALL_WALL` s at the pace of that window.
+STALL_WALL = 86400.0
+STALL_WALL_WINDOW = 10.0
+
+
+class Watch:
+    """The wall-clock budget of a run and what it last reported: wraps the run's ``progress``
+    and ``cancel``.
+
+    Parameters
+    ----------
+    t_end : float
+        The run's end time (s).
+    budget : float or None
+        Wall-clock seconds the run may take from the start of :func:`simulate`; None: no limit.
+    progress, cancel : callable or None
+        The caller's.
+    stall : bool
+        Also stop a run whose progress (reported every 0.1 s of wall time) says that it would
+        take more than :data:`STALL_WALL` s (the constrained method's runs).
+    """
+
+    def __init__(self, t_end, budget=None, progress=None, cancel=None, stall=False,
+                 wall0=None):
+        self.t_end = float(t_end)
+        self.budget = None if budget is None else float(budget)
+        self._progress = progress or (lambda f: None)
+        self._cancel = cancel or (lambda: False)
+        self.wall0 = _time.perf_counter() if wall0 is None else wall0
+        self.fraction = 0.0
+        self.stall = stall
+        self._window = None          # (wall time, fraction) at the start of the stall window
+        self.stalled = None          # (time, projected wall seconds) once stalled
+
+    @property
+    def t(self) -> float:
+        """The simulated time last reported (s)."""
+        return self.fraction * self.t_end
+
+    def progress(self, fraction) -> None:
+        self.fraction = max(self.fraction, float(fraction))
+        self._progress(fraction)
+        if self.stall:
+            self._look_for_stall()
+
+    def cancel(self) -> bool:
+        """The caller's cancel; raise :class:`BudgetExceeded` past the budget."""
+        if self._cancel():
+            return True
+        if self.budget is not None:
+            used = _time.perf_counter() - self.wall0
+            if used > self.budget:
+                raise BudgetExceeded(
+                    f"the run took more than its wall-clock budget of {self.budget:g} s "
+                    f"(stopped at t = {self.t:.6g} s of {self.t_end:g} s); allow more time, "
+                    "or shorten EndTime, or use a larger Step or another method")
+        return False
+
+    def _look_for_stall(self):
+        now = _time.perf_counter()
+        if self._window is None or self.fraction <= 0.0:
+            self._window = (now, self.fraction)
+            return
+        w0, f0 = self._window
+        if now - w0 < STALL_WALL_WINDOW:
+            return
+        done = self.fraction - f0
+        rest = (1.0 - self.fraction) * (now - w0) / done if done > 0 else math.inf
+        self._window = (now, self.fraction)
+        if rest > STALL_WALL:
+            self.stalled = (self.t, rest)
+            raise _Stalled()
+
+
+class _Stalled(Exception):
+    """Raised by :class:`Watch` through the method's loop; :func:`simulate` says why."""
+
+
+class StallDetector:
+    """The no-progress detector of an adaptive integrator: call :meth:`step` after every step.
+
+    The steps are looked at in windows of :data:`STALL_WINDOW`; after two windows running whose
+    pace would need more than :data:`STALL_STEPS` further steps to reach the end, the run makes
+    no progress and :meth:`step` raises :class:`RunError` naming the likely stiffest element
+    (:func:`stiffness_advice`).
+    """
+
+    def __init__(self, model, integrator, t_end, window=STALL_WINDOW, limit=STALL_STEPS):
+        self.model, self.integrator, self.t_end = model, integrator, float(t_end)
+        self.window, self.limit = int(window), float(limit)
+        self.count = 0
+        self.start = 0.0
+        self.slow = 0
+
+    def step(self, t: float) -> None:
+        self.count += 1
+        if self.count < self.window:
+            return
+        span = t - self.start
+        rest = self.t_end - t
+        steps = rest / span * self.window if span > 0 else math.inf
+        self.count, self.start = 0, t
+        self.slow = self.slow + 1 if steps > self.limit else 0
+        if self.slow >= 2:
+            element, field, advice = stiffness_advice(self.model, self.integrator, None, False)
+            raise RunError(element, field, (
+                f"the run makes no progress: {self.integrator}'s last {self.window} steps "
+                f"advanced {span:.3g} s to t = {t:.6g} s (the rest to {self.t_end:g} s would "
+                f"take {steps:.3g} more); {advice}"))
+
+
+def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
+             output_step=None, progress=None, cancel=None, accept_corrections=False,
+             wall_budget=None, **options) -> Results:
+    """Simulate ``model`` and return its :class:`~.results.Results`.
+
+    Parameters
+    ----------
+    model : MultibodySystem
+        A valid model (its problems are raised as :class:`ModelError`).
+    method, integrator : str, optional
+        See the module docstring; None: the model's ``Simulation`` settings (as are the others).
+        Names are matched without regard to case.
+    t_end, step, output_step : float, optional
+        End time, integrator step (rk4) or first step (adaptive), output spacing (s).
+    progress : callable(fraction), optional
+        Called with increasing fractions of the simulated time, from 0 to 1 (last call: 1.0).
+    cancel : callable() -> bool, optional
+        Looked at between chunks (rk4) or steps (adaptive): True stops the run, which raises
+        :class:`Cancelled`.
+    accept_corrections : bool
+        The run starts from the drawing (:mod:`.start`): a start that would move a body away from
+        where it is drawn (markers that do not meet, a driver starting elsewhere, a loop that does
+        not close as drawn) raises :class:`~.start.StartCorrectionError` unless this is True.
+    wall_budget : float, optional
+        Wall-clock seconds the run may take (looked at where ``cancel`` is); None: no limit.
+    **options
+        Options of the method: ``newton-euler`` takes ``joint_fraction``, ``joint_frequency``,
+        ``joint_damping_ratio`` (see :class:`.newton_euler.NewtonEuler`).
+
+    Raises
+    ------
+    ModelError
+        The model or the settings are not valid (every problem listed; settings as
+        ``Simulation``, field ``Method``, ``OutputStep``...; run sizes past what a run can
+        allocate or finish, :func:`.validation.run_size_problems`). An expression that cannot
+        be evaluated during the run: :class:`~.timefunction.EvaluationError`, naming the
+        driver or force and the time.
+    StartCorrectionError
+        (a ModelError) The start is not the drawing and ``accept_corrections`` is False.
+    RunError
+        (a ModelError and a SimulationError) The run stopped because of the model: a state that
+        is not finite (naming the hinge or body that blew up first and the time), no progress
+        of an adaptive integrator (:class:`StallDetector`: a stiff model; naming its stiffest
+        element), a numerical breakdown (singular matrices, overflow).
+    Cancelled
+    BudgetExceeded
+        (a SimulationError) The run took more than ``wall_budget``.
+    SimulationError
+        An adaptive integrator failed.
+    """
+    wall0 = _time.perf_counter()
+    model.check()
+    method, integrator, t_end, step, output_step, rtol, atol = _settings(
+        model, method, integrator, t_end, step, output_step)
+    if wall_budget is not None:
+        try:
+            wall_budget = float(wall_budget)
+        except (TypeError, ValueError):
+            wall_budget = math.nan
+        if not wall_budget > 0:
+            raise ModelError([_problem("WallBudget", f"{wall_budget!r} s; must be a positive "
+                                                     "number of seconds")])
+    if options and method == "mstmm":
+        raise TypeError(f"the method {method} takes no options ({', '.join(options)})")
+    from ..analysis.start import prepare
+    model, start = prepare(model, accept_corrections)
+    start_meta = _start_meta(start)
+    watch = Watch(t_end, wall_budget, progress, cancel, stall=(method == "constrained"
+                                                               and integrator != "rk4"),
+                  wall0=wall0)
+    fixed = integrator == "rk4" or method == "newton-euler"
+    try:
+        # (not under np.errstate: it changes the last bits of some results)
+        if method == "constrained":
+            results = _simulate_constrained(model, integrator, t_end, step, output_step,
+                                            rtol, atol, watch.progress, watch.cancel, wall0)
+        elif method == "newton-euler":
+            results = _simulate_newton_euler(model, t_end, step, output_step, watch.progress,
+                                             watch.cancel, wall0, options)
+        else:
+            results = _simulate_mstmm(model, integrator, t_end, step, output_step, rtol,
+                                      atol, watch.progress, watch.cancel, wall0)
+    except _Stalled:
+        t, rest = watch.stalled
+        element, field, advice = stiffness_advice(model, integrator, step, fixed, method)
+        raise RunError(element, field, (
+            f"the run makes no progress: at t = {t:.6g} s of {t_end:g} s, the rest would take "
+            f"{rest:.3g} s of wall time at its pace ({method}, {integrator}); {advice}")) from None
+    except (Cancelled, ModelError, BudgetExceeded):
+        raise
+    except SimulationError as exc:
+        # the constrained method's own (a state that is not finite, loops that cannot be
+        # closed again): with the element to look at
+        element, field, advice = stiffness_advice(model, integrator, step, fixed, method)
+        raise RunError(element, field, f"{exc} ({method}, {integrator}); {advice}") from exc
+    except (ArithmeticError, ValueError, SystemError, np.linalg.LinAlgError) as exc:
+        # a numerical breakdown on the way (a singular matrix, an overflow, a value that is
+        # not finite in a library's routine): said with the time and what to look at
+        element, field, advice = stiffness_advice(model, integrator, step, fixed, method)
+        raise RunError(element, field, (
+            f"the run broke down near t = {watch.t:.6g} s ({method}, {integrator}): "
+            f"{type(exc).__name__}: {_first_line(exc)}; {advice}")) from exc
+    return _with_start(results, start_meta)
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else "(no message)"
+
+
+def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, progress, cancel,
+                    wall0):
+    """``simulate`` with the method ``mstmm`` (:class:`.system.System`)."""
+    from ..methods.mstmm.system import System
+    system = System(model)
+    system.set_stabilisation(step)         # closed loops: tuned to the step (adaptive: the
+    #                                        first; then the current one, see _run_adaptive)
+    monitor = None
+    if system.cuts:
+        from ..analysis.assembly import assembled_state
+        from ..methods.constrained.run import LoopRecorder
+        from ..methods.constrained.partition import SingularityMonitor
+        rec = LoopRecorder(system)
+        y0, report = assembled_state(system)
+        # the conditioning monitor measures the r-th eigenvalue, r the loops' rank at the start
+        system.work.loops.ref_rank[0] = system.instant(0.0, y0).loop_rank
+        monitor = SingularityMonitor()
+    else:
+        rec, report = Recorder(system), None
+        y0 = system.initial_state()
+    K.normalise_quaternions(y0, system.tree.quat)
+    if not np.all(np.isfinite(y0)):
+        hinge, body, others = blown_up(system, 0.0, None, y0)
+        raise not_finite(model, 0.0, hinge, body, others, integrator, step, integrator == "rk4")
+    if integrator == "rk4":
+        times, states, data, info = _run_rk4(system, rec, y0, t_end, step, output_step,
+                                             progress, cancel, monitor)
+    else:
+        times, states, data, info = _run_adaptive(system, rec, y0, integrator, t_end, step,
+                                                  output_step, rtol, atol, progress, cancel,
+                                                  monitor)
+    wall = _time.perf_counter() - wall0
+    meta = dict(model=model.name, method="mstmm", integrator=integrator, step=step,
+                output_step=output_step, end_time=t_end, wall_time=wall,
+                bodies=rec.bodies, hinges=rec.hinges, ny=int(system.ny),
+                **info)
+    if integrator != "rk4":
+        meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
+    if system.cuts:
+        monitor.finish()
+        meta.update(_loop_report(system, report, rec, monitor, times, states))
+    return _with_energy_check(Results(rec.names, data, meta, states))
+
+
+#: An energy balance whose residual exceeds this fraction of the energies' scale is warned about.
+ENERGY_WARNING = 1e-3
+
+
+def _with_energy_check(results):
+    """``results`` with a warning when its energy balance does not close (the residual above
+    :data:`ENERGY_WARNING` of the energies' scale): the run is not to be trusted."""
+    if "energy.residual" not in results or not len(results):
+        return results
+    b = results.energy_balance()
+    if abs(b["relative"]) > ENERGY_WARNING and abs(b["residual"]) > 1e-9:
+        r = results.column("energy.residual")
+        bad = np.abs(r) > ENERGY_WARNING * b["scale"]
+        t0 = float(results.time[np.argmax(bad)]) if bad.any() else float(results.time[-1])
+        results.meta.setdefault("warnings", []).append(
+            f"the energy balance does not close: residual {b['residual']:.3g} J at the end "
+            f"({b['relative']:.3g} of the energies' scale; above {ENERGY_WARNING:g} from "
+            f"t = {t0:.6g} s): a step too large, a singular configuration or loops that do not "
+            "hold; do not trust this run")
+    return results
+
+
+def _start_meta(start) -> dict:
+    """What the results' ``meta`` records of the start (:mod:`.start`)."""
+    meta = dict(start=str(start), start_corrected=[
+        dict(body=m.name, distance=m.distance, angle=m.angle) for m in start.moves])
+    if start.notes:
+        meta["start_notes"] = list(start.notes)
+    return meta
+
+
+def _with_start(results, start_meta):
+    """``results`` with the start's record in its ``meta``; an accepted correction is a warning."""
+    results.meta.update(start_meta)
+    if start_meta["start_corrected"]:
+        warnings = results.meta.setdefault("warnings", [])
+        warnings.insert(0, "the start was corrected away from the drawing (accepted): "
+                           + start_meta["start"].split("\n", 1)[-1].strip())
+    return results
+
+
+def _loop_report(system, report, rec, monitor, times, states) -> dict:
+    """What an mstmm run of a mechanism with closed loops met: the assembly, redundant
+    constraints, singular configurations (the loops losing rank, from the conditioning
+    monitor evaluated at every step: :class:`~.partition.SingularityMonitor`) and the closure
+    (``rec``: the run's :class:`~.constrained_run.LoopRecorder`)."""
+    from ..analysis.kinematics import mobility
+    warnings, info = [], {}
+    if report is not None:
+        info["assembly"] = str(report)
+        if report.inconsistent:
+            warnings.append("the initial coordinates or rates violated the loop constraints and "
+                            "were corrected (see meta['assembly'])")
+        warnings += report.warnings
+    m = system.tree.m_tot
+    rank0 = rec.ranks[0]
+    # the loops' rank away from singular configurations: the largest met (a drawing at a
+    # change point starts with less)
+    rank = max(rec.ranks)
+    if rank < m:
+        red = mobility(system.model, system.topology).redundant_constraints
+        info["redundant_constraints"] = list(red)
+        where = ("" if len(red) == m - rank else
+                 "; listed at the drawn configuration, which is singular")
+        warnings.append(f"{m - rank} redundant constraint{'s' if m - rank > 1 else ''} "
+                        f"({', '.join(red)}{where}): the motion is determinate, but the reactions "
+                        "of the hinges in those loops are not unique; the minimum-norm cut-hinge "
+                        "loads are given")
+    found = sorted(monitor.singularities, key=lambda s: s.time)
+    if rank > rank0:
+        # the run started at a change point: the monitor, referred to the rank at the start,
+        # cannot see it; the first row with the full rank ends it
+        from ..methods.constrained.partition import Singularity
+        end = float(times[next(i for i, r in enumerate(rec.ranks) if r == rank)])
+        found.insert(0, Singularity("change point", 0.0, 0.0, end, 0.0))
+        warnings.append(f"the drawing is at a singular configuration (the loops have rank "
+                        f"{rank0} at t = 0 and {rank} from t = {end:.6g} s: a change point); "
+                        "which way the mechanism leaves it is not determined by the drawing, and "
+                        "the motion from it is unreliable: draw it away from the change point")
+    kinds = _singularity_kinds(system, found, times, states)
+    info["singular_configurations"] = [
+        dict(kind=k, time=s.time, start=s.start, end=s.end, ratio=s.ratio)
+        for s, k in zip(found, kinds)]
+    if found:
+        what = {"change point": "the loops lose rank (change point)",
+                "dead centre": "the drivers are at a dead centre (toggle position)"}
+        shown = "; ".join(f"t = {s.time:.6g} s: {what[k]}" for s, k in zip(found[:10], kinds))
+        warnings.append(f"{len(found)} singular configuration{'s' if len(found) > 1 else ''} "
+                        f"passed ({shown}{' ...' if len(found) > 10 else ''}); accelerations "
+                        "and reactions near them are ill-conditioned")
+    info["loop_closure"] = dict(max_residual=rec.max_gap)
+    info["warnings"] = warnings
+    return info
+
+
+def _singularity_kinds(system, found, times, states) -> list:
+    """``'change point'`` or ``'dead centre'`` for each singularity the mstmm monitor found.
+
+    The monitor sees the loops' constraint compliance with the driven coordinates held, which
+    loses rank at both. Without drivers it is a change point; with drivers the loop Jacobian
+    over all coordinates (:func:`.constrained.loop_constraints`) at the output state nearest
+    in time tells them apart: at a change point it loses rank too, at a dead centre it keeps
+    it.
+    """
+    if not system.drivers or not found:
+        return ["change point"] * len(found)
+    from ..methods.constrained.formulation import loop_constraints
+    out = []
+    for s in found:
+        j = int(np.argmin(np.abs(times - s.time)))
+        J = loop_constraints(system, float(times[j]), states[j]).scaled()[1]
+        sv = np.linalg.svd(J, compute_uv=False)
+        r = int(np.sum(sv > 1e-10 * sv[0])) if sv.size else 0
+        full = np.linalg.svd(loop_constraints(system, 0.0, states[0]).scaled()[1],
+                             compute_uv=False)
+        r0 = int(np.sum(full > 1e-10 * full[0])) if full.size else 0
+        ratio = sv[r0 - 1] / sv[0] if r0 and sv[0] > 0 else 0.0
+        out.append("change point" if r < r0 or ratio < 0.1 else "dead centre")
+    return out
+
+
+def _simulate_constrained(model, integrator, t_end, step, output_step, rtol, atol, progress,
+                          cancel, wall0):
+    """``simulate`` with the method ``constrained`` (:func:`.constrained_run.run`)."""
+    from ..methods.constrained.run import run
+    names, times, states, data, info = run(model, integrator, t_end, step, output_step, rtol,
+                                           atol, progress, cancel)
+    meta = dict(model=model.name, method="constrained", integrator=integrator, step=step,
+                output_step=output_step, end_time=t_end, wall_time=_time.perf_counter() - wall0,
+                **info)
+    if integrator != "rk4":
+        meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
+    return Results(names, data, meta, states)
+
+
+def _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wall0, options):
+    """``simulate`` with the method ``newton-euler`` (:func:`.newton_euler.run`)."""
+    from ..methods.newton_euler.method import run
+    times, states, data, info, rec = run(model, t_end, step, output_step, progress, cancel,
+                                         **options)
+    meta = dict(model=model.name, method="newton-euler", step=step, output_step=output_step,
+                end_time=t_end, wall_time=_time.perf_counter() - wall0, bodies=rec.bodies,
+                hinges=rec.hinges, ny=int(states.shape[1]), **info)
+    return Results(rec.names, data, meta, states)
+
+
+class _Rows:
+    """Output buffers filled row by row."""
+
+    def __init__(self, n, ny, ncol):
+        self.states = np.empty((n, ny))
+        self.data = np.empty((n, ncol))
+        self.times = np.empty(n)
+        self.n = 0
+
+    def add(self, rec, t, y, flows=None):
+        self.times[self.n] = t
+        self.states[self.n] = y
+        self.data[self.n] = rec.row(t, y, flows=flows)
+        self.n += 1
+
+    def add_many(self, rec, times, states, flows=None):
+        """Rows at many times at once (``rec.rows``: one compiled evaluation of them all)."""
+        k = len(times)
+        if k == 0:
+            return
+        n = self.n
+        self.times[n:n + k] = times
+        self.states[n:n + k] = states
+        self.data[n:n + k] = rec.rows(np.asarray(times, dtype=float), states, flows)
+        self.n += k
+
+    def done(self, names):
+        n = self.n
+        fill_residual(names, self.data[:n])
+        return self.times[:n], self.states[:n], self.data[:n]
+
+
+def _driver_functions(system):
+    """Each driver's (f, f', f'') as in :meth:`System.driver_values`."""
+    return [(f, f.derivative(1), f.derivative(2)) for _, _, f in system.drivers]
+
+
+def _grids(system, k, h, n, fns, tail=None):
+    """Drivers (2n+1, nd, 3) and magnitudes (2n+1, nm) on the half steps (k + j/2) h of the
+    steps k .. k+n (or, with ``tail``, on k h + j tail/2 for the last, shorter step).
+
+    The times are computed from the step index, not from the chunk's start, so that they do not
+    depend on how the run was cut into chunks (which follows the wall time): a run gives the
+    same numbers every time. The layout is that of :meth:`System.driver_values` and
+    :meth:`System.magnitude_values`.
+    """
+    if tail is None:
+        ts = (k + 0.5 * np.arange(2 * n + 1)) * h
+    else:
+        ts = k * h + 0.5 * tail * np.arange(3)
+    drv = np.zeros((ts.size, max(len(fns), 1), 3))
+    for k, triple in enumerate(fns):
+        for c, f in enumerate(triple):
+            drv[:, k, c] = _sample(f, ts)
+    mags = np.zeros((ts.size, max(len(system.magnitudes), 1)))
+    for k, f in enumerate(system.magnitudes):
+        mags[:, k] = _sample(f, ts)
+    return drv, mags
+
+
+def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=None):
+    r = int(round(output_step / h))                       # steps per output
+    n_full = int(math.floor(t_end / h * (1.0 + 1e-12) + 1e-9))
+    tail = t_end - n_full * h
+    if tail <= 1e-9 * max(t_end, h):
+        tail = 0.0
+    n_out = 1 + n_full // r + (1 if (n_full % r or tail) else 0)
+    rows = _Rows(n_out, system.ny, len(rec.names))
+    y = y0.copy()
+    T, F, W = system.tree, system.forces, system.work
+    fns = _driver_functions(system)
+    # the work columns: extra states of the compiled RK4 (none when nothing does work)
+    flows = np.zeros(3 if system.does_work else 0)
+    zero = np.zeros(3)
+    rows.add(rec, 0.0, y, zero)
+    progress(0.0)
+    total = n_full + (1 if tail else 0)
+    k = 0                                                 # steps done
+    chunk = min(r * max(1, 64 // r), MAX_CHUNK) if r <= MAX_CHUNK else MAX_CHUNK
+    buf = np.empty((max(MAX_CHUNK // r, 1) + 1, system.ny))
+    buf_flows = np.zeros((buf.shape[0], 3))
+    # the loops' conditioning at every step (singular positions between the output rows)
+    cond = np.empty(MAX_CHUNK if monitor is not None else 0)
+    y_chunk = np.empty_like(y)
+    while k < n_full:
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        t_chunk = _time.perf_counter()
+        if r <= MAX_CHUNK:
+            # whole output intervals; k is a multiple of r
+            n = min(chunk, n_full - k)
+            every = r
+        else:
+            # parts of one output interval; write only when the part ends on an output step
+            n = min(chunk, n_full - k, r - k % r)
+            every = n if (k + n) % r == 0 else n + 1
+        drv, mags = _grids(system, k, h, n, fns)
+        mon = cond[:n] if monitor is not None else cond
+        y_chunk[:] = y                      # to find the element if it blows up
+        written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows, mon)
+        if not np.all(np.isfinite(y)):
+            raise _rk4_blow_up(system, y_chunk, k, n, h, fns)
+        if monitor is not None:
+            monitor.series((k + np.arange(n)) * h, mon)
+        first = k // r + 1 if r <= MAX_CHUNK else (k + n) // r
+        rows.add_many(rec, (first + np.arange(written)) * r * h, buf[:written],
+                      buf_flows[:written])
+        k += n
+        if k == n_full and n_full % r and not tail:
+            rows.add(rec, k * h, y, flows if flows.size else zero)   # the end, off the grid
+        # next chunk: about CHUNK_SECONDS of work
+        dt = _time.perf_counter() - t_chunk
+        target = n * CHUNK_SECONDS / max(dt, 1e-6)
+        target = int(min(max(target, 1), MAX_CHUNK))
+        chunk = r * max(1, target // r) if r <= MAX_CHUNK else max(1, target)
+        if k < total:
+            progress(k / total)
+    if tail:
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        drv, mags = _grids(system, n_full, h, 1, fns, tail=tail)
+        y_tail = y.copy()
+        K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond[:0])
+        if not np.all(np.isfinite(y)):
+            hinge, body, others = blown_up(system, n_full * h, y_tail, y)
+            raise not_finite(system.model, t_end, hinge, body, others, "rk4", h)
+        rows.add(rec, t_end, y, flows if flows.size else zero)
+    progress(1.0)
+    times, states, data = rows.done(rec.names)
+    info = dict(steps=total, evaluations=4 * total)
+    return times, states, data, info
+
+
+def _rk4_blow_up(system, y, k, n, h, fns) -> RunError:
+    """The :class:`RunError` of an rk4 chunk of ``n`` steps from step ``k`` (state ``y`` at its
+    start) that ended with a state that is not finite: the chunk again, one step at a time,
+    up to the first step whose state is not finite, naming the hinge that blew up first."""
+    T, F, W = system.tree, system.forces, system.work
+    y = y.copy()
+    flows = np.zeros(3 if system.does_work else 0)
+    buf = np.empty((2, system.ny))
+    buf_flows = np.zeros((2, 3))
+    cond = np.empty(0)
+    for j in range(n):
+        drv, mags = _grids(system, k + j, h, 1, fns)
+        y_prev = y.copy()
+        K.rk4_run(y, 0, 1, h, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond)
+        if not np.all(np.isfinite(y)):
+            hinge, body, others = blown_up(system, (k + j) * h, y_prev, y)
+            return not_finite(system.model, (k + j + 1) * h, hinge, body, others, "rk4", h)
+    return not_finite(system.model, (k + n) * h, integrator="rk4", step=h)
+
+
+def _normalised(system, y):
+    y = np.array(y, dtype=float)
+    K.normalise_quaternions(y, system.tree.quat)
+    return y
+
+
+def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, atol,
+                  progress, cancel, monitor=None):
+    import scipy.integrate as si
+    cls = getattr(si, integrator)
+    times = output_times(t_end, output_step)
+    rows = _Rows(times.size, system.ny, len(rec.names))
+    work = WorkQuadrature(system.power, integrator) if system.does_work else None
+    rows.add(rec, 0.0, y0, np.zeros(3))
+    progress(0.0)
+    first = min(step, t_end)
+    bad = []            # the last evaluation at a finite state whose derivative is not finite:
+    #                     (t, y, dy/dt)
+
+    def derivative(t, y):
+        d = system.derivative(t, y)
+        if not np.all(np.isfinite(d)) and np.all(np.isfinite(y)):
+            bad[:] = [(float(t), np.array(y, dtype=float), np.array(d, dtype=float))]
+        return d
+
+    solver = cls(derivative, 0.0, y0.copy(), t_end, rtol=rtol, atol=atol, first_step=first)
+    nxt, steps, last = 1, 0, 0.0
+    pending = []                  # rows waiting to be computed together (rec.rows)
+
+    def flush():
+        if pending:
+            ts, ys, fs = zip(*pending)
+            rows.add_many(rec, np.array(ts), np.array(ys), np.array(fs))
+            pending.clear()
+
+    svr = system.work.loops.svr
+    stall = StallDetector(system.model, integrator, t_end)
+    y_prev = solver.y.copy()
+    while solver.status == "running":
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        t_prev = solver.t
+        bad.clear()           # (trial states of rejected steps may have such derivatives)
+        try:
+            msg = solver.step()
+        except (ArithmeticError, ValueError, SystemError, np.linalg.LinAlgError) as exc:
+            if isinstance(exc, ModelError):
+                raise
+            # e.g. scipy's LU of a Jacobian that is not finite: a state blowing up
+            if bad:
+                raise _rates_not_finite(system, integrator, bad[0], exc) from exc
+            raise _adaptive_breakdown(system, integrator, t_prev, y_prev, exc) from exc
+        if not np.all(np.isfinite(solver.y)):
+            hinge, body, others = blown_up(system, t_prev, y_prev, solver.y)
+            raise not_finite(system.model, solver.t, hinge, body, others, integrator,
+                             fixed=False)
+        if solver.status == "failed":
+            if bad:
+                raise _rates_not_finite(system, integrator, bad[0], msg)
+            element, field, advice = stiffness_advice(system.model, integrator, step, False)
+            raise RunError(element, field, f"{integrator} failed at t = {solver.t:.6g} s: "
+                                           f"{msg}; {advice}")
+        y_prev = solver.y.copy()
+        stall.step(solver.t)
+        steps += 1
+        if system.cuts and solver.t > solver.t_old:
+            # the loops' stabilisation follows the step the integrator takes, not the first step
+            system.set_stabilisation(solver.t - solver.t_old)
+            if monitor is not None:         # the loops' conditioning at every step
+                system.derivative(solver.t, solver.y)
+                monitor.series([solver.t], [float(svr[0])])
+        if work is not None or (nxt < times.size and times[nxt] <= solver.t):
+            dense = solver.dense_output()
+            a = solver.t_old
+            while nxt < times.size and times[nxt] <= solver.t:
+                y = solver.y if times[nxt] == solver.t else dense(times[nxt])
+                flows = np.zeros(3)
+                if work is not None:
+                    flows = work.add(dense, a, float(times[nxt]))
+                    a = float(times[nxt])
+                pending.append((float(times[nxt]), _normalised(system, y), flows))
+                nxt += 1
+            if len(pending) >= 256:
+                flush()
+            if work is not None:
+                work.add(dense, a, solver.t)
+        frac = solver.t / t_end
+        if frac >= last + 0.005 and frac < 1.0:
+            progress(frac)
+            last = frac
+    if nxt < times.size:
+        raise SimulationError(f"{integrator} stopped at t = {solver.t:g} s before the end")
+    flush()
+    progress(1.0)
+    t, states, data = rows.done(rec.names)
+    info = dict(steps=steps, evaluations=int(solver.nfev))
+    if work is not None:
+        info["power_evaluations"] = work.evaluations
+    return t, states, data, info
+
+
+def _rates_not_finite(system, integrator, bad, why) -> RunError:
+    """The :class:`RunError` of an adaptive run that failed (``why``: the integrator's message
+    or exception) after an evaluation ``bad = (t, y, dy/dt)`` whose derivative was not finite
+    at a finite state: the hinge whose rates or accelerations were not finite there."""
+    t, y, d = bad
+    hinge, body, others = blown_up(system, t, y, np.where(np.isfinite(d), y, np.nan))
+    _, _, advice = stiffness_advice(system.model, integrator, None, False)
+    if isinstance(why, BaseException):
+        why = f"{type(why).__name__}: {_first_line(why)}"
+    more = f" ({others} other hinge{'s' if others != 1 else ''} with it)" if others else ""
+    return RunError(f"Hinge '{hinge}'", "State", (
+        f"the accelerations of this hinge (body '{body}') are not finite at t = {t:.6g} s, at a "
+        f"finite state{more}; {integrator} could not go on ({why}); {advice}"))
+
+
+def _adaptive_breakdown(system, integrator, t, y, exc) -> RunError:
+    """The :class:`RunError` of an adaptive step that raised ``exc`` from the finite state
+    ``y`` at ``t``: the hinge whose accelerations are not finite (or largest) there, or the
+    stiffest element."""
+    with np.errstate(all="ignore"):
+        try:
+            d = np.array(system.derivative(t, y), dtype=float)
+        except Exception:          # noqa: BLE001 - only which hinge to name
+            d = None
+    if d is not None and not np.all(np.isfinite(d)):
+        hinge, body, others = blown_up(system, t, y, np.where(np.isfinite(d), y, np.nan))
+        error = not_finite(system.model, t, hinge, body, others, integrator, fixed=False)
+        p = error.problems[0]
+        return RunError(p.element, p.field, f"{p.message} ({type(exc).__name__} in "
+                                            f"{integrator}: {_first_line(exc)})")
+    element, field, advice = stiffness_advice(system.model, integrator, None, False)
+    return RunError(element, field, f"{integrator} broke down at t = {t:.6g} s "
+                                    f"({type(exc).__name__}: {_first_line(exc)}); {advice}")
+
+
+# --------------------------------------------------------------------------------------------------
+# The command line: ``python3 -m MultibodyWB.solver run MODEL.xml``
+# --------------------------------------------------------------------------------------------------
+
+

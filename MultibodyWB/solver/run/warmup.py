@@ -1,0 +1,136 @@
+"""Compile the solver's kernels before anyone waits for them: ``python3 -m MultibodyWB.solver warmup``.
+
+The kernels (:mod:`.kernels`, :mod:`.newton_euler`) are compiled by numba on their first call and
+cached on disk (``cache=True``: next to the sources when that folder is writable, else in numba's
+user-wide cache folder, or ``NUMBA_CACHE_DIR``). A cold compile takes a minute or more; a process
+that finds the cache loads them in about a second. :func:`warm_up` runs a few tiny models that call
+every kernel with the argument types real runs use (a tree and closed loops, rk4 and an adaptive
+integrator, drivers and every force type, the Newton-Euler method), so that the cache holds them,
+then writes a stamp file (:func:`stamp_path`) whose name stands for the sources (their contents,
+size and time, as numba's cache index), Python and numba it was made for. :func:`is_warm` reads that stamp: the FreeCAD side starts a warm-up in a separate process
+when the workbench is activated and the cache is cold, and the Simulate panel waits for it (with
+its elapsed time shown, and a Cancel that ends the process at once) instead of compiling inside
+FreeCAD.
+
+The README's set-up command runs the warm-up once after installing (it returns at once when the
+stamp is there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+#: The solver package's folder: the sources of the compiled code are found below it.
+SOLVER = Path(os.path.abspath(__file__)).parent.parent
+
+
+def sources() -> list[Path]:
+    """The source files whose compiled code the cache holds (every module of the solver that
+    compiles with numba): a change of any makes the cache cold."""
+    found = []
+    for folder, dirs, files in os.walk(SOLVER):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = Path(folder) / f
+                if "njit" in path.read_text(encoding="utf-8"):
+                    found.append(path)
+    return found
+
+
+def _key() -> str:
+    import numba
+    h = hashlib.sha256()
+    # the path as imported, symbolic links kept: numba's cache is keyed on it (an add-on linked
+    # into FreeCAD's Mod folder and the same files imported from their own folder compile apart)
+    for path in sources():
+        st = path.stat()                 # numba's cache index is keyed on these too
+        h.update(f"{path} {st.st_mtime} {st.st_size}".encode())
+        h.update(path.read_bytes())
+    h.update(f"{platform.python_version()} {numba.__version__}".encode())
+    h.update(os.environ.get("NUMBA_CACHE_DIR", "").encode())
+    return h.hexdigest()[:20]
+
+
+def stamp_folders() -> list[Path]:
+    """Where a stamp may be, in the order tried: beside numba's cache (``NUMBA_CACHE_DIR``, else
+    this package's ``__pycache__``, where numba caches when it can write there), then the user's
+    cache folder (``$XDG_CACHE_HOME/multibodywb``) for a read-only installation."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return [Path(os.environ["NUMBA_CACHE_DIR"])]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return [Path(__file__).resolve().parent / "__pycache__", Path(base) / "multibodywb"]
+
+
+def stamp_path() -> Path | None:
+    """The stamp file of the current sources, Python and numba, if there is one."""
+    name = f"multibodywb-warm-{_key()}"
+    for folder in stamp_folders():
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def is_warm() -> bool:
+    """True when a warm-up for the current sources, Python and numba has finished."""
+    try:
+        return stamp_path() is not None
+    except OSError:
+        return False
+
+
+def _write_stamp(text: str) -> Path:
+    name = f"multibodywb-warm-{_key()}"
+    error = None
+    for folder in stamp_folders():
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
+            return folder / name
+        except OSError as exc:
+            error = exc
+    raise error
+
+
+def _models():
+    """Tiny runs that reach every kernel: (model, simulate keyword arguments)."""
+    from ...examples import build
+    from ..model.mechanism import Motor
+    runs = []
+    for name in ("double_pendulum", "branched_tree", "seed_box", "seed004"):
+        m = build(name)
+        runs.append((m, dict(t_end=2e-3, step=1e-3, output_step=1e-3)))
+    cs = build("crank_slider")                      # a loop, a driver, a gas force
+    runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4)))
+    runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="DOP853")))
+    fb = build("four_bar")
+    fb.hinge("CrankPivot").motors = [Motor("rz", 1.0)]
+    runs.append((fb, dict(t_end=2e-3, step=1e-3, output_step=1e-3)))
+    dp = build("double_pendulum")
+    runs.append((dp, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="DOP853")))
+    runs.append((dp, dict(method="newton-euler", t_end=1e-4, step=1e-5, output_step=1e-4)))
+    return runs
+
+
+def warm_up(force: bool = False, out=None) -> float:
+    """Compile (or load) every kernel, then write the stamp; return the seconds it took.
+
+    Returns at once (0.0) when the stamp is there, unless ``force``.
+    """
+    from .simulate import simulate
+    if is_warm() and not force:
+        return 0.0
+    t0 = time.perf_counter()
+    for model, settings in _models():
+        simulate(model, **settings)
+    seconds = time.perf_counter() - t0
+    stamp = _write_stamp(f"warmed up in {seconds:.1f} s by Python {platform.python_version()} "
+                         f"({sys.executable})\n")
+    if out is not None:
+        print(f"solver kernels ready ({seconds:.1f} s); stamp {stamp}", file=out)
+    return seconds
