@@ -63,7 +63,7 @@ def test_parallel_axis_inverse():
 def test_rotation_vector_accurate_near_zero_and_pi():
     from scipy.spatial.transform import Rotation
 
-    from MultibodyWB.solver.methods.mstmm.kernels import rotvec
+    from MultibodyWB.solver.maths.small import rotvec
     from MultibodyWB.solver.maths.rotations import rotation_vector
     rng = np.random.default_rng(3)
     for k in range(600):

@@ -789,3 +789,17 @@ def length_scale(model) -> float:
     P = np.array(points)
     L = float(np.max(np.linalg.norm(P - P.mean(axis=0), axis=1)))
     return L if L > 1e-12 else 1.0
+
+
+def drawn_distance_of(model):
+    """``f(force) -> float``: the distance (m) of a two-marker force's origins as drawn (the
+    default free length of a spring-damper); the drawn poses are computed once, when first
+    needed."""
+    poses = []
+
+    def distance(f) -> float:
+        if not poses:
+            poses.append(drawn_poses(model))
+        return float(np.linalg.norm(marker_pose(model, f.input, poses[0]).p
+                                    - marker_pose(model, f.output, poses[0]).p))
+    return distance

@@ -1,6 +1,6 @@
-"""Compiled helpers over many rows at once (rotations and angles of a run's output rows).
+"""Helpers over many rows at once (rotations, angles and 3x3 algebra of a run's output rows).
 
-Each row is computed alone with scalar functions, so that a result row does not depend on how many
+The compiled ones compute each row alone with scalar functions, so that a result row does not depend on how many
 rows are computed at once (numpy's vectorised sin, cos and arctan2 may round differently in a long
 array than alone).
 """
@@ -97,3 +97,51 @@ def cos_sin_rows(x):
         c[k] = np.cos(x[k])
         s[k] = np.sin(x[k])
     return c, s
+
+
+def _mat_vec(A, v) -> np.ndarray:
+    """``A @ v`` over leading axes, (..., 3, 3) and (..., 3) (broadcast), summed in a fixed order:
+    the rows of a run come out the same whether computed one at a time or many at once (numpy's
+    matmul and einsum may sum differently for different batch sizes)."""
+    return np.stack([A[..., i, 0] * v[..., 0] + A[..., i, 1] * v[..., 1] + A[..., i, 2] * v[..., 2]
+                     for i in range(3)], axis=-1)
+
+
+def _matT_vec(A, v) -> np.ndarray:
+    """``A^T @ v`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([A[..., 0, i] * v[..., 0] + A[..., 1, i] * v[..., 1] + A[..., 2, i] * v[..., 2]
+                     for i in range(3)], axis=-1)
+
+
+def _mat_mat(A, B) -> np.ndarray:
+    """``A @ B`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([_mat_vec(A, B[..., :, j]) for j in range(3)], axis=-1)
+
+
+def _matT_mat(A, B) -> np.ndarray:
+    """``A^T @ B`` over leading axes (as :func:`_mat_vec`)."""
+    return np.stack([_matT_vec(A, B[..., :, j]) for j in range(3)], axis=-1)
+
+
+def _cross(a, b) -> np.ndarray:
+    """Cross product along the last axis of (..., 3) arrays (faster than np.cross)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
+def _quat_matrices(qs) -> np.ndarray:
+    """Rotation matrices (k, 3, 3) of quaternions (k, 4) (normalised here)."""
+    q = qs / np.linalg.norm(qs, axis=1)[:, None]
+    w, x, y, z = q.T
+    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+                    axis=1).reshape(-1, 3, 3)
+
+
+def _rotvec(R) -> np.ndarray:
+    from .rotations import rotation_vector
+    return rotation_vector(R)

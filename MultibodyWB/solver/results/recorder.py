@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..elements import forces
 from ..elements.hinges import HINGE_TYPES
 from ..model.columns import _QUAT_TYPES, BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+from ..maths.rows import _mat_vec, _matT_vec, _mat_mat, _cross, _quat_matrices, _rotvec
 
 
 def _bryant_raw(R) -> np.ndarray:
@@ -82,54 +84,6 @@ def stack_instants(instants) -> Stacked:
     return out
 
 
-def _mat_vec(A, v) -> np.ndarray:
-    """``A @ v`` over leading axes, (..., 3, 3) and (..., 3) (broadcast), summed in a fixed order:
-    the rows of a run come out the same whether computed one at a time or many at once (numpy's
-    matmul and einsum may sum differently for different batch sizes)."""
-    return np.stack([A[..., i, 0] * v[..., 0] + A[..., i, 1] * v[..., 1] + A[..., i, 2] * v[..., 2]
-                     for i in range(3)], axis=-1)
-
-
-def _matT_vec(A, v) -> np.ndarray:
-    """``A^T @ v`` over leading axes (as :func:`_mat_vec`)."""
-    return np.stack([A[..., 0, i] * v[..., 0] + A[..., 1, i] * v[..., 1] + A[..., 2, i] * v[..., 2]
-                     for i in range(3)], axis=-1)
-
-
-def _mat_mat(A, B) -> np.ndarray:
-    """``A @ B`` over leading axes (as :func:`_mat_vec`)."""
-    return np.stack([_mat_vec(A, B[..., :, j]) for j in range(3)], axis=-1)
-
-
-def _matT_mat(A, B) -> np.ndarray:
-    """``A^T @ B`` over leading axes (as :func:`_mat_vec`)."""
-    return np.stack([_matT_vec(A, B[..., :, j]) for j in range(3)], axis=-1)
-
-
-def _cross(a, b) -> np.ndarray:
-    """Cross product along the last axis of (..., 3) arrays (faster than np.cross)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return out
-
-
-def _quat_matrices(qs) -> np.ndarray:
-    """Rotation matrices (k, 3, 3) of quaternions (k, 4) (normalised here)."""
-    q = qs / np.linalg.norm(qs, axis=1)[:, None]
-    w, x, y, z = q.T
-    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-                    axis=1).reshape(-1, 3, 3)
-
-
-def _rotvec(R) -> np.ndarray:
-    from ..maths.rotations import rotation_vector
-    return rotation_vector(R)
-
-
 class Recorder:
     """Turns solver states into result rows (one :meth:`row` per output time).
 
@@ -186,9 +140,6 @@ class Recorder:
         # energy data
         self._springs = [s for s in range(len(system.hinges))
                          if np.any(T.hk[T.uo[s]:T.uo[s] + T.nu[s]] != 0.0)]
-        F = system.forces
-        self._sd = [f for f in range(F.sd_bi.size) if F.sd_k[f] != 0.0]
-        self._rs = [f for f in range(F.rs_bi.size) if F.rs_k[f] != 0.0]
 
     def reset(self) -> None:
         """Forget the angle history (the next row starts the continuous branches afresh)."""
@@ -315,16 +266,5 @@ class Recorder:
                 return np.broadcast_to(Rl, R.shape[:1] + (3, 3)), np.broadcast_to(pl, (R.shape[0], 3))
             return _mat_mat(R[:, body], Rl), b.pb[:, body] + _mat_vec(R[:, body], pl)
 
-        for f in self._sd:
-            _, pi_ = attach(F.sd_bi[f], F.sd_Ri[f], F.sd_pi[f])
-            _, po = attach(F.sd_bo[f], F.sd_Ro[f], F.sd_po[f])
-            L = np.linalg.norm(pi_ - po, axis=1)
-            ee += 0.5 * F.sd_k[f] * (L - F.sd_L0[f]) ** 2
-        zero = np.zeros(3)
-        for f in self._rs:
-            Ri, _ = attach(F.rs_bi[f], F.rs_Ri[f], zero)
-            Ro, _ = attach(F.rs_bo[f], F.rs_Ro[f], zero)
-            for r in range(b.t.size):
-                phi = _rotvec(Ro[r].T @ Ri[r])
-                ee[r] += 0.5 * F.rs_k[f] * float(phi @ phi)
+        forces.add_potential(F, attach, ee)
         return ek, eg, ee

@@ -89,6 +89,7 @@ import scipy.linalg
 
 from ...analysis.kinematics import (constrained_directions, coordinates_from_pose,
                                     local_motion_subspace)
+from ...elements.forces import applied_loads
 from ...elements.hinges import HINGE_TYPES
 from ...maths.rotations import (bryant_to_matrix, inertia_vector_to_tensor, parallel_axis, rot_x,
                                 rot_y, rotation_vector, skew)
@@ -403,7 +404,6 @@ class _Static:
             k, c = h.vector("stiffness"), h.vector("damping")
             if np.any(k != 0) or np.any(c != 0):
                 self.springs.append((i, h, k.copy(), c.copy()))
-        self.magnitude_slots = _magnitude_slots(model)
 
 
 def _static(system) -> _Static:
@@ -705,66 +705,16 @@ def _loop_constraints(system, B, cuts) -> LoopConstraints:
 # Applied loads
 # --------------------------------------------------------------------------------------------------
 
-def _magnitude_slots(model):
-    """Index into ``system.magnitude_values`` of each force's magnitude (None: zero)."""
-    slots, k = [], 0
-    for f in model.forces:
-        if f.type in ("point_force", "point_torque", "spring_damper") and \
-                f.magnitude.strip() not in ("", "0"):
-            slots.append(k)
-            k += 1
-        else:
-            slots.append(None)
-    return slots
-
 
 def _applied_loads(system, t, B: _Bodies):
-    """Force (n, 3) and torque about the mass centre (n, 3) on every body, gravity included."""
-    model = system.model
+    """Force (n, 3) and torque about the mass centre (n, 3) on every body, gravity included: the
+    force laws' compiled loads (:func:`...elements.forces.applied_loads`), the code every method
+    calls, on this method's body arrays (the mass centres as the reference points)."""
     n = len(system.bodies)
-    FC = B.mass[:, None] * np.asarray(model.gravity, dtype=float)[None, :]
-    TC = np.zeros((n, 3))
-
-    def add(b, F, T, p):
-        if b >= 0:
-            FC[b] += F
-            TC[b] += T + _cross(p - B.pc[b], F)
-
-    mags = system.magnitude_values(t) if model.forces else None
-    drawn = None
-    for f, slot in zip(model.forces, B.static.magnitude_slots):
-        mag = mags[slot] if slot is not None else 0.0
-        if f.type in ("point_force", "point_torque"):
-            b, Rm, pm, _, _ = B.marker(model, f.input)
-            vec = mag * (Rm @ f.direction if f.frame == "marker" else np.asarray(f.direction))
-            if f.type == "point_force":
-                add(b, vec, np.zeros(3), pm)
-            else:
-                add(b, np.zeros(3), vec, pm)
-        elif f.type == "spring_damper":
-            bi, _, pi, vi, _ = B.marker(model, f.input)
-            bo, _, po, vo, _ = B.marker(model, f.output)
-            L0 = f.free_length
-            if L0 is None:
-                if drawn is None:
-                    from ...analysis.kinematics import drawn_poses, marker_pose
-                    drawn = drawn_poses(model)
-                L0 = float(np.linalg.norm(marker_pose(model, f.input, drawn).p
-                                          - marker_pose(model, f.output, drawn).p))
-            L = float(np.linalg.norm(pi - po))
-            if L < 1e-12:
-                continue
-            e = (pi - po) / L
-            tension = f.stiffness * (L - L0) + f.damping * float(e @ (vi - vo)) + mag
-            add(bi, -tension * e, np.zeros(3), pi)
-            add(bo, tension * e, np.zeros(3), po)
-        elif f.type == "rotational_spring_damper":
-            bi, Ri, pi, _, wi = B.marker(model, f.input)
-            bo, Ro, po, _, wo = B.marker(model, f.output)
-            phi = Ro @ rotation_vector(Ro.T @ Ri)
-            torque = -(f.stiffness * phi + f.damping * (wi - wo))
-            add(bi, np.zeros(3), torque, pi)
-            add(bo, np.zeros(3), -torque, po)
+    FC = np.empty((n, 3))
+    TC = np.empty((n, 3))
+    mags = system.magnitude_values(t)
+    applied_loads(mags, system.forces, B.mass, B.R, B.pb, B.pc, B.pc, B.w, B.vc, FC, TC)
     return FC, TC
 
 

@@ -41,8 +41,8 @@ from .partition import DriftControl, DriftError
 from ..mstmm import kernels as K
 from ...analysis.kinematics import local_motion_subspace
 from ...results.table import fill_residual
-from ...results.recorder import (Recorder, _bryant_raw, _cross, _mat_mat, _mat_vec, _matT_mat,
-                                 _matT_vec, continue_bryant, continue_bryant_rows)
+from ...results.recorder import Recorder, _bryant_raw, continue_bryant, continue_bryant_rows
+from ...maths.rows import _cross, _mat_mat, _mat_vec, _matT_mat, _matT_vec
 from ...model.columns import hinge_quantities
 from ...maths.rotations import bryant_to_matrix
 from ...maths.rows import bryant_rows, cos_sin_rows, quaternion_of_bryant_rows

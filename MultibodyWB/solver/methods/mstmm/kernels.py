@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from ...maths.small import _INL, _JIT, _cr, _mm, _mmt, _mv, quat_into, quat_to_matrix, rotvec
+from ...elements.forces import applied_loads, force_power
 
 # hinge type codes: order of model.HINGE_TYPES
 FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, BUSHING = range(9)
@@ -37,83 +39,11 @@ TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "prismatic": PRISMATIC,
 NQ = np.array([0, 1, 1, 2, 2, 4, 3, 7, 7], dtype=np.int64)
 NU = np.array([0, 1, 1, 2, 2, 3, 3, 6, 6], dtype=np.int64)
 
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
 # --------------------------------------------------------------------------------------------------
 # small 3-vector and quaternion helpers
 # --------------------------------------------------------------------------------------------------
-
-@njit(**_JIT)
-def cross(a, b):
-    out = np.empty(3)
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return out
-
-
-@njit(**_JIT)
-def skew(v):
-    out = np.zeros((3, 3))
-    out[0, 1] = -v[2]
-    out[0, 2] = v[1]
-    out[1, 0] = v[2]
-    out[1, 2] = -v[0]
-    out[2, 0] = -v[1]
-    out[2, 1] = v[0]
-    return out
-
-
-@njit(**_JIT)
-def quat_into(R, qw, qx, qy, qz):
-    """Fill R (3,3) with the rotation matrix of a quaternion (normalised here)."""
-    n = np.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-    w, x, y, z = qw / n, qx / n, qy / n, qz / n
-    R[0, 0] = 1 - 2 * (y * y + z * z)
-    R[0, 1] = 2 * (x * y - w * z)
-    R[0, 2] = 2 * (x * z + w * y)
-    R[1, 0] = 2 * (x * y + w * z)
-    R[1, 1] = 1 - 2 * (x * x + z * z)
-    R[1, 2] = 2 * (y * z - w * x)
-    R[2, 0] = 2 * (x * z - w * y)
-    R[2, 1] = 2 * (y * z + w * x)
-    R[2, 2] = 1 - 2 * (x * x + y * y)
-
-
-@njit(**_JIT)
-def quat_to_matrix(qw, qx, qy, qz):
-    """Rotation matrix of a quaternion (normalised here)."""
-    R = np.empty((3, 3))
-    quat_into(R, qw, qx, qy, qz)
-    return R
-
-
-@njit(**_JIT)
-def rotvec(R):
-    """Rotation vector (axis * angle) of a rotation matrix; see rotations.rotation_vector."""
-    c = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0
-    w = np.empty(3)
-    w[0] = R[2, 1] - R[1, 2]
-    w[1] = R[0, 2] - R[2, 0]
-    w[2] = R[1, 0] - R[0, 1]
-    s = 0.5 * np.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
-    t = np.arctan2(s, c)
-    if t < 1e-8:
-        return 0.5 * w
-    if np.pi - t > 1e-2:
-        return (t / (2.0 * s)) * w
-    k = 0
-    for j in range(3):
-        if R[j, j] > R[k, k]:
-            k = j
-    ax = np.empty(3)
-    for j in range(3):
-        ax[j] = 0.5 * (R[j, k] + R[k, j]) - (c if j == k else 0.0)
-    ax /= np.sqrt(ax[0] ** 2 + ax[1] ** 2 + ax[2] ** 2)
-    if ax[0] * w[0] + ax[1] * w[1] + ax[2] * w[2] < 0:
-        ax = -ax
-    return t * ax
 
 
 # --------------------------------------------------------------------------------------------------
@@ -239,107 +169,6 @@ COLKIND = np.array([[0, 0, 0, 0, 0, 0],      # fixed
                     [1, 1, 1, 0, 0, 0],      # free
                     [1, 1, 1, 0, 0, 0]], dtype=np.int64)   # bushing
 
-_INL = dict(cache=True, nogil=True, inline="always", error_model="numpy")
-
-
-# The helpers below take stacks of 3x3 blocks and an index (``A[ia]``) rather than the blocks
-# themselves: a view ``A[i]`` inside a loop costs a reference count increment and decrement (an
-# atomic operation) per iteration, which is a measurable part of the step time.
-
-@njit(**_INL)
-def _mm(A, ia, B, ib, C, ic):
-    """C[ic] = A[ia] @ B[ib] for stacks of 3x3 blocks."""
-    for a in range(3):
-        a0, a1, a2 = A[ia, a, 0], A[ia, a, 1], A[ia, a, 2]
-        C[ic, a, 0] = a0 * B[ib, 0, 0] + a1 * B[ib, 1, 0] + a2 * B[ib, 2, 0]
-        C[ic, a, 1] = a0 * B[ib, 0, 1] + a1 * B[ib, 1, 1] + a2 * B[ib, 2, 1]
-        C[ic, a, 2] = a0 * B[ib, 0, 2] + a1 * B[ib, 1, 2] + a2 * B[ib, 2, 2]
-
-
-@njit(**_INL)
-def _mmt(A, ia, B, ib, C, ic):
-    """C[ic] = A[ia] @ B[ib].T for stacks of 3x3 blocks."""
-    for a in range(3):
-        a0, a1, a2 = A[ia, a, 0], A[ia, a, 1], A[ia, a, 2]
-        C[ic, a, 0] = a0 * B[ib, 0, 0] + a1 * B[ib, 0, 1] + a2 * B[ib, 0, 2]
-        C[ic, a, 1] = a0 * B[ib, 1, 0] + a1 * B[ib, 1, 1] + a2 * B[ib, 1, 2]
-        C[ic, a, 2] = a0 * B[ib, 2, 0] + a1 * B[ib, 2, 1] + a2 * B[ib, 2, 2]
-
-
-@njit(**_INL)
-def _mv(A, ia, v0, v1, v2):
-    """A[ia] @ v for a stack of 3x3 blocks, as a tuple."""
-    return (A[ia, 0, 0] * v0 + A[ia, 0, 1] * v1 + A[ia, 0, 2] * v2,
-            A[ia, 1, 0] * v0 + A[ia, 1, 1] * v1 + A[ia, 1, 2] * v2,
-            A[ia, 2, 0] * v0 + A[ia, 2, 1] * v1 + A[ia, 2, 2] * v2)
-
-
-@njit(**_INL)
-def _cr(a0, a1, a2, b0, b1, b2):
-    return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
-
-
-@njit(**_JIT)
-def _attach(body, Rl, pl, R, pb, w, pc, vh, hp):
-    """Global rotation, point, and velocity of an attachment (body -1: the ground, given global)."""
-    if body < 0:
-        return Rl.copy(), pl.copy(), np.zeros(3), np.zeros(3)
-    Rg = R[body] @ Rl
-    p = pb[body] + R[body] @ pl
-    v = vh[body] + cross(w[body], p - hp[body])
-    return Rg, p, v, w[body].copy()
-
-
-@njit(**_INL)
-def _attach_point(body, P, f, R, pb, w, vh, hp):
-    """Attachment ``P[f]`` (local on ``body``; global on the ground, body -1): its global point,
-    the velocity of the body's material point there and the body's angular velocity, as a
-    9-tuple (no allocation)."""
-    if body < 0:
-        return P[f, 0], P[f, 1], P[f, 2], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    r = _mv(R, body, P[f, 0], P[f, 1], P[f, 2])
-    p0, p1, p2 = pb[body, 0] + r[0], pb[body, 1] + r[1], pb[body, 2] + r[2]
-    v = _cr(w[body, 0], w[body, 1], w[body, 2], p0 - hp[body, 0], p1 - hp[body, 1],
-            p2 - hp[body, 2])
-    return (p0, p1, p2, vh[body, 0] + v[0], vh[body, 1] + v[1], vh[body, 2] + v[2],
-            w[body, 0], w[body, 1], w[body, 2])
-
-
-@njit(**_INL)
-def _direction(body, Rl, f, d0, d1, d2, R):
-    """The direction (d0, d1, d2) given in the axes of marker ``Rl[f]`` on ``body``, in global
-    axes."""
-    d = _mv(Rl, f, d0, d1, d2)
-    if body < 0:
-        return d
-    return _mv(R, body, d[0], d[1], d[2])
-
-
-@njit(**_INL)
-def _add_wrench3(body, f0, f1, f2, t0, t1, t2, p0, p1, p2, FC, TC, pc):
-    """Add force (f0, f1, f2) at point (p0, p1, p2) and torque (t0, t1, t2) to a body's totals
-    about its mass centre (nothing for the ground)."""
-    if body < 0:
-        return
-    tr = _cr(p0 - pc[body, 0], p1 - pc[body, 1], p2 - pc[body, 2], f0, f1, f2)
-    FC[body, 0] += f0
-    FC[body, 1] += f1
-    FC[body, 2] += f2
-    TC[body, 0] += t0 + tr[0]
-    TC[body, 1] += t1 + tr[1]
-    TC[body, 2] += t2 + tr[2]
-
-
-@njit(**_JIT)
-def _add_wrench(body, F, T, p, FC, TC, pc):
-    """Add force F at point p and torque T to a body's totals about its mass centre."""
-    if body < 0:
-        return
-    r = p - pc[body]
-    tr = cross(r, F)
-    for a in range(3):
-        FC[body, a] += F[a]
-        TC[body, a] += T[a] + tr[a]
 
 
 @njit(**_JIT)
@@ -763,60 +592,6 @@ def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext,
 
 
 @njit(**_JIT)
-def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
-    """Gravity and the applied forces on each body: FC (n,3) force, TC (n,3) torque about pc.
-
-    ``mags`` holds the current values of the force magnitudes (time functions), indexed by
-    ``F.pf_mag`` and ``F.sd_mag`` (-1: none). Only called when the model has forces; without
-    them :func:`loads` puts gravity in FC itself.
-    """
-    n = mass.size
-    g = F.gravity
-    for i in range(n):
-        for a in range(3):
-            FC[i, a] = mass[i] * g[a]
-            TC[i, a] = 0.0
-    for f in range(F.pf_body.size):
-        b = F.pf_body[f]
-        if b < 0:
-            continue
-        p0, p1, p2, _, _, _, _, _, _ = _attach_point(b, F.pf_p, f, R, pb, w, vh, hp)
-        d0, d1, d2 = F.pf_dir[f, 0], F.pf_dir[f, 1], F.pf_dir[f, 2]
-        if F.pf_frame[f] == 1:
-            d0, d1, d2 = _direction(b, F.pf_R, f, d0, d1, d2, R)
-        mag = mags[F.pf_mag[f]] if F.pf_mag[f] >= 0 else 0.0
-        if F.pf_torque[f]:
-            _add_wrench3(b, 0.0, 0.0, 0.0, mag * d0, mag * d1, mag * d2, p0, p1, p2, FC, TC, pc)
-        else:
-            _add_wrench3(b, mag * d0, mag * d1, mag * d2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
-    for f in range(F.sd_bi.size):
-        bi, bo = F.sd_bi[f], F.sd_bo[f]
-        pi0, pi1, pi2, vi0, vi1, vi2, _, _, _ = _attach_point(bi, F.sd_pi, f, R, pb, w, vh, hp)
-        po0, po1, po2, vo0, vo1, vo2, _, _, _ = _attach_point(bo, F.sd_po, f, R, pb, w, vh, hp)
-        e0, e1, e2 = pi0 - po0, pi1 - po1, pi2 - po2
-        L = np.sqrt(e0 ** 2 + e1 ** 2 + e2 ** 2)
-        if L < 1e-12:
-            continue
-        e0, e1, e2 = e0 / L, e1 / L, e2 / L
-        Ld = (vi0 - vo0) * e0 + (vi1 - vo1) * e1 + (vi2 - vo2) * e2
-        Tn = F.sd_k[f] * (L - F.sd_L0[f]) + F.sd_c[f] * Ld
-        if F.sd_mag[f] >= 0:
-            Tn += mags[F.sd_mag[f]]
-        _add_wrench3(bi, -Tn * e0, -Tn * e1, -Tn * e2, 0.0, 0.0, 0.0, pi0, pi1, pi2, FC, TC, pc)
-        _add_wrench3(bo, Tn * e0, Tn * e1, Tn * e2, 0.0, 0.0, 0.0, po0, po1, po2, FC, TC, pc)
-    if F.rs_bi.size == 0:
-        return
-    zero = np.zeros(3)
-    for f in range(F.rs_bi.size):
-        Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
-        Ro, po, vo, wo = _attach(F.rs_bo[f], F.rs_Ro[f], zero, R, pb, w, pc, vh, hp)
-        phi = Ro @ rotvec(Ro.T @ Ri)
-        Tq = -(F.rs_k[f] * phi + F.rs_c[f] * (wi - wo))
-        _add_wrench(F.rs_bi[f], zero, Tq, pi_, FC, TC, pc)
-        _add_wrench(F.rs_bo[f], zero, -Tq, po, FC, TC, pc)
-
-
-@njit(**_JIT)
 def _rotation_spring(c, q, qo, u, o, hk, hc, href, hRref, i, tau):
     """Hinge loads of a spherical, free or bushing hinge (see :func:`loads`)."""
     qq = q[qo:qo + 7]
@@ -950,56 +725,6 @@ def hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out):
             pd += (tau[j] + hk[j] * (q[drv_q[j]] - href[j]) + hc[j] * uj) * uj
     out[0] = pd
     out[1] = 0.0
-    out[2] = pdis
-
-
-@njit(**_JIT)
-def force_power(mags, F, R, pb, pc, hp, w, vh, out):
-    """Add the force elements' power to ``out[1]`` and their dampers' to ``out[2]`` (see
-    :func:`power_flows`)."""
-    pf = out[1]
-    pdis = out[2]
-    for f in range(F.pf_body.size):
-        b = F.pf_body[f]
-        if b < 0 or F.pf_mag[f] < 0:
-            continue
-        _, _, _, v0, v1, v2, w0, w1, w2 = _attach_point(b, F.pf_p, f, R, pb, w, vh, hp)
-        d0, d1, d2 = F.pf_dir[f, 0], F.pf_dir[f, 1], F.pf_dir[f, 2]
-        if F.pf_frame[f] == 1:
-            d0, d1, d2 = _direction(b, F.pf_R, f, d0, d1, d2, R)
-        mag = mags[F.pf_mag[f]]
-        if F.pf_torque[f]:
-            pf += mag * (d0 * w0 + d1 * w1 + d2 * w2)
-        else:
-            pf += mag * (d0 * v0 + d1 * v1 + d2 * v2)
-    for f in range(F.sd_bi.size):
-        if F.sd_c[f] == 0.0 and F.sd_mag[f] < 0:
-            continue
-        pi0, pi1, pi2, vi0, vi1, vi2, _, _, _ = _attach_point(F.sd_bi[f], F.sd_pi, f, R, pb, w,
-                                                              vh, hp)
-        po0, po1, po2, vo0, vo1, vo2, _, _, _ = _attach_point(F.sd_bo[f], F.sd_po, f, R, pb, w,
-                                                              vh, hp)
-        d0, d1, d2 = pi0 - po0, pi1 - po1, pi2 - po2
-        L = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-        if L < 1e-12:
-            continue                  # as in applied_loads: no load without a direction
-        Ld = ((vi0 - vo0) * d0 + (vi1 - vo1) * d1 + (vi2 - vo2) * d2) / L
-        pdis += F.sd_c[f] * Ld * Ld
-        if F.sd_mag[f] >= 0:
-            pf -= mags[F.sd_mag[f]] * Ld
-    out[1] = pf
-    out[2] = pdis
-    if F.rs_bi.size == 0:
-        return
-    zero = np.zeros(3)
-    for f in range(F.rs_bi.size):
-        if F.rs_c[f] == 0.0:
-            continue
-        Ri, pi_, vi, wi = _attach(F.rs_bi[f], F.rs_Ri[f], zero, R, pb, w, pc, vh, hp)
-        Ro, po, vo, wo = _attach(F.rs_bo[f], F.rs_Ro[f], zero, R, pb, w, pc, vh, hp)
-        d0, d1, d2 = wi[0] - wo[0], wi[1] - wo[1], wi[2] - wo[2]
-        pdis += F.rs_c[f] * (d0 * d0 + d1 * d1 + d2 * d2)
-    out[1] = pf
     out[2] = pdis
 
 

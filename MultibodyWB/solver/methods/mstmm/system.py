@@ -40,7 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernels as K
-from ...analysis.kinematics import drawn_poses, hinge_coordinates, local_motion_subspace
+from ...analysis.kinematics import (drawn_distance_of, drawn_poses, hinge_coordinates,
+                                    local_motion_subspace)
+from ...elements import forces
+from ...elements.forces import Forces  # noqa: F401  (the struct's type, for the other formulations)
 from ...elements.hinges import HINGE_TYPES
 from ...model.mechanism import MultibodySystem
 from ...model.problems import ModelError, Problem
@@ -53,9 +56,7 @@ Tree = namedtuple("Tree", "parent code sgn qo uo nq nu mo_R mo_p mi_R mi_p rc ma
                           "hk hc href hRref driven drv_idx drv_q quat nq_tot m_tot loops")
 #: the cut hinges (closed loops): ``Tree.loops``
 Cuts = namedtuple("Cuts", "c_code c_bi c_Ri c_pi c_bo c_Ro c_po c_m c_of_row stab")
-Forces = namedtuple("Forces", "gravity pf_body pf_R pf_p pf_dir pf_frame pf_torque pf_mag "
-                              "sd_bi sd_Ri sd_pi sd_bo sd_Ro sd_po sd_k sd_c sd_L0 sd_mag "
-                              "rs_bi rs_Ri rs_bo rs_Ro rs_k rs_c")
+#: the forces: :data:`...elements.forces.Forces` (every law's arrays)
 Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA "
                           "U Dinv r0 ck nfree fidx FC TC paS kd kacc ytmp scratch loops")
 #: instants at k times stacked (:meth:`System.instants`, ``kernels.instants_into``)
@@ -304,9 +305,6 @@ class System:
     def _build_forces(self):
         model = self.model
         self.magnitudes = []           # TimeFunction per magnitude index
-        pf = {k: [] for k in ("body", "R", "p", "dir", "frame", "torque", "mag")}
-        sd = {k: [] for k in ("bi", "Ri", "pi", "bo", "Ro", "po", "k", "c", "L0", "mag")}
-        rs = {k: [] for k in ("bi", "Ri", "bo", "Ro", "k", "c")}
 
         def magnitude(f):
             text = f.magnitude
@@ -315,55 +313,7 @@ class System:
             self.magnitudes.append(parse(text, f"Force '{f.name}'", "Magnitude"))
             return len(self.magnitudes) - 1
 
-        poses = drawn_poses(model)
-        for f in model.forces:
-            if f.type in ("point_force", "point_torque"):
-                b, Rl, pl = self._marker(f.input)
-                pf["body"].append(b)
-                pf["R"].append(Rl)
-                pf["p"].append(pl)
-                pf["dir"].append(f.direction)
-                pf["frame"].append(1 if f.frame == "marker" else 0)
-                pf["torque"].append(1 if f.type == "point_torque" else 0)
-                pf["mag"].append(magnitude(f))
-            elif f.type == "spring_damper":
-                for side, ref in (("i", f.input), ("o", f.output)):
-                    b, Rl, pl = self._marker(ref)
-                    sd["b" + side].append(b)
-                    sd["R" + side].append(Rl)
-                    sd["p" + side].append(pl)
-                L0 = f.free_length
-                if L0 is None:
-                    from ...analysis.kinematics import marker_pose
-                    L0 = float(np.linalg.norm(marker_pose(model, f.input, poses).p
-                                              - marker_pose(model, f.output, poses).p))
-                sd["k"].append(f.stiffness)
-                sd["c"].append(f.damping)
-                sd["L0"].append(L0)
-                sd["mag"].append(magnitude(f))
-            elif f.type == "rotational_spring_damper":
-                for side, ref in (("i", f.input), ("o", f.output)):
-                    b, Rl, _ = self._marker(ref)
-                    rs["b" + side].append(b)
-                    rs["R" + side].append(Rl)
-                rs["k"].append(f.stiffness)
-                rs["c"].append(f.damping)
-
-        def ints(v):
-            return np.array(v, dtype=np.int64)
-
-        def arr(v, shape):
-            return np.array(v, dtype=float).reshape((len(v),) + shape)
-
-        self.forces = Forces(
-            np.array(model.gravity, dtype=float),
-            ints(pf["body"]), arr(pf["R"], (3, 3)), arr(pf["p"], (3,)), arr(pf["dir"], (3,)),
-            ints(pf["frame"]), ints(pf["torque"]), ints(pf["mag"]),
-            ints(sd["bi"]), arr(sd["Ri"], (3, 3)), arr(sd["pi"], (3,)), ints(sd["bo"]),
-            arr(sd["Ro"], (3, 3)), arr(sd["po"], (3,)), arr(sd["k"], ()), arr(sd["c"], ()),
-            arr(sd["L0"], ()), ints(sd["mag"]),
-            ints(rs["bi"]), arr(rs["Ri"], (3, 3)), ints(rs["bo"]), arr(rs["Ro"], (3, 3)),
-            arr(rs["k"], ()), arr(rs["c"], ()))
+        self.forces = forces.pack(model, self._marker, magnitude, drawn_distance_of(model))
 
     def _build_time_functions(self):
         self._drv_fns = [(f, f.derivative(1), f.derivative(2)) for _, _, f in self.drivers]

@@ -162,15 +162,17 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ...analysis.kinematics import (Pose, coordinate_slices, drawn_poses, forward_kinematics,
-                         hinge_coordinates, initial_coordinates, loop_jacobian, loop_residual,
-                         marker_pose, motion_subspace, twist_jacobian)
+from ...analysis.kinematics import (Pose, coordinate_slices, drawn_distance_of, drawn_poses,
+                                    forward_kinematics, hinge_coordinates, initial_coordinates,
+                                    loop_jacobian, loop_residual, motion_subspace, twist_jacobian)
+from ...elements import forces
+from ...elements.forces import applied_loads
 from ...elements.hinges import HINGE_TYPES
 from ...model.mechanism import MultibodySystem
 from ...model.problems import ModelError, Problem
 from ...results.table import fill_residual
 from ...maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
-from ..mstmm.system import Forces, Instant, marker_attachment
+from ..mstmm.system import Instant, marker_attachment
 from ...maths.rotations import bryant_to_quaternion
 from ...model.timefunction import parse
 from ...analysis.topology import Topology, analyse
@@ -216,9 +218,6 @@ _KIND_OF = {"x": (U_TRANS, 0), "y": (U_TRANS, 1), "z": (U_TRANS, 2),
 Bodies = namedtuple("Bodies", "mass Jd Jinv")
 Joints = namedtuple("Joints", "bi bo Ri pi Ro po om zc tmask rmode qo uo nu hspring "
                               "ukind uaxis uq uj hk hc href hRref quat drv_u drv_j drv_col hflag")
-Loads = namedtuple("Loads", "gravity pf_body pf_R pf_p pf_dir pf_frame pf_torque pf_mag "
-                            "sd_bi sd_pi sd_bo sd_po sd_k sd_c sd_L0 sd_mag "
-                            "rs_bi rs_Ri rs_bo rs_Ro rs_k rs_c")
 State = namedtuple("State", "x R v L qt")
 Work = namedtuple("Work", "wg F T Fa Ta Wh tau v0 L0 acc alpha tA tB tC kE kP kG Meff dMeff nkj "
                          "age ky clos js lay")
@@ -403,89 +402,6 @@ def _wrench(x, F, T, b, f0, f1, f2, t0, t1, t2, p0, p1, p2):
         T[b, 0] += t0 + c[0]
         T[b, 1] += t1 + c[1]
         T[b, 2] += t2 + c[2]
-
-
-@njit(**_JIT)
-def _applied(x, R, v, wg, F, T, pf_body, pf_R, pf_p, pf_dir, pf_frame, pf_torque, pf_mag,
-             sd_bi, sd_pi, sd_bo, sd_po, sd_k, sd_c, sd_L0, sd_mag,
-             rs_bi, rs_Ri, rs_bo, rs_Ro, rs_k, rs_c, mags, A, B, C, js):
-    """Point forces and torques, spring-dampers, rotational spring-dampers, added to F, T
-    (about the mass centres)."""
-    for f in range(pf_body.size):
-        b = pf_body[f]
-        if b < 0:
-            continue
-        Rb = R[b]
-        d0, d1, d2 = pf_dir[f, 0], pf_dir[f, 1], pf_dir[f, 2]
-        if pf_frame[f] == 1:
-            t = _mv(pf_R[f], d0, d1, d2)
-            d0, d1, d2 = _mv(Rb, t[0], t[1], t[2])
-        mag = mags[pf_mag[f]] if pf_mag[f] >= 0 else 0.0
-        d0, d1, d2 = mag * d0, mag * d1, mag * d2
-        if pf_torque[f]:
-            T[b, 0] += d0
-            T[b, 1] += d1
-            T[b, 2] += d2
-        else:
-            r = _mv(Rb, pf_p[f, 0], pf_p[f, 1], pf_p[f, 2])
-            c = _cr(r[0], r[1], r[2], d0, d1, d2)
-            F[b, 0] += d0
-            F[b, 1] += d1
-            F[b, 2] += d2
-            T[b, 0] += c[0]
-            T[b, 1] += c[1]
-            T[b, 2] += c[2]
-    for f in range(sd_bi.size):
-        for side in range(2):
-            b = sd_bi[f] if side == 0 else sd_bo[f]
-            pl = sd_pi[f] if side == 0 else sd_po[f]
-            if b >= 0:
-                r = _mv(R[b], pl[0], pl[1], pl[2])
-                c = _cr(wg[b, 0], wg[b, 1], wg[b, 2], r[0], r[1], r[2])
-                for a in range(3):
-                    js[2 * side, a] = x[b, a] + r[a]
-                    js[2 * side + 1, a] = v[b, a] + c[a]
-            else:
-                for a in range(3):
-                    js[2 * side, a] = pl[a]
-                    js[2 * side + 1, a] = 0.0
-        d0, d1, d2 = js[0, 0] - js[2, 0], js[0, 1] - js[2, 1], js[0, 2] - js[2, 2]
-        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-        if length < 1e-12:
-            continue
-        e0, e1, e2 = d0 / length, d1 / length, d2 / length
-        ld = (js[1, 0] - js[3, 0]) * e0 + (js[1, 1] - js[3, 1]) * e1 + (js[1, 2] - js[3, 2]) * e2
-        tn = sd_k[f] * (length - sd_L0[f]) + sd_c[f] * ld
-        if sd_mag[f] >= 0:
-            tn += mags[sd_mag[f]]
-        _wrench(x, F, T, sd_bi[f], -tn * e0, -tn * e1, -tn * e2, 0.0, 0.0, 0.0,
-                js[0, 0], js[0, 1], js[0, 2])
-        _wrench(x, F, T, sd_bo[f], tn * e0, tn * e1, tn * e2, 0.0, 0.0, 0.0,
-                js[2, 0], js[2, 1], js[2, 2])
-    for f in range(rs_bi.size):
-        bi, bo = rs_bi[f], rs_bo[f]
-        if bi >= 0:
-            _m33(R[bi], rs_Ri[f], B)
-        else:
-            B[:, :] = rs_Ri[f]
-        if bo >= 0:
-            _m33(R[bo], rs_Ro[f], A)
-        else:
-            A[:, :] = rs_Ro[f]
-        for a in range(3):            # C = A^T B
-            for b in range(3):
-                C[a, b] = A[0, a] * B[0, b] + A[1, a] * B[1, b] + A[2, a] * B[2, b]
-        ph = _rotvec(C)
-        p = _mv(A, ph[0], ph[1], ph[2])
-        k, c = rs_k[f], rs_c[f]
-        for a in range(3):
-            wi = wg[bi, a] if bi >= 0 else 0.0
-            wo = wg[bo, a] if bo >= 0 else 0.0
-            tq = -(k * p[a] + c * (wi - wo))
-            if bi >= 0:
-                T[bi, a] += tq
-            if bo >= 0:
-                T[bo, a] -= tq
 
 
 @njit(**_JIT)
@@ -1035,15 +951,15 @@ def ne_run(S, Bd, Jt, Ld, W, k0, nsteps, h, mags, drvn, out, every, record_last,
         if last and not rec:
             break
         _omegas(R, L, Jinv, wg)
-        for i in range(n):
-            m = mass[i]
-            F[i, 0], F[i, 1], F[i, 2] = m * g0, m * g1, m * g2
-            T[i, 0] = T[i, 1] = T[i, 2] = 0.0
         if forces:
-            _applied(x, R, v, wg, F, T, Ld.pf_body, Ld.pf_R, Ld.pf_p, Ld.pf_dir, Ld.pf_frame,
-                     Ld.pf_torque, Ld.pf_mag, Ld.sd_bi, Ld.sd_pi, Ld.sd_bo, Ld.sd_po, Ld.sd_k,
-                     Ld.sd_c, Ld.sd_L0, Ld.sd_mag, Ld.rs_bi, Ld.rs_Ri, Ld.rs_bo, Ld.rs_Ro,
-                     Ld.rs_k, Ld.rs_c, mags[s], A, B, C, js)
+            # the bodies' frames are their central frames: origin, mass centre and reference
+            # point are all x
+            applied_loads(mags[s], Ld, mass, R, x, x, x, wg, v, F, T)
+        else:
+            for i in range(n):
+                m = mass[i]
+                F[i, 0], F[i, 1], F[i, 2] = m * g0, m * g1, m * g2
+                T[i, 0] = T[i, 1] = T[i, 2] = 0.0
         if rec:
             for i in range(n):
                 for a in range(3):
@@ -1279,69 +1195,18 @@ class NewtonEuler:
             self.magnitudes.append(parse(text, f"Force '{f.name}'", "Magnitude"))
             return len(self.magnitudes) - 1
 
-        k = {key: [] for key in Loads._fields[1:]}
-        r = {key: [] for key in Forces._fields[1:]}       # base frames, for the Recorder
-        poses = drawn_poses(model)
-        for f in model.forces:
-            if f.type in ("point_force", "point_torque"):
-                b, Rl, pl = self._kmarker(f.input)
-                bb, Rb, pb = self._bmarker(f.input)
-                mag = magnitude(f)
-                for d, vals in ((k, ("pf_body", b, "pf_R", Rl, "pf_p", pl)),
-                                (r, ("pf_body", bb, "pf_R", Rb, "pf_p", pb))):
-                    for key, val in zip(vals[0::2], vals[1::2]):
-                        d[key].append(val)
-                    d["pf_dir"].append(f.direction)
-                    d["pf_frame"].append(1 if f.frame == "marker" else 0)
-                    d["pf_torque"].append(1 if f.type == "point_torque" else 0)
-                    d["pf_mag"].append(mag)
-            elif f.type == "spring_damper":
-                L0 = f.free_length
-                if L0 is None:
-                    L0 = float(np.linalg.norm(marker_pose(model, f.input, poses).p
-                                              - marker_pose(model, f.output, poses).p))
-                mag = magnitude(f)
-                for side, ref in (("i", f.input), ("o", f.output)):
-                    b, _, pl = self._kmarker(ref)
-                    k["sd_b" + side].append(b)
-                    k["sd_p" + side].append(pl)
-                    b, Rl, pl = self._bmarker(ref)
-                    r["sd_b" + side].append(b)
-                    r["sd_R" + side].append(Rl)
-                    r["sd_p" + side].append(pl)
-                for d in (k, r):
-                    d["sd_k"].append(f.stiffness)
-                    d["sd_c"].append(f.damping)
-                    d["sd_L0"].append(L0)
-                    d["sd_mag"].append(mag)
-            elif f.type == "rotational_spring_damper":
-                for side, ref in (("i", f.input), ("o", f.output)):
-                    b, Rl, _ = self._kmarker(ref)
-                    k["rs_b" + side].append(b)
-                    k["rs_R" + side].append(Rl)
-                    b, Rl, _ = self._bmarker(ref)
-                    r["rs_b" + side].append(b)
-                    r["rs_R" + side].append(Rl)
-                for d in (k, r):
-                    d["rs_k"].append(f.stiffness)
-                    d["rs_c"].append(f.damping)
+        index = {}
 
-        def build(cls, d):
-            vals = [np.array(model.gravity, dtype=float)]
-            for key in cls._fields[1:]:
-                v = d[key]
-                if key.endswith(("_body", "_bi", "_bo", "_frame", "_torque", "_mag")):
-                    vals.append(_ints(v))
-                elif key.endswith(("_R", "_Ri", "_Ro")):
-                    vals.append(_floats(v, (3, 3)))
-                elif key.endswith(("_p", "_pi", "_po", "_dir")):
-                    vals.append(_floats(v, (3,)))
-                else:
-                    vals.append(_floats(v, ()))
-            return cls(*vals)
+        def once(f):                   # one magnitude index for both structs
+            if id(f) not in index:
+                index[id(f)] = magnitude(f)
+            return index[id(f)]
 
-        self.Ld = build(Loads, k)
-        self.forces = build(Forces, r)
+        distance = drawn_distance_of(model)
+        # the kernel's markers in the bodies' central principal frames, the Recorder's in their
+        # base frames
+        self.Ld = forces.pack(model, self._kmarker, once, distance)
+        self.forces = forces.pack(model, self._bmarker, once, distance)
 
     def set_joint_parameters(self, fraction=None, frequency=None, damping_ratio=None):
         """The joints' natural frequency and damping (see the module docstring).

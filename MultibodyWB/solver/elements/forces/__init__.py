@@ -1,0 +1,109 @@
+"""Force laws: one module per law, each defining everything about it in one place.
+
+A law's module holds:
+
+- ``TYPES``: its :class:`~.base.ForceType` rows (name, markers, fields and their units, the
+  kind of its spring): the schema check, the XML reader and writer and the GUI read them from
+  :data:`FORCE_TYPES`;
+- ``FIELDS`` and ``pack(forces, marker, magnitude, drawn_distance)``: the arrays its elements
+  put into the compiled :data:`Forces` struct;
+- ``add_loads`` and ``add_power`` (compiled): its loads on the bodies and their power, from the
+  bodies' state arrays (:mod:`...maths.bodies`) — the **one** implementation that every
+  formulation calls (MSTMM, Newton-Euler, the constrained method) through :func:`applied_loads`
+  and :func:`force_power`;
+- ``add_potential``: its elastic energy over many result rows.
+
+Adding a force law: write its module (the existing ones are the examples:
+:mod:`.spring_damper` is the fullest) and register it here, in :data:`LAWS` and in the two
+compiled dispatchers below (numba compiles calls to named functions only: one line each).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ...maths.small import _JIT
+from . import point, rotational_spring_damper, spring_damper
+from .base import ForceType
+
+#: The registered laws, in the order their arrays are in :data:`Forces`.
+LAWS = (point, spring_damper, rotational_spring_damper)
+
+#: Every force type: name -> :class:`~.base.ForceType`.
+FORCE_TYPES: dict[str, ForceType] = {t.name: t for law in LAWS for t in law.TYPES}
+
+#: The law of each force type.
+LAW_OF = {t.name: law for law in LAWS for t in law.TYPES}
+
+#: The compiled struct of a model's forces: ``gravity`` (3,) and every law's ``FIELDS``.
+Forces = namedtuple("Forces", ["gravity"] + [name for law in LAWS for name, _, _ in law.FIELDS])
+
+__all__ = ["FORCE_TYPES", "Forces", "ForceType", "LAWS", "LAW_OF", "applied_loads",
+           "force_power", "add_potential", "pack"]
+
+
+def pack(model, marker, magnitude, drawn_distance) -> Forces:
+    """The :data:`Forces` struct of ``model``'s forces.
+
+    Parameters
+    ----------
+    model : MultibodySystem
+    marker : callable(MarkerRef) -> (body index or -1, R (3, 3), p (3,))
+        A marker's attachment as the formulation's compiled code wants it (the marker's frame
+        on its body; the ground's in global axes).
+    magnitude : callable(Force) -> int
+        Index of the force's magnitude among the time functions the caller evaluates (-1: none).
+    drawn_distance : callable(Force) -> float
+        The distance of a two-marker force's origins as drawn (m).
+    """
+    arrays = {"gravity": np.array(model.gravity, dtype=float)}
+    # magnitudes numbered in the model's order of forces, whatever their laws
+    index = {id(f): magnitude(f) for f in model.forces if "magnitude" in FORCE_TYPES[f.type].fields}
+    for law in LAWS:
+        names = {t.name for t in law.TYPES}
+        values = law.pack([f for f in model.forces if f.type in names], marker,
+                          lambda f: index[id(f)], drawn_distance)
+        for name, kind, shape in law.FIELDS:
+            v = values[name]
+            if kind == "int":
+                arrays[name] = np.array(v, dtype=np.int64)
+            else:
+                arrays[name] = np.array(v, dtype=float).reshape((len(v),) + shape)
+    return Forces(**arrays)
+
+
+@njit(**_JIT)
+def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
+    """Gravity and the applied forces on each body: FC (n, 3) force, TC (n, 3) torque about
+    the mass centres ``pc``.
+
+    ``mags`` holds the current values of the force magnitudes (time functions), indexed by the
+    laws' magnitude indices (-1: none). The bodies' arrays as in :mod:`...maths.bodies`.
+    """
+    n = mass.size
+    g = F.gravity
+    for i in range(n):
+        for a in range(3):
+            FC[i, a] = mass[i] * g[a]
+            TC[i, a] = 0.0
+    point.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    rotational_spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+
+
+@njit(**_JIT)
+def force_power(mags, F, R, pb, pc, hp, w, vh, out):
+    """Add the forces' power to ``out[1]`` and their dampers' dissipation to ``out[2]``."""
+    point.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+
+
+def add_potential(F, attach, ee) -> None:
+    """Add the forces' elastic energy to ``ee`` (rows,); ``attach(body, R, p) -> (rotations
+    (rows, 3, 3), points (rows, 3))`` of an attachment in every row."""
+    for law in LAWS:
+        law.add_potential(F, attach, ee)
