@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from MultibodyWB.examples import build                   # noqa: E402
 from MultibodyWB.examples.parts import add_link, frame_along, orientation_in   # noqa: E402
-from MultibodyWB.solver import kernels as K              # noqa: E402
+from MultibodyWB.solver.methods.mstmm import kernels as K  # noqa: E402
 from MultibodyWB.solver.analysis.assembly import assembled_state  # noqa: E402
 from MultibodyWB.solver.model import MultibodySystem     # noqa: E402
 from MultibodyWB.solver.maths.rotations import matrix_to_bryant  # noqa: E402

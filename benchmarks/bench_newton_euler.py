@@ -32,7 +32,7 @@ sys.path.insert(0, HERE)
 
 from bench_tree import machine                          # noqa: E402
 from MultibodyWB.examples import build                  # noqa: E402
-from MultibodyWB.solver import newton_euler as NE       # noqa: E402
+from MultibodyWB.solver.methods.newton_euler import scheme as NE  # noqa: E402
 from MultibodyWB.solver.run.simulate import simulate        # noqa: E402
 
 STEP = 1e-5

@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from MultibodyWB.examples import build            # noqa: E402
-from MultibodyWB.solver import kernels as K       # noqa: E402
+from MultibodyWB.solver.methods.mstmm import kernels as K  # noqa: E402
 from MultibodyWB.solver.methods.mstmm.system import System     # noqa: E402
 
 

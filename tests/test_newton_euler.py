@@ -7,7 +7,7 @@ import pytest
 from MultibodyWB.examples import build
 from MultibodyWB.examples.crank_slider import positions
 from MultibodyWB.solver.model import massprops
-from MultibodyWB.solver.methods.newton_euler import method as NE
+from MultibodyWB.solver.methods.newton_euler import run as NE_run, scheme as NE
 from MultibodyWB.solver.run import simulate as sim
 from MultibodyWB.solver.analysis.kinematics import Pose, drawn_poses, hinge_residual
 from MultibodyWB.solver.model import Driver, MultibodySystem
@@ -257,8 +257,8 @@ def test_chunking_does_not_change_the_results(monkeypatch):
     m = build("branched_tree")
     kw = dict(method="newton-euler", t_end=0.01, step=1e-5, output_step=1e-3)
     ref = simulate(m, **kw)
-    monkeypatch.setattr(NE, "MAX_CHUNK", 7)
-    monkeypatch.setattr(NE, "CHUNK_SECONDS", 1e-9)
+    monkeypatch.setattr(NE_run, "MAX_CHUNK", 7)
+    monkeypatch.setattr(NE_run, "CHUNK_SECONDS", 1e-9)
     r = simulate(m, **kw)
     np.testing.assert_array_equal(r.time, ref.time)
     np.testing.assert_allclose(r.data, ref.data, rtol=0, atol=1e-12)

@@ -17,7 +17,7 @@ import pytest
 
 from MultibodyWB.examples import build
 from MultibodyWB.solver import cli
-from MultibodyWB.solver.methods.newton_euler import method as newton_euler
+from MultibodyWB.solver.methods.newton_euler import scheme as newton_euler
 from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model import ModelError
 from MultibodyWB.solver.run.simulate import StallDetector, _settings, simulate

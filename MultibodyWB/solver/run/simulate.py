@@ -558,7 +558,7 @@ def _simulate_constrained(model, integrator, t_end, step, output_step, rtol, ato
 
 def _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wall0, options):
     """``simulate`` with the method ``newton-euler`` (:func:`.newton_euler.run`)."""
-    from ..methods.newton_euler.method import run
+    from ..methods.newton_euler.run import run
     times, states, data, info, rec = run(model, t_end, step, output_step, progress, cancel,
                                          **options)
     meta = dict(model=model.name, method="newton-euler", step=step, output_step=output_step,
