@@ -516,8 +516,12 @@ class NewtonEuler:
         nominal = h is None
         h = self.step if nominal else float(h)
         k0 = self.k if k0 is None else k0
-        t0 = k0 * h if nominal and not self._off_grid else self.t
-        ts = t0 + h * np.arange(nsteps + 1)
+        if nominal and not self._off_grid:
+            # from the step index, not the chunk's start: the times (and so the run) do not
+            # depend on how the run was cut into chunks, which follows the wall time
+            ts = (k0 + np.arange(nsteps + 1)) * h
+        else:
+            ts = self.t + h * np.arange(nsteps + 1)
         mags, drv = self._grids(ts, ts + self.step if nsteps == 0 else ts + h)
         if every > 0:
             nrec = len(range(-(-k0 // every) * every, k0 + nsteps, every))
