@@ -38,7 +38,7 @@ import scipy.linalg
 from .kinematics import (coordinate_labels, coordinate_slices, coordinates_from_pose,
                          forward_kinematics, initial_coordinates, local_motion_subspace,
                          loop_jacobian, loop_residual)
-from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES
+from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES
 from ..model.problems import ModelError, Problem
 from .topology import analyse
 
@@ -49,7 +49,6 @@ __all__ = ["AssemblyReport", "assemble", "assembled_state", "coordinates_from_st
 #: (dimensionless) is reported as (near) singular.
 SINGULAR_RATIO = 1e-3
 
-_QUATERNION_TYPES = ("spherical", "free", "bushing")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -90,7 +89,7 @@ def coordinates_from_state(system, y, reference=None) -> tuple[np.ndarray, np.nd
         s = slices[hname]
         qs = y[T.qo[i]:T.qo[i] + T.nq[i]]
         us = y[system.nq_tot + T.uo[i]:system.nq_tot + T.uo[i] + T.nu[i]]
-        if typ in _QUATERNION_TYPES:
+        if typ in QUATERNION_TYPES:
             o = 0 if typ == "spherical" else 3
             R = _quaternion_to_matrix(qs[o:o + 4])
             angles, _ = coordinates_from_pose("spherical", R, np.zeros(3),
@@ -118,7 +117,7 @@ def state_from_coordinates(system, q, qd) -> np.ndarray:
         s = slices[hname]
         qo, uo = T.qo[i], system.nq_tot + T.uo[i]
         qh, rh = q[s], qd[s]
-        if typ in _QUATERNION_TYPES:
+        if typ in QUATERNION_TYPES:
             o = 0 if typ == "spherical" else 3
             y[qo:qo + o] = qh[:o]
             y[qo + o:qo + o + 4] = bryant_to_quaternion(qh[o:])

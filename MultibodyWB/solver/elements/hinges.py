@@ -52,6 +52,43 @@ class HingeType:
         """'translation' or 'rotation' for each coordinate."""
         return tuple(COORDINATE_KIND[c] for c in self.coordinates)
 
+    # -- what the formulations take from the coordinates ---------------------------------------
+    @property
+    def translations(self) -> tuple[str, ...]:
+        """The translation coordinates (along the output marker's axes)."""
+        return tuple(c for c in self.coordinates if COORDINATE_KIND[c] == "translation")
+
+    @property
+    def rotations(self) -> tuple[str, ...]:
+        """The rotation coordinates (Bryant angles)."""
+        return tuple(c for c in self.coordinates if COORDINATE_KIND[c] == "rotation")
+
+    @property
+    def quaternion(self) -> bool:
+        """Any rotation (three angles): the state holds it as a unit quaternion (no singular
+        angles) and its velocity coordinates are the relative angular velocity."""
+        return len(self.rotations) == 3
+
+    @property
+    def nq(self) -> int:
+        """Number of position coordinates in the state (a quaternion has four)."""
+        return self.dof + (1 if self.quaternion else 0)
+
+    @property
+    def blocked_translations(self) -> tuple[int, int, int]:
+        """1 for each axis (x, y, z of the output marker) along which the hinge forbids
+        translation."""
+        free = self.translations if not self.elastic else ("x", "y", "z")
+        return tuple(0 if a in free else 1 for a in ("x", "y", "z"))
+
+    @property
+    def rotation_mode(self) -> str:
+        """What the hinge forbids of the relative rotation: ``full`` (all of it), ``axis`` (all
+        but about the z axis), ``cross`` (the universal joint's: the angle between the output
+        marker's x and the input marker's y axes stays square), ``none``."""
+        return {(): "full", ("rz",): "axis", ("rx", "ry"): "cross"}.get(
+            self.rotations if not self.elastic else ("rx", "ry", "rz"), "none")
+
 
 HINGE_TYPES: dict[str, HingeType] = {h.name: h for h in (
     HingeType("fixed", (), "welds the two markers together", options=frozenset()),
@@ -67,3 +104,10 @@ HINGE_TYPES: dict[str, HingeType] = {h.name: h for h in (
               "elastic spring-damper in all six directions", elastic=True,
               options=frozenset({"stiffness", "damping", "initial"})),
 )}
+
+#: Integer code of each type in compiled code (the table's order).
+TYPE_CODES = {name: i for i, name in enumerate(HINGE_TYPES)}
+#: Types whose rotation is stored as a quaternion (spherical, free, bushing).
+QUATERNION_TYPES = tuple(n for n, t in HINGE_TYPES.items() if t.quaternion)
+#: Types with three translations and a quaternion (free, bushing): a body's six coordinates.
+SIX_DOF_TYPES = tuple(n for n, t in HINGE_TYPES.items() if t.quaternion and len(t.translations) == 3)

@@ -8,7 +8,8 @@ names to find elements whose columns would clash.
 
 from __future__ import annotations
 
-from ..elements.hinges import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES, LOAD_UNIT
+from ..elements.hinges import (COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES, LOAD_UNIT,
+                               QUATERNION_TYPES)
 
 
 #: ``time`` column.
@@ -108,7 +109,6 @@ ENERGY_COLUMNS: dict[str, tuple[str, str]] = {
 BALANCE_COLUMNS = ("work_drivers", "work_forces", "dissipated", "residual")
 
 
-_QUAT_TYPES = ("spherical", "free", "bushing")
 
 
 def hinge_quantities(hinge_type: str, driven=()) -> list[str]:
@@ -118,7 +118,7 @@ def hinge_quantities(hinge_type: str, driven=()) -> list[str]:
     """
     coords = list(HINGE_TYPES[hinge_type].coordinates)
     out = list(coords)
-    if hinge_type in _QUAT_TYPES:
+    if hinge_type in QUATERNION_TYPES:
         trans = [c for c in coords if COORDINATE_KIND[c] == "translation"]
         out += ["qw", "qx", "qy", "qz"]
         out += [f"{c}_rate" for c in trans] + ["wx", "wy", "wz"]

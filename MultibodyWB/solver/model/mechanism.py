@@ -23,7 +23,6 @@ from ..elements.forces import FORCE_TYPES, ForceType
 from ..elements.hinges import HINGE_TYPES, HingeType
 from ..maths.rotations import bryant_to_matrix
 from .problems import ModelError, Problem
-from .settings import INTEGRATORS, METHODS
 
 FORMAT_VERSION = 1
 

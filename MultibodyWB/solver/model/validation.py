@@ -13,7 +13,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..elements.forces import FORCE_TYPES
-from ..elements.hinges import HINGE_TYPES
+from ..elements.hinges import HINGE_TYPES, QUATERNION_TYPES
 from .settings import INTEGRATORS, METHODS
 from .problems import Problem
 from .timefunction import EvaluationError, ExpressionError, parse, shorten
@@ -343,7 +343,7 @@ def _check_hinge(model, h: Hinge, c):
                             "positive (s)")
     w = h.initial_angular_velocity
     if w is not None:
-        if kind.name not in ("spherical", "free", "bushing"):
+        if kind.name not in QUATERNION_TYPES:
             c.add(h, "InitialAngularVelocity", f"a {kind.name} hinge takes no angular velocity; "
                                                "give its InitialRates")
         elif w.size != 3 or not _finite(w):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..elements import forces
-from ..elements.hinges import HINGE_TYPES
-from ..model.columns import _QUAT_TYPES, BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+from ..elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
+from ..model.columns import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
 from ..maths.rows import _mat_vec, _matT_vec, _mat_mat, _cross, _quat_matrices, _rotvec
 
 
@@ -129,9 +129,9 @@ class Recorder:
                     j = kind.coordinates.index(c)
                     drv.append((int(T.uo[i] + j), int(T.qo[i] + j)))
             self.hinge_specs.append(dict(
-                i=i, type=h.type, quat=h.type in _QUAT_TYPES, qo=int(T.qo[i]), uo=int(T.uo[i]),
+                i=i, type=h.type, quat=h.type in QUATERNION_TYPES, qo=int(T.qo[i]), uo=int(T.uo[i]),
                 nq=int(T.nq[i]), nu=int(T.nu[i]), sgn=float(T.sgn[i]), drv=drv,
-                ntrans=3 if h.type in ("free", "bushing") else 0, ncols=len(qties)))
+                ntrans=3 if h.type in SIX_DOF_TYPES else 0, ncols=len(qties)))
         self.n_quat = sum(1 for s in self.hinge_specs if s["quat"])
         names += [f"energy.{q}" for q in ENERGY_COLUMNS]
         self.names = names
@@ -249,7 +249,7 @@ class Recorder:
             o, n, qo = T.uo[i], T.nu[i], T.qo[i]
             k = T.hk[o:o + n]
             code_type = sys_.model.hinge(sys_.hinges[i]).type
-            if code_type in _QUAT_TYPES:
+            if code_type in QUATERNION_TYPES:
                 nt = 3 if code_type != "spherical" else 0
                 dq = q[:, qo:qo + nt] - T.href[o:o + nt]
                 ee += 0.5 * np.sum(k[:nt] * dq * dq, axis=1)

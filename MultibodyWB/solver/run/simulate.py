@@ -62,7 +62,6 @@ Guards (a run never ends in a traceback or goes on without end)
 from __future__ import annotations
 
 import math
-import sys
 import time as _time
 
 import numpy as np

@@ -7,7 +7,6 @@ potential.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from ...maths.bodies import _add_wrench3, _attach_point, _direction

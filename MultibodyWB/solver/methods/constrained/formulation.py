@@ -90,7 +90,7 @@ import scipy.linalg
 from ...analysis.kinematics import (constrained_directions, coordinates_from_pose,
                                     local_motion_subspace)
 from ...elements.forces import applied_loads
-from ...elements.hinges import HINGE_TYPES
+from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from ...maths.rotations import (bryant_to_matrix, inertia_vector_to_tensor, parallel_axis, rot_x,
                                 rot_y, rotation_vector, skew)
 from ...maths.rotations import quaternion_to_matrix
@@ -98,7 +98,6 @@ from ...analysis.kinematics import length_scale
 
 _ROTATIONS = ("rx", "ry", "rz")
 _TRANSLATIONS = ("x", "y", "z")
-_QUATERNION_TYPES = ("spherical", "free", "bushing")
 _E = np.eye(3)
 _S_REVOLUTE = np.array([[0.0], [0.0], [1.0], [0.0], [0.0], [0.0]])
 _S_PRISMATIC = np.array([[0.0], [0.0], [0.0], [0.0], [0.0], [1.0]])
@@ -167,7 +166,7 @@ def hinge_local(hinge_type: str, q, u):
     S = np.zeros((6, k))
     Sdot_u = np.zeros(6)
     d = np.zeros(3)
-    if hinge_type in _QUATERNION_TYPES:
+    if hinge_type in QUATERNION_TYPES:
         o = 0 if hinge_type == "spherical" else 3
         R = quaternion_to_matrix(q[o:o + 4])
         if o:
@@ -524,7 +523,7 @@ def _state_rates(hinge_type, Sloc, xi):
     """Rates in the state's convention from a relative twist ``xi`` (output-marker axes)."""
     if hinge_type == "spherical":
         return xi[:3].copy()
-    if hinge_type in ("free", "bushing"):
+    if hinge_type in SIX_DOF_TYPES:
         return np.concatenate([xi[3:], xi[:3]])
     if Sloc.shape[1] == 0:
         return np.zeros(0)
@@ -556,8 +555,8 @@ def _cut_frames(system, B: "_Bodies", fit: bool = True) -> list:
             uc = _state_rates(typ, Sloc, xi)
         else:
             C, labels, Sloc, Spinv = const
-            uc = _state_rates(typ, Sloc, xi) if typ in _QUATERNION_TYPES else Spinv @ xi
-        if typ in _QUATERNION_TYPES or typ != "universal":
+            uc = _state_rates(typ, Sloc, xi) if typ in QUATERNION_TYPES else Spinv @ xi
+        if typ in QUATERNION_TYPES or typ != "universal":
             Sdot_u = np.zeros(6)          # constant constrained directions (C^T dS/dt = 0)
         else:
             Sdot_u = hinge_local(typ, qc, uc)[3]
@@ -587,7 +586,7 @@ def _scales(system):
     for i, hname in enumerate(system.hinges):
         typ = system.model.hinge(hname).type
         o = system.tree.uo[i]
-        if typ in ("free", "bushing"):
+        if typ in SIX_DOF_TYPES:
             trans[o:o + 3] = True
         elif typ != "spherical":
             for j, c in enumerate(HINGE_TYPES[typ].coordinates):
@@ -728,7 +727,7 @@ def _hinge_spring_loads(system, st: _State):
         q = st.q[T.qo[i]:T.qo[i] + T.nq[i]]
         u = st.u[o:o + nu]
         ref = h.spring_reference
-        if h.type in _QUATERNION_TYPES:
+        if h.type in QUATERNION_TYPES:
             r0 = 0 if h.type == "spherical" else 3
             if r0:
                 ref_t = ref[:3] if ref is not None else np.zeros(3)
@@ -878,7 +877,7 @@ def _quaternion_rates(system, st, udot) -> np.ndarray:
     S0 = _static(system)
     for hname, typ, rev, k, qo, nq, uo, *_ in S0.tree:
         ui = st.u[uo:uo + k]
-        if typ in _QUATERNION_TYPES:
+        if typ in QUATERNION_TYPES:
             o = 0 if typ == "spherical" else 3
             ydot[qo:qo + o] = ui[:o]
             ydot[qo + o:qo + o + 4] = _quaternion_rate(st.q[qo + o:qo + o + 4], ui[o:o + 3])

@@ -51,7 +51,7 @@ import scipy.linalg
 
 from ...analysis.assembly import SINGULAR_RATIO
 from .formulation import _cross, loop_constraints
-from ...elements.hinges import HINGE_TYPES
+from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES
 
 __all__ = ["DriftControl", "DriftError", "PARTITION_RATIO", "Singularity", "SingularityMonitor"]
 
@@ -62,7 +62,6 @@ PARTITION_RATIO = 0.1
 #: Largest change of a coordinate in one Newton iteration (rad; m over the length scale).
 MAX_NEWTON_STEP = 0.1
 
-_QUATERNION_TYPES = ("spherical", "free", "bushing")
 
 
 def _quat_mul(p, q):
@@ -281,7 +280,7 @@ class DriftControl:
         for i, hname in enumerate(system.hinges):
             typ = system.model.hinge(hname).type
             qo, uo = int(T.qo[i]), int(T.uo[i])
-            if typ in _QUATERNION_TYPES:
+            if typ in QUATERNION_TYPES:
                 o = 0 if typ == "spherical" else 3
                 for j in range(o):
                     self._blocks.append(("scalar", qo + j, uo + j))

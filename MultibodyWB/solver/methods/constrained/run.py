@@ -36,7 +36,7 @@ import numpy as np
 from ...analysis.assembly import assembled_state
 from .formulation import accelerations, tree_system
 from ...analysis.kinematics import length_scale
-from ...elements.hinges import HINGE_TYPES
+from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from .partition import DriftControl, DriftError
 from ..mstmm import kernels as K
 from ...analysis.kinematics import local_motion_subspace
@@ -52,7 +52,6 @@ __all__ = ["ConstrainedRecorder", "LoopRecorder", "initial_state", "run", "CLOSU
 #: Loop-closure columns of every cut hinge.
 CLOSURE_QUANTITIES = ("closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate")
 
-_QUATERNION_TYPES = ("spherical", "free", "bushing")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -128,7 +127,7 @@ class ConstrainedRecorder:
                 prefixes.append(prefix)
                 self.cut_specs.append(dict(
                     name=h.name, type=h.type, index=system.topology.cut_hinges.index(h.name),
-                    quat=h.type in _QUATERNION_TYPES, ntrans=3 if h.type in ("free", "bushing")
+                    quat=h.type in QUATERNION_TYPES, ntrans=3 if h.type in SIX_DOF_TYPES
                     else 0, nrows=HINGE_TYPES[h.type].constraints))
         order += energy
         self._order = np.array(order, dtype=np.int64)
@@ -249,7 +248,7 @@ class LoopRecorder(ConstrainedRecorder):
             nrot = bin(int(K.CUT_ROT[code])).count("1")
             ntr = bin(int(K.CUT_TRANS[code])).count("1")
             S = (local_motion_subspace(h.type, np.zeros(kind.dof))
-                 if h.type not in _QUATERNION_TYPES else None)
+                 if h.type not in QUATERNION_TYPES else None)
             self._cut_geometry.append(dict(
                 marker_in=system._marker(h.input), marker_out=system._marker(h.output),
                 coords=kind.coordinates, rot=rot, lacking=lacking, nrot=nrot, ntrans=ntr,

@@ -29,15 +29,16 @@ import numpy as np
 from numba import njit
 from ...maths.small import _INL, _JIT, _cr, _mm, _mmt, _mv, quat_into, quat_to_matrix, rotvec
 from ...elements.forces import applied_loads, force_power
+from ...elements.hinges import HINGE_TYPES, TYPE_CODES
 
-# hinge type codes: order of model.HINGE_TYPES
-FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, BUSHING = range(9)
-TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "prismatic": PRISMATIC,
-              "cylindrical": CYLINDRICAL, "universal": UNIVERSAL, "spherical": SPHERICAL,
-              "planar": PLANAR, "free": FREE, "bushing": BUSHING}
+# hinge type codes (:data:`...elements.hinges.TYPE_CODES`: the table's order); the compiled
+# branches below test them by name
+FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, BUSHING = (
+    TYPE_CODES[n] for n in ("fixed", "revolute", "prismatic", "cylindrical", "universal",
+                            "spherical", "planar", "free", "bushing"))
 #: number of position coordinates and velocity coordinates per type code
-NQ = np.array([0, 1, 1, 2, 2, 4, 3, 7, 7], dtype=np.int64)
-NU = np.array([0, 1, 1, 2, 2, 3, 3, 6, 6], dtype=np.int64)
+NQ = np.array([t.nq for t in HINGE_TYPES.values()], dtype=np.int64)
+NU = np.array([t.dof for t in HINGE_TYPES.values()], dtype=np.int64)
 
 
 
@@ -159,16 +160,8 @@ def hinge_qdot(code, q, qo, u, uo, k, qd, o):
 
 #: 0 if a velocity coordinate's motion-subspace column is a rotation ([n; 0]), 1 if a translation
 #: ([0; e]), by type code and coordinate: every column is one or the other
-COLKIND = np.array([[0, 0, 0, 0, 0, 0],      # fixed
-                    [0, 0, 0, 0, 0, 0],      # revolute
-                    [1, 0, 0, 0, 0, 0],      # prismatic
-                    [1, 0, 0, 0, 0, 0],      # cylindrical: z, rz
-                    [0, 0, 0, 0, 0, 0],      # universal
-                    [0, 0, 0, 0, 0, 0],      # spherical
-                    [1, 1, 0, 0, 0, 0],      # planar: x, y, rz
-                    [1, 1, 1, 0, 0, 0],      # free
-                    [1, 1, 1, 0, 0, 0]], dtype=np.int64)   # bushing
-
+COLKIND = np.array([[1 if k == "translation" else 0 for k in t.kinds()] + [0] * (6 - t.dof)
+                    for t in HINGE_TYPES.values()], dtype=np.int64)
 
 
 @njit(**_JIT)
@@ -868,8 +861,10 @@ def evaluate(y, drv, mags, T, F, W):
 
 #: blocked rotation axes (bit 0: x, 1: y, 2: z; bit 3: the universal's Rx(a) e_z) and blocked
 #: translations (bits 0..2) by type code
-CUT_ROT = np.array([7, 3, 7, 3, 8, 0, 3, 0, 0], dtype=np.int64)
-CUT_TRANS = np.array([7, 7, 3, 3, 7, 7, 4, 0, 0], dtype=np.int64)
+CUT_ROT = np.array([{"full": 7, "axis": 3, "cross": 8, "none": 0}[t.rotation_mode]
+                    for t in HINGE_TYPES.values()], dtype=np.int64)
+CUT_TRANS = np.array([sum(b << a for a, b in enumerate(t.blocked_translations))
+                      for t in HINGE_TYPES.values()], dtype=np.int64)
 
 
 @njit(**_JIT)

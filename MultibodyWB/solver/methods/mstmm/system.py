@@ -44,7 +44,7 @@ from ...analysis.kinematics import (drawn_distance_of, drawn_poses, hinge_coordi
                                     local_motion_subspace)
 from ...elements import forces
 from ...elements.forces import Forces  # noqa: F401  (the struct's type, for the other formulations)
-from ...elements.hinges import HINGE_TYPES
+from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from ...model.mechanism import MultibodySystem
 from ...model.problems import ModelError, Problem
 from ...maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
@@ -92,7 +92,6 @@ def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
                 Scratch(z((4, 3, 3)), z((3, 3)), z(3), z((6, 6)), z(6), z(6), z(6), z(6),
                         z((6, 6)), z((6, 6))), loops)
 
-_ROT_TYPES = ("spherical", "free", "bushing")
 #: Baumgarte stabilisation of closed loops: the constraint error decays at w = this / step (1/s),
 #: critically damped; small enough for RK4's stability (w h << 2.8), large enough to hold the
 #: loops closed to round-off.
@@ -223,7 +222,7 @@ class System:
             mass[i] = body.mass
             rc[i] = body.mass_center.position
             JCl[i] = parallel_axis(inertia_vector_to_tensor(body.inertia), -body.mass, rc[i])
-            if h.type in _ROT_TYPES and h.spring_reference is not None:
+            if h.type in QUATERNION_TYPES and h.spring_reference is not None:
                 hRref[i] = bryant_to_matrix(h.spring_reference[-3:])
         qo = np.concatenate([[0], np.cumsum(nq)[:-1]]).astype(np.int64) if n else nq.copy()
         uo = np.concatenate([[0], np.cumsum(nu)[:-1]]).astype(np.int64) if n else nu.copy()
@@ -242,16 +241,16 @@ class System:
                 hk[o:o + nu[i]] = h.vector("stiffness")
                 hc[o:o + nu[i]] = h.vector("damping")
                 ref = h.vector("spring_reference")
-                if h.type not in _ROT_TYPES:
+                if h.type not in QUATERNION_TYPES:
                     href[o:o + nu[i]] = ref
                 elif h.type != "spherical":
                     href[o:o + 3] = ref[:3]
             if h.type == "spherical":
                 quat.append(qo[i])
-            elif h.type in ("free", "bushing"):
+            elif h.type in SIX_DOF_TYPES:
                 quat.append(qo[i] + 3)
             for d in h.drivers:
-                if h.type in _ROT_TYPES:
+                if h.type in QUATERNION_TYPES:
                     raise ModelError([Problem(f"Hinge '{h.name}'", "Driver",
                                               f"a {h.type} hinge cannot be driven by this solver")])
                 j = kind.coordinates.index(d.coordinate)
@@ -339,7 +338,7 @@ class System:
             if h.type == "spherical":
                 y[qo:qo + 4] = bryant_to_quaternion(q)
                 y[uo:uo + 3] = local_motion_subspace("spherical", q)[:3] @ rates
-            elif h.type in ("free", "bushing"):
+            elif h.type in SIX_DOF_TYPES:
                 y[qo:qo + 3] = q[:3]
                 y[qo + 3:qo + 7] = bryant_to_quaternion(q[3:])
                 y[uo:uo + 3] = rates[:3]
@@ -358,7 +357,7 @@ class System:
             if b.initial_velocity is None and b.initial_angular_velocity is None:
                 continue
             h = self.model.hinge(self.hinges[i])
-            if h.type not in ("free", "bushing"):
+            if h.type not in SIX_DOF_TYPES:
                 problems.append(Problem(f"RigidBody '{bname}'", "InitialVelocity",
                                         f"the body's tree hinge '{h.name}' is {h.type}: set its "
                                         "InitialRates instead (a body velocity needs a free hinge)"))

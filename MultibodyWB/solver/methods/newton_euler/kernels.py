@@ -10,25 +10,17 @@ import numpy as np
 from numba import njit
 
 from ...elements.forces import applied_loads
+from ...elements.hinges import HINGE_TYPES
 
 # rotation modes of the penalty
 R_NONE, R_FULL, R_AXIS, R_CROSS = 0, 1, 2, 3
 # kinds of velocity coordinates
 U_TRANS, U_RZ, U_RX, U_RY, U_ROTV = 0, 1, 2, 3, 4
 
-_QUAT_TYPES = ("spherical", "free", "bushing")
 #: blocked translations along the output marker's x, y, z and the rotation mode, per hinge type
-_BLOCKED = {
-    "fixed": ((1, 1, 1), R_FULL),
-    "revolute": ((1, 1, 1), R_AXIS),
-    "prismatic": ((1, 1, 0), R_FULL),
-    "cylindrical": ((1, 1, 0), R_AXIS),
-    "universal": ((1, 1, 1), R_CROSS),
-    "spherical": ((1, 1, 1), R_NONE),
-    "planar": ((0, 0, 1), R_AXIS),
-    "free": ((0, 0, 0), R_NONE),
-    "bushing": ((0, 0, 0), R_NONE),
-}
+_BLOCKED = {n: (t.blocked_translations, {"full": R_FULL, "axis": R_AXIS, "cross": R_CROSS,
+                                         "none": R_NONE}[t.rotation_mode])
+            for n, t in HINGE_TYPES.items()}
 _KIND_OF = {"x": (U_TRANS, 0), "y": (U_TRANS, 1), "z": (U_TRANS, 2),
             "rx": (U_RX, 0), "ry": (U_RY, 1), "rz": (U_RZ, 2)}
 

@@ -15,14 +15,14 @@ from ...analysis.kinematics import (Pose, coordinate_slices, drawn_distance_of, 
                                     loop_jacobian, loop_residual, motion_subspace, twist_jacobian)
 from ...analysis.topology import Topology, analyse
 from ...elements import forces
-from ...elements.hinges import HINGE_TYPES
+from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from ...maths.rotations import (bryant_to_matrix, bryant_to_quaternion, inertia_vector_to_tensor,
                                 parallel_axis)
 from ...model.mechanism import MultibodySystem
 from ...model.problems import ModelError, Problem
 from ...model.timefunction import parse
 from ..mstmm.system import Instant, marker_attachment
-from .kernels import (_BLOCKED, _KIND_OF, _QUAT_TYPES, L_A, L_AL, L_CL, L_FA, L_LEN, L_Q, L_R,
+from .kernels import (_BLOCKED, _KIND_OF, L_A, L_AL, L_CL, L_FA, L_LEN, L_Q, L_R,
                       L_TA, L_TAU, L_U, L_UD, L_V, L_W, L_WH, L_X, R_AXIS, R_CROSS, R_FULL,
                       R_NONE, U_ROTV, U_TRANS, Bodies, Joints, Layout, State, Work, ne_run)
 
@@ -163,7 +163,7 @@ class NewtonEuler:
             bi, Ri, pi = self._kmarker(h.input)
             bo, Ro, po = self._kmarker(h.output)
             tmask, rmode = _BLOCKED[h.type]
-            quat = h.type in _QUAT_TYPES
+            quat = h.type in QUATERNION_TYPES
             if h.type == "spherical":
                 nq, nu = 4, 3
             elif quat:
@@ -427,7 +427,7 @@ class NewtonEuler:
             if body.initial_velocity is None and body.initial_angular_velocity is None:
                 continue
             h = model.hinge(topo.parent_hinge[b])
-            if h.type not in ("free", "bushing"):
+            if h.type not in SIX_DOF_TYPES:
                 problems.append(Problem(f"RigidBody '{b}'", "InitialVelocity",
                                         f"the body's tree hinge '{h.name}' is {h.type}: set its "
                                         "InitialRates instead (a body velocity needs a free "
@@ -468,7 +468,7 @@ class NewtonEuler:
                 qh = hinge_coordinates(self.model, h, poses)
             if h.type == "spherical":
                 qt[o:o + 4] = bryant_to_quaternion(qh)
-            elif h.type in ("free", "bushing"):
+            elif h.type in SIX_DOF_TYPES:
                 qt[o:o + 3] = qh[:3]
                 qt[o + 3:o + 7] = bryant_to_quaternion(qh[3:])
             else:
