@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..elements.forces import FORCE_TYPES
 from ..model.mechanism import MultibodySystem
 from ..model.problems import ModelError, Problem
 
@@ -112,19 +113,19 @@ def stiff_elements(model: MultibodySystem) -> list:
                     m, what, per = float(a @ J @ a), f"'{body.name}', an inertia", "kg m^2"
                 add(float(v), m, what, f"Hinge '{h.name}'", field, units[k] + f" ({c})", per)
     for f in model.forces:
-        if f.type not in ("spring_damper", "rotational_spring_damper"):
+        spring = FORCE_TYPES[f.type].spring
+        if spring is None:
             continue
         moved = bodies_of(f.input, f.output)
         if not moved:
             continue
         body = min(moved, key=lambda b: b.mass)
-        if f.type == "spring_damper":
+        if spring == "translation":
             m, what, per = body.mass, f"'{body.name}', a mass", "kg"
-            units = ("N/m", "N s/m")
         else:
             m = float(np.min(np.linalg.eigvalsh(centre_inertia(body))))
             what, per = f"'{body.name}', a least inertia", "kg m^2"
-            units = ("N m/rad", "N m s/rad")
+        units = (STIFFNESS_UNIT[spring], DAMPING_UNIT[spring])
         add(float(f.stiffness), m, what, f"Force '{f.name}'", "Stiffness", units[0], per)
         add(float(f.damping), m, what, f"Force '{f.name}'", "Damping", units[1], per)
     out.sort(key=lambda e: -e[0])
