@@ -95,7 +95,7 @@ class Recorder:
         instant's body arrays), ``hinges`` (the hinges it reports; hinge ``i`` is row ``i`` of
         ``Wh``), ``tree`` (``qo uo nq nu sgn hk hc href hRref mass JCl`` as in
         :class:`~.system.System`), ``forces`` and ``instant(t, y)`` (see
-        :class:`~.newton_euler.NewtonEuler`).
+        :class:`~.scheme.NewtonEuler`).
     """
 
     def __init__(self, system):

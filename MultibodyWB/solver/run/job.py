@@ -53,10 +53,10 @@ class Job:
     results : Results or None
         Set when the state is ``done``.
     error : BaseException or None
-        Why the run ended without results: :class:`.simulate.Cancelled`,
+        Why the run ended without results: :class:`.runtime.Cancelled`,
         :class:`.model.ModelError` (an expression that cannot be evaluated, a state that is not
-        finite, a stiff model that makes no progress: :class:`.simulate.RunError`),
-        :class:`.simulate.SimulationError` (a wall-clock budget used up) or any other exception
+        finite, a stiff model that makes no progress: :class:`.runtime.RunError`),
+        :class:`.runtime.SimulationError` (a wall-clock budget used up) or any other exception
         (:attr:`internal_error`, its :attr:`trace` kept).
     messages : list of str
         What the run reports besides its results: ``results.meta['warnings']`` (corrected

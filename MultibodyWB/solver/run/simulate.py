@@ -4,7 +4,7 @@ Methods (``Simulation/Method``)
     ``mstmm``: the tree solver of :mod:`.system` (the Riccati form of the transfer matrix method
     in :mod:`.kernels`). ``constrained``: the global formulation (absolute coordinates, Lagrange
     multipliers) for any topology, with assembly of the initial state and drift control of the
-    loops (:mod:`.constrained_run`; integrated in Python: the reference, not the fast path).
+    loops (:mod:`.constrained.run`; integrated in Python: the reference, not the fast path).
     ``newton-euler``: the discrete-time method of :mod:`.newton_euler` (every body integrated on
     its own with a very small step, 1e-5 to 1e-7 s; joints as stiff spring-dampers; any topology).
     It has its own scheme, so ``Integrator`` does not apply; ``OutputStep`` must be a whole number
@@ -269,7 +269,7 @@ class StallDetector:
 def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
              output_step=None, progress=None, cancel=None, accept_corrections=False,
              wall_budget=None, **options) -> Results:
-    """Simulate ``model`` and return its :class:`~.results.Results`.
+    """Simulate ``model`` and return its :class:`~.table.Results`.
 
     Parameters
     ----------
@@ -293,7 +293,7 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         Wall-clock seconds the run may take (looked at where ``cancel`` is); None: no limit.
     **options
         Options of the method: ``newton-euler`` takes ``joint_fraction``, ``joint_frequency``,
-        ``joint_damping_ratio`` (see :class:`.newton_euler.NewtonEuler`).
+        ``joint_damping_ratio`` (see :class:`.scheme.NewtonEuler`).
 
     Raises
     ------
@@ -465,7 +465,7 @@ def _loop_report(system, report, rec, monitor, times, states) -> dict:
     """What an mstmm run of a mechanism with closed loops met: the assembly, redundant
     constraints, singular configurations (the loops losing rank, from the conditioning
     monitor evaluated at every step: :class:`~.partition.SingularityMonitor`) and the closure
-    (``rec``: the run's :class:`~.constrained_run.LoopRecorder`)."""
+    (``rec``: the run's :class:`~.constrained.run.LoopRecorder`)."""
     from ..analysis.kinematics import mobility
     warnings, info = [], {}
     if report is not None:
@@ -520,7 +520,7 @@ def _singularity_kinds(system, found, times, states) -> list:
 
     The monitor sees the loops' constraint compliance with the driven coordinates held, which
     loses rank at both. Without drivers it is a change point; with drivers the loop Jacobian
-    over all coordinates (:func:`.constrained.loop_constraints`) at the output state nearest
+    over all coordinates (:func:`.formulation.loop_constraints`) at the output state nearest
     in time tells them apart: at a change point it loses rank too, at a dead centre it keeps
     it.
     """
@@ -543,7 +543,7 @@ def _singularity_kinds(system, found, times, states) -> list:
 
 def _simulate_constrained(model, integrator, t_end, step, output_step, rtol, atol, progress,
                           cancel, wall0):
-    """``simulate`` with the method ``constrained`` (:func:`.constrained_run.run`)."""
+    """``simulate`` with the method ``constrained`` (:func:`.constrained.run.run`)."""
     from ..methods.constrained.run import run
     names, times, states, data, info = run(model, integrator, t_end, step, output_step, rtol,
                                            atol, progress, cancel)
@@ -556,7 +556,7 @@ def _simulate_constrained(model, integrator, t_end, step, output_step, rtol, ato
 
 
 def _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wall0, options):
-    """``simulate`` with the method ``newton-euler`` (:func:`.newton_euler.run`)."""
+    """``simulate`` with the method ``newton-euler`` (:func:`.newton_euler.run.run`)."""
     from ..methods.newton_euler.run import run
     times, states, data, info, rec = run(model, t_end, step, output_step, progress, cancel,
                                          **options)

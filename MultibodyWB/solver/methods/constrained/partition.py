@@ -8,7 +8,7 @@ every step (or output interval), in the manner of the coordinate partitioning of
 
 Partition
     The velocity coordinates that are not driven are split into ``r`` dependent and ``f``
-    independent ones, ``r`` the rank of the loop Jacobian ``J`` (:func:`.constrained.loop_constraints`,
+    independent ones, ``r`` the rank of the loop Jacobian ``J`` (:func:`.formulation.loop_constraints`,
     made dimensionless with the model's length scale) over those columns. The dependent ones are
     the first ``r`` pivots of a QR decomposition with column pivoting of ``J``: the best
     conditioned choice at that instant.

@@ -19,7 +19,7 @@ method's), and keeps the loops closed:
    ``meta['warnings']`` (text), ``meta['singular_configurations']`` and
    ``meta['redundant_constraints']``.
 
-Result columns: those of :class:`~.results.Recorder` for bodies, tree hinges and energies, with
+Result columns: those of :class:`~.recorder.Recorder` for bodies, tree hinges and energies, with
 the accelerations and reactions of this formulation; every cut hinge gets the columns of a hinge
 of its type (coordinates fitted to its markers, rates, accelerations, reaction on its input body)
 and its loop-closure errors ``closure_gap`` (m), ``closure_angle`` (rad) and their rates.
@@ -149,7 +149,7 @@ class ConstrainedRecorder:
         self._prev = {}
 
     def row(self, t: float, y, flows=None) -> np.ndarray:
-        """The result row at (t, y); ``flows`` as in :meth:`.results.Recorder.row`."""
+        """The result row at (t, y); ``flows`` as in :meth:`.recorder.Recorder.row`."""
         base = self.base.row(t, y, flows=flows)
         res = self.view.last
         extra = np.empty(self._n_extra)
@@ -197,7 +197,7 @@ def _bryant_many(R) -> np.ndarray:
 
 def _rows_times(X, P) -> np.ndarray:
     """``X @ P.T`` for rows X (k, 6) and a small matrix P (j, 6), summed in a fixed order (the
-    same for one row or many, see :func:`.results._mat_vec`)."""
+    same for one row or many, see :func:`.rows._mat_vec`)."""
     out = np.zeros((X.shape[0], P.shape[0]))
     for j in range(P.shape[0]):
         for a in range(P.shape[1]):
@@ -206,7 +206,7 @@ def _rows_times(X, P) -> np.ndarray:
 
 
 def _quaternions_of_bryant(angles) -> np.ndarray:
-    """Unit quaternions (k, 4) of Bryant angles (k, 3) (:func:`.system.bryant_to_quaternion`,
+    """Unit quaternions (k, 4) of Bryant angles (k, 3) (:func:`.rotations.bryant_to_quaternion`,
     compiled, one row at a time: see ``maths.rows.bryant_rows``)."""
     return quaternion_of_bryant_rows(np.ascontiguousarray(angles, dtype=float))
 

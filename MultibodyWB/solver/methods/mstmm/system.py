@@ -429,7 +429,7 @@ class System:
 
     def instants(self, times, states):
         """:meth:`instant` at many times (k,) and states (k, ny) at once (one compiled call):
-        a :class:`~.results.Stacked` with the fields of :class:`Instant` stacked on a leading
+        a :class:`~.recorder.Stacked` with the fields of :class:`Instant` stacked on a leading
         axis k, and ``vres`` (k, m) (the loops' velocity residuals), ``rank`` and ``svr`` (k,)
         (the loops' rank and conditioning monitor, see ``kernels.close_loops``)."""
         from ...results.recorder import Stacked

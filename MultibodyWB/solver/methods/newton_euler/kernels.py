@@ -30,7 +30,7 @@ Joints = namedtuple("Joints", "bi bo Ri pi Ro po om zc tmask rmode qo uo nu hspr
 State = namedtuple("State", "x R v L qt")
 Work = namedtuple("Work", "wg F T Fa Ta Wh tau v0 L0 acc alpha tA tB tC kE kP kG Meff dMeff nkj "
                          "age ky clos js lay")
-#: What :class:`~.results.Recorder` reads from a formulation besides ``instant``.
+#: What :class:`~.recorder.Recorder` reads from a formulation besides ``instant``.
 Layout = namedtuple("Layout", "qo uo nq nu sgn hk hc href hRref mass JCl")
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")

@@ -28,7 +28,7 @@ CLOSURE_QUANTITIES = ("closure_gap", "closure_angle", "closure_gap_rate", "closu
 
 
 class NewtonEulerRecorder:
-    """Result rows of the Newton-Euler method: :class:`~.results.Recorder`'s columns for every
+    """Result rows of the Newton-Euler method: :class:`~.recorder.Recorder`'s columns for every
     hinge (cut hinges too), and after each cut hinge's columns its loop-closure errors
     ``closure_gap`` (m), ``closure_angle`` (rad) and their rates, as the other methods give them
     (the norms of the hinge's residual on its constrained directions, translations and rotations
@@ -66,7 +66,7 @@ class NewtonEulerRecorder:
     def row(self, t: float, y: np.ndarray, instant: Instant, closure=None,
             flows=None) -> np.ndarray:
         """The result row of an instant of the method; ``closure`` (nh, 4) from
-        :meth:`NewtonEuler.closure_of_row`, ``flows`` as in :meth:`.results.Recorder.row`."""
+        :meth:`NewtonEuler.closure_of_row`, ``flows`` as in :meth:`.recorder.Recorder.row`."""
         out = self.base.row(t, y, instant, flows=flows)
         if not self.cuts:
             return out
@@ -81,7 +81,7 @@ class NewtonEulerRecorder:
 # --------------------------------------------------------------------------------------------------
 
 def _blow_up(ne, before, n, h):
-    """The :class:`~.simulate.RunError` of ``n`` steps of ``h`` from the snapshot ``before``
+    """The :class:`~.runtime.RunError` of ``n`` steps of ``h`` from the snapshot ``before``
     (:meth:`NewtonEuler.snapshot`) that ended with a state that is not finite: the steps again,
     one at a time, up to the first whose state is not finite, naming the body that blew up
     first (of several, the one whose velocity changed most in the step before)."""

@@ -71,7 +71,7 @@ class NewtonEuler:
     topology : Topology, optional
 
     The attributes ``model``, ``index``, ``hinges``, ``tree`` (a :data:`Layout`), ``forces`` and
-    :meth:`instant` are what :class:`~.results.Recorder` reads: results come out in the same
+    :meth:`instant` are what :class:`~.recorder.Recorder` reads: results come out in the same
     columns as the other methods'. ``hinges`` lists every hinge (tree, cut, elastic closures and
     hinges among bodies not connected to the ground), the state ``y = [q; u]`` the hinge
     coordinates and rates in the layout of :mod:`.system` (quaternions for spherical, free,
