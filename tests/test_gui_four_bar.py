@@ -96,7 +96,11 @@ def test_the_background_compile_fills_the_cache_folder_freecads_runs_read(four_b
     # the add-on is a symlink in the test's Mod folder: the compile must import the solver
     # through it, as FreeCAD does, or numba files its work under the resolved path's folder
     assert four_bar["cold_package_linked"]
-    assert four_bar["cold_cache_folders"] == [four_bar["cold_cache_folder_of_freecad"]], \
+    # (the compile fills one folder per package with compiled code, as it gets to them: those
+    # made so far must all be folders FreeCAD's runs read)
+    assert len(four_bar["cold_cache_folders_of_freecad"]) >= 3       # the solver's packages
+    assert four_bar["cold_cache_folders"], "the compile made no cache folder"
+    assert set(four_bar["cold_cache_folders"]) <= set(four_bar["cold_cache_folders_of_freecad"]), \
         four_bar["cold_cache_folders"]
 
 
