@@ -119,7 +119,6 @@ def test_no_import_circles_in_the_solver():
     assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
-@pytest.mark.xfail(strict=True, reason="the FreeCAD layer's circles are being taken apart (issue 13)")
 def test_no_import_circles():
     found = circles(import_graph())
     assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)

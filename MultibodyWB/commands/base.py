@@ -14,7 +14,7 @@ removes everything the command made (:func:`scripted` makes such an action of a 
 
 import FreeCAD
 
-from .. import gui_utils
+from .. import resources
 from . import selection as selection_module
 
 #: Prefix of the registered command names.
@@ -127,7 +127,7 @@ class Command:
         return PREFIX + cls.NAME
 
     def GetResources(self):
-        return {"Pixmap": gui_utils.icon_path(self.ICON), "MenuText": self.MENU_TEXT,
+        return {"Pixmap": resources.icon_path(self.ICON), "MenuText": self.MENU_TEXT,
                 "ToolTip": self.TOOL_TIP}
 
     def IsActive(self):

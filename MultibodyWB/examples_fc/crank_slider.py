@@ -32,7 +32,7 @@ Mechanism.
 import FreeCAD
 import numpy as np
 
-from .. import factory
+from ..document import factory
 from ..examples import crank_slider as code
 from ..examples.parts import ALUMINIUM, STEEL, frame_along
 

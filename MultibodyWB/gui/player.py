@@ -23,12 +23,12 @@ import FreeCAD
 import FreeCADGui
 import numpy as np
 
-from .. import runs
-from ..animation import Animator
-from ..viewproviders.base import resume_symbols, show_marker_axes, suspend_symbols
+from ..document import runs
+from ..document.animation import Animator
+from .symbols import resume_symbols, show_marker_axes, suspend_symbols
 from .view_motion import ViewMotion
 from .qt import QtCore, QtWidgets, compact
-from .watch import DocumentWatch, TaskPanel, later
+from .watch import DocumentWatch, TaskPanel, later, track
 
 #: Object name of the player's widget.
 PANEL_NAME = "MultibodyPlayer"
@@ -40,6 +40,7 @@ TICK_MS = 16
 DEFAULT_PLAY_SECONDS = 4.0
 
 current = None
+track(lambda: current)
 
 
 def default_speed(duration):

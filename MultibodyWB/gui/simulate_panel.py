@@ -32,7 +32,7 @@ import traceback
 import FreeCAD
 import FreeCADGui
 
-from .. import runs
+from ..document import runs
 from ..objects.base import type_of
 from ..objects.mechanism import members
 from ..objects.result import TYPE as RESULT
@@ -40,7 +40,7 @@ from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION, setting
 from ..solver.model import INTEGRATORS, METHODS, ModelError
 from .qt import QtCore, QtGui, QtWidgets, compact
 from . import warmup
-from .watch import DocumentWatch, TaskPanel, later, object_alive
+from .watch import DocumentWatch, TaskPanel, later, object_alive, track
 
 #: How often the panel looks at a running job (ms): its end is handled this soon.
 POLL_MS = 50
@@ -58,6 +58,7 @@ _FLOAT_SETTINGS = ("RelativeTolerance", "AbsoluteTolerance")
 
 #: The panel being shown (one at a time), for tests and the commands.
 current = None
+track(lambda: current)
 
 
 def _ref(obj):
@@ -516,7 +517,7 @@ class SimulatePanel(TaskPanel):
     # -- the start ----------------------------------------------------------------------------
     def _show_start_correction(self, model, report):
         """Say what the run would move and why, show it in the 3D view, ask."""
-        from ..animation import Animator, PoseFrame
+        from ..document.animation import Animator, PoseFrame
         self.pending_model = model
         lines = ["The run would not start from the drawing:"]
         for move in report.moves:
@@ -748,7 +749,7 @@ class SimulatePanel(TaskPanel):
         import os
         import tempfile
 
-        from ..commands.files import show_figure
+        from .figure import show_figure
         from ..solver.analysis.figure import write_figure
         try:
             model = runs.model_of(self.mechanism)

@@ -197,7 +197,7 @@ class HingePanel(EditPanel):
         mechanism = mechanism_of(self.obj)
         if mechanism is None:
             return None
-        from ..preview import KinematicPreview
+        from ..document.preview import KinematicPreview
         from ..solver.model import ModelError
         try:
             self.preview = KinematicPreview(mechanism)

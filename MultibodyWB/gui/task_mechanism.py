@@ -50,7 +50,7 @@ class CoordinateSlider:
     """A slider row for one coordinate: label, slider, value in the document's units."""
 
     def __init__(self, panel, hinge, coordinate, driven):
-        from ..preview import user_string
+        from ..document.preview import user_string
         from ..solver.model import COORDINATE_KIND
         self.panel, self.hinge, self.coordinate = panel, hinge, coordinate
         self.user_string = user_string
@@ -100,7 +100,7 @@ class MechanismPanel(TaskPanel):
         self.preview = None
         self.preview_problem = ""
         try:
-            from ..preview import KinematicPreview
+            from ..document.preview import KinematicPreview
             self.preview = KinematicPreview(mechanism)
         except ModelError as exc:
             self.preview_problem = str(exc)
@@ -205,7 +205,7 @@ class MechanismPanel(TaskPanel):
             self.preview.restore()
         self.preview, self.preview_problem = None, ""
         try:
-            from ..preview import KinematicPreview
+            from ..document.preview import KinematicPreview
             self.preview = KinematicPreview(self.mechanism)
         except ModelError as exc:
             self.preview_problem = str(exc)

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import READ_ONLY, BaseProxy, Prop, type_of, vector_prop
+from .base import MECHANISM, READ_ONLY, BaseProxy, Prop, type_of, vector_prop
+from .base import members, mechanism_of  # noqa: F401  (defined below the objects that use them)
 from . import units
 
-TYPE = "Multibody::Mechanism"
+TYPE = MECHANISM
 
 
 class MechanismProxy(BaseProxy):
@@ -45,7 +46,7 @@ class MechanismProxy(BaseProxy):
 
     def execute(self, obj):
         """Check the whole mechanism and mark every member with its problems."""
-        from .. import export
+        from . import export
         result = export.collect(obj)
         by_object = {}
         for owner, prop, message in result.object_problems:
@@ -64,19 +65,6 @@ class MechanismProxy(BaseProxy):
         if ground is not None and (type_of(ground) != "Multibody::Body" or ground not in obj.Group):
             problems.append(("Ground", f"'{ground.Label}' is not a body of this mechanism"))
         return problems
-
-
-def members(mechanism, type_name):
-    """The members of ``mechanism`` whose ``Type`` is ``type_name``, in the group's order."""
-    return [o for o in mechanism.Group if type_of(o) == type_name]
-
-
-def mechanism_of(obj):
-    """The Mechanism whose group holds ``obj``, or None."""
-    for parent in obj.InList:
-        if type_of(parent) == TYPE and obj in parent.Group:
-            return parent
-    return None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -180,7 +168,7 @@ def redundant_in_words(model, rows):
 def mechanism_status(mechanism, result=None):
     """The :class:`Status` of ``mechanism`` (``result``: its :func:`MultibodyWB.export.collect`,
     made when not given). Never raises."""
-    from .. import export
+    from . import export
     from ..solver.analysis.kinematics import mobility
     from ..solver.analysis.topology import analyse
     if result is None:

@@ -31,12 +31,13 @@ import tempfile
 
 import FreeCAD
 
-from . import export, factory
-from .objects.mechanism import members
-from .objects.result import TYPE as RESULT
-from .objects.result import load  # noqa: F401  (runs.load(obj): the Results of a stored run)
-from .solver.run.job import Job
-from .solver.run.simulate import simulate
+from ..objects import export
+from . import factory
+from ..objects.mechanism import members
+from ..objects.result import TYPE as RESULT
+from ..objects.result import load  # noqa: F401  (runs.load(obj): the Results of a stored run)
+from ..solver.run.job import Job
+from ..solver.run.simulate import simulate
 
 #: Name of the undo step of :func:`store_results`.
 TRANSACTION = "Store simulation results"
@@ -183,7 +184,7 @@ def store_results(mechanism, results, name="Result", label="", keep=None):
 
 def describe(obj, results, label=""):
     """Fill the descriptive properties of the Result ``obj`` from ``results``."""
-    from .objects.base import set_value
+    from ..objects.base import set_value
     meta = results.meta
     obj.Model = str(meta.get("model", ""))
     obj.Method = str(meta.get("method", ""))

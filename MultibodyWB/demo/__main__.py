@@ -43,9 +43,9 @@ def _progress_bar(stream, label):
 
 def solver_examples(out_dir, stream, files):
     """Part 1: the tree examples with the solver alone."""
-    from .examples import build
-    from .solver.model import xmlio
-    from .solver.run.simulate import simulate
+    from ..examples import build
+    from ..solver.model import xmlio
+    from ..solver.run.simulate import simulate
     for name in ("double_pendulum", "branched_tree"):
         model = build(name)
         files[f"{name} model"] = os.path.join(out_dir, f"{name}.mbs.xml")
@@ -60,12 +60,13 @@ def engine_document(out_dir, stream, files):
     """Part 2: the engine built from FreeCAD solids, simulated and saved with its results."""
     from .launch import import_freecad
     FreeCAD = import_freecad()
-    from . import export, runs
-    from .examples_fc import crank_slider
-    from .plotting import plot_bearing_force, plot_motion
-    from .solver.model import xmlio
-    from .solver.cli import summary
-    from .solver.analysis.figure import write_figure
+    from ..document import runs
+    from ..objects import export
+    from ..examples_fc import crank_slider
+    from .plots import plot_bearing_force, plot_motion
+    from ..solver.model import xmlio
+    from ..solver.cli import summary
+    from ..solver.analysis.figure import write_figure
     doc = FreeCAD.newDocument("CrankSlider")
     mechanism = crank_slider.setup(doc)
     doc.recompute()

@@ -22,15 +22,15 @@ import re
 import FreeCAD
 import numpy as np
 
-from . import export
+from ..objects import export
 from .animation import Animator, PoseFrame
-from .objects.hinge import TYPE as HINGE
-from .objects.mechanism import members
-from .solver.analysis.assembly import assemble
-from .solver.analysis.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
+from ..objects.hinge import TYPE as HINGE
+from ..objects.mechanism import members
+from ..solver.analysis.assembly import assemble
+from ..solver.analysis.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
                                 loop_jacobian, loop_residual, mobility)
-from .solver.model import COORDINATE_KIND, ModelError
-from .solver.analysis.topology import analyse
+from ..solver.model import COORDINATE_KIND, ModelError
+from ..solver.analysis.topology import analyse
 
 #: Relative tolerance of the rank decisions that choose the independent coordinates.
 RANK_RTOL = 1e-8

@@ -34,12 +34,12 @@ from typing import NamedTuple
 import FreeCAD
 import numpy as np
 
-from .objects.body import TYPE as BODY
-from .objects.body import solid_placement
-from .objects.hinge import TYPE as HINGE
-from .objects.marker import TYPE as MARKER
-from .objects.marker import marker_frame
-from .objects.mechanism import members
+from ..objects.body import TYPE as BODY
+from ..objects.body import solid_placement
+from ..objects.hinge import TYPE as HINGE
+from ..objects.marker import TYPE as MARKER
+from ..objects.marker import marker_frame
+from ..objects.mechanism import members
 
 MM = 1000.0     #: mm per m
 _IDENTITY_TOL = 1e-12
