@@ -1,10 +1,10 @@
 """Commands that exchange the model with the solver: neutral XML export and import, and the
 MSTMM topology figure.
 
-- Export writes the mechanism with :func:`MultibodyWB.export.write` (recorded as a macro line).
+- Export writes the mechanism with :func:`MultibodyWB.objects.export.write` (recorded as a macro line).
   A mechanism with problems is refused, with every problem listed in a dialog and in the report
   view, each naming the object and the property to fix.
-- Import reads a neutral file with :func:`MultibodyWB.import_model.import_file` into the active
+- Import reads a neutral file with :func:`MultibodyWB.document.import_model.import_file` into the active
   document (a new one if none is open), in one undo step; an invalid file is refused with every
   problem listed.
 - Topology figure: the exported model's topology drawn by the solver's figure module (Graphviz)
@@ -64,9 +64,9 @@ def _export(command, selection):
         return False
     if not path.lower().endswith(".xml"):
         path += SUFFIX
-    FreeCADGui.addModule("MultibodyWB.export")
+    FreeCADGui.addModule("MultibodyWB.objects.export")
     try:
-        FreeCADGui.doCommand(f"MultibodyWB.export.write({ref(mechanism)}, {path!r})")
+        FreeCADGui.doCommand(f"MultibodyWB.objects.export.write({ref(mechanism)}, {path!r})")
     except ModelError as exc:
         message(command.MENU_TEXT, "The model was not written:", [str(p) for p in exc.problems])
         return False
@@ -88,9 +88,9 @@ def _import(command, selection):
         FreeCADGui.doCommand("FreeCAD.newDocument()")
     doc = FreeCAD.ActiveDocument
     doc.openTransaction(command.MENU_TEXT)
-    FreeCADGui.addModule("MultibodyWB.import_model")
+    FreeCADGui.addModule("MultibodyWB.document.import_model")
     try:
-        FreeCADGui.doCommand(f"MultibodyWB.import_model.import_file({DOC}, {path!r})")
+        FreeCADGui.doCommand(f"MultibodyWB.document.import_model.import_file({DOC}, {path!r})")
         FreeCADGui.doCommand(f"{DOC}.recompute()")
     except ModelError as exc:
         doc.abortTransaction()

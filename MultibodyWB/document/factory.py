@@ -334,7 +334,7 @@ def make_simulation(doc, mechanism, name="Simulation", **settings):
 
 
 def make_result(doc, mechanism, name="Result", label=""):
-    """An empty Result (one stored run) in ``mechanism``'s group; :func:`MultibodyWB.runs.
+    """An empty Result (one stored run) in ``mechanism``'s group; :func:`MultibodyWB.document.runs.
     store_results` makes one this way and fills it from a run."""
     obj = _new(doc, "App::FeaturePython", ResultProxy, name, label)
     mechanism.addObject(obj)

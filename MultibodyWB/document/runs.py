@@ -2,7 +2,7 @@
 
 The FreeCAD side of the designer's loop, without Qt (the task panels sit on top of it):
 
-- :func:`model_of` exports the mechanism (:func:`MultibodyWB.export.to_model`);
+- :func:`model_of` exports the mechanism (:func:`MultibodyWB.objects.export.to_model`);
 - :func:`make_job` wraps the model in a :class:`~MultibodyWB.solver.run.job.Job` for a run in the
   background (the GUI starts it, polls it, and calls :func:`store_results` when it is done);
 - :func:`store_results` keeps a run as a new Result object (:mod:`MultibodyWB.objects.result`);

@@ -8,14 +8,14 @@ the job: progress bar, simulated time, elapsed time. **Cancel** asks the job to 
 chunk.
 
 Only a finished run changes the document: its results are stored as a new Result object
-(:func:`MultibodyWB.runs.store_results`, one undo step), so a cancelled or failed run leaves the
+(:func:`MultibodyWB.document.runs.store_results`, one undo step), so a cancelled or failed run leaves the
 earlier results as they were. The solver's messages (redundant constraints, corrections of the
 initial state, singular configurations) and errors (each naming the object and the property to
 fix) go to the panel's message box and to the report view.
 
 Macro recording: the settings are changed with ``FreeCADGui.doCommand`` statements, and a
-finished run is recorded as the synchronous call ``MultibodyWB.runs.simulate_mechanism(...)``
-that repeats it (:func:`MultibodyWB.runs.recorded_run` lets the panel record that line without
+finished run is recorded as the synchronous call ``MultibodyWB.document.runs.simulate_mechanism(...)``
+that repeats it (:func:`MultibodyWB.document.runs.recorded_run` lets the panel record that line without
 running the solver a second time).
 
 The panel also lists the mechanism's stored runs (play, plot, delete) and shows the topology
@@ -394,8 +394,8 @@ class SimulatePanel(TaskPanel):
         if sim is not None and not changes:
             return
         if sim is None:
-            FreeCADGui.addModule("MultibodyWB.factory")
-            first = (f"sim = MultibodyWB.factory.make_simulation({_ref(self.mechanism)}"
+            FreeCADGui.addModule("MultibodyWB.document.factory")
+            first = (f"sim = MultibodyWB.document.factory.make_simulation({_ref(self.mechanism)}"
                      f".Document, {_ref(self.mechanism)})")
         else:
             first = f"sim = {_ref(sim)}"
@@ -652,9 +652,9 @@ class SimulatePanel(TaskPanel):
         try:
             with runs.recorded_run(self.mechanism):
                 obj = runs.store_results(self.mechanism, results)
-                FreeCADGui.addModule("MultibodyWB.runs")
+                FreeCADGui.addModule("MultibodyWB.document.runs")
                 accept = ", accept_corrections=True" if self.accepted_corrections else ""
-                FreeCADGui.doCommand(f"MultibodyWB.runs.simulate_mechanism("
+                FreeCADGui.doCommand(f"MultibodyWB.document.runs.simulate_mechanism("
                                      f"{_ref(self.mechanism)}{accept})")
         except Exception as exc:  # writing the results failed: nothing half-stored
             self.say(f"The results could not be stored: {type(exc).__name__}: {exc}", error=True)

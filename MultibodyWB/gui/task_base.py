@@ -466,7 +466,7 @@ class EditPanel(TaskPanel):
         self.doc.recompute()
         self.make(marker, variable)
         self.record(("make", marker.Name),
-                    f"{variable} = MultibodyWB.factory.make_marker({literal_doc(self.doc)}, "
+                    f"{variable} = MultibodyWB.document.factory.make_marker({literal_doc(self.doc)}, "
                     f"{ref(body)}, ({ref(solid)}, {sub!r}))")
         return marker
 
@@ -636,7 +636,7 @@ def run_statements(doc, title, statements):
     recompute; on an error abort the transaction and say why. True when all ran."""
     doc.openTransaction(title)
     try:
-        FreeCADGui.addModule("MultibodyWB.factory")
+        FreeCADGui.addModule("MultibodyWB.document.factory")
         FreeCADGui.addModule("MultibodyWB.objects.marker")
         for statement in statements:
             FreeCADGui.doCommand(statement)

@@ -9,7 +9,7 @@ Status
     driven coordinates, the redundant constraints with their directions, and the problems that
     block a run, each naming the object and the property.
 Drag to check
-    One slider per free degree of freedom (:meth:`MultibodyWB.preview.KinematicPreview.
+    One slider per free degree of freedom (:meth:`MultibodyWB.document.preview.KinematicPreview.
     free_coordinates`), and one per driven coordinate (marked so: a designer checks a driven
     crank's range too). Moving a slider sets that coordinate, holds the others of the set, closes
     the loops with the solver's assembly and moves the solids and markers in the 3D view; the

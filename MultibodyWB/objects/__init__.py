@@ -4,5 +4,5 @@
 body and their mass properties), ``marker`` (a frame attached to a body's face, edge or vertex by
 FreeCAD's attachment engine), ``hinge``, ``force``, ``simulation`` and ``result`` (one stored
 simulation run). All share ``base.BaseProxy``. Objects are made with the functions of
-:mod:`MultibodyWB.factory`, never by hand.
+:mod:`MultibodyWB.document.factory`, never by hand.
 """

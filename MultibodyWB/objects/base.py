@@ -352,7 +352,7 @@ class BaseProxy:
         """What looks like a mistake but does not block a run: a list of (property, message).
 
         Plausibility checks (a density of 7850 kg/mm^3); the mechanism's check collects them
-        apart from the problems (:attr:`MultibodyWB.export.Export.object_warnings`).
+        apart from the problems (:attr:`MultibodyWB.objects.export.Export.object_warnings`).
         """
         return []
 
