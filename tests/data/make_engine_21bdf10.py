@@ -17,11 +17,11 @@ import os
 import sys
 
 sys.path.insert(0, os.getcwd())
-OUT = os.path.abspath(sys.argv[1])
+OUT = os.environ.get("MBWB_REOPEN_GUI") or os.path.abspath(sys.argv[1])
 NAME = "engine_21bdf10.FCStd"
 
 if os.environ.get("MBWB_REOPEN_GUI"):
-    # inside FreeCAD's GUI (step 2)
+    # inside FreeCAD's GUI (step 2); MBWB_REOPEN_GUI is the output folder
     import FreeCAD
     import FreeCADGui
     from PySide import QtCore
@@ -35,7 +35,10 @@ if os.environ.get("MBWB_REOPEN_GUI"):
             doc.save()
             FreeCAD.Console.PrintMessage("MBWB saved with views\n")
         finally:
-            QtCore.QTimer.singleShot(0, FreeCADGui.getMainWindow().close)
+            for name in list(FreeCAD.listDocuments()):
+                FreeCAD.closeDocument(name)
+            QtCore.QTimer.singleShot(5000, lambda: os._exit(0))
+            FreeCADGui.getMainWindow().close()
     QtCore.QTimer.singleShot(500, _save)
 else:
     from MultibodyWB.launch import import_freecad, run_gui_script
@@ -47,5 +50,7 @@ else:
     doc.recompute()
     runs.simulate_mechanism(mechanism, t_end=0.005, output_step=5e-4)
     doc.saveAs(os.path.join(OUT, NAME))
-    run = run_gui_script(os.path.abspath(__file__), {"MBWB_REOPEN_GUI": "1"}, timeout=300)
+    run = run_gui_script(os.path.abspath(__file__), {"MBWB_REOPEN_GUI": OUT}, timeout=300)
     print(run.returncode, run.log[-3000:] if getattr(run, "log", None) else "")
+    if os.path.exists(os.path.join(OUT, NAME + "1")):     # FreeCAD's backup of the first save
+        os.remove(os.path.join(OUT, NAME + "1"))
