@@ -1,8 +1,8 @@
-"""The kinematic preview (MultibodyWB.document.preview) in headless FreeCAD, on the crank-slider built from
-solids: setting the crank angle turns the crank solid by that angle about the main bearing, the
-moved drawing satisfies every hinge (checked by exporting it again and measuring the hinges'
-residuals with the solver), a position the loop cannot reach is refused in words, and restore()
-gives back the exact placements with the document unchanged.
+"""The kinematic preview (MultibodyWB.document.preview) in headless FreeCAD, on the crank-slider
+built from solids: setting the crank angle turns the crank solid by that angle about the main
+bearing, the moved drawing satisfies every hinge (checked by exporting it again and measuring the
+hinges' residuals with the solver), a position the loop cannot reach is refused in words, and
+restore() gives back the exact placements with the document unchanged.
 """
 
 import numpy as np

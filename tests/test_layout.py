@@ -164,7 +164,7 @@ def test_solver_top_level_is_packages_and_the_cli():
     assert set(top) <= allowed, sorted(set(top) - allowed)
 
 
-# --- the FreeCAD layer -----------------------------------------------------------------------------
+# --- the FreeCAD layer ----------------------------------------------------------------------------
 
 #: The FreeCAD layer's packages, lowest first: a module may import from its own package, the ones
 #: before it, the solver and the code examples. The view providers sit above the GUI because a
@@ -221,5 +221,6 @@ def test_the_freecad_free_parts_import_nothing_of_the_freecad_layer():
 
 def test_the_layer_check_sees_an_upward_import():
     """The check above can fail: an import of the GUI from the objects is upward."""
-    assert _freecad_layer("MultibodyWB.objects.mechanism") < _freecad_layer("MultibodyWB.gui.player")
+    objects, gui = "MultibodyWB.objects.mechanism", "MultibodyWB.gui.player"
+    assert _freecad_layer(objects) < _freecad_layer(gui)
     assert _freecad_layer("MultibodyWB.solver.cli") is None

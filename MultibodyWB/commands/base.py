@@ -6,7 +6,8 @@ the rule of :data:`~.selection.RULES` that enables it, ``ACTION``: what it does,
 command interface.
 
 A command that creates objects does it the way a macro would: a builder turns the selection
-into Python statements calling :mod:`MultibodyWB.document.factory` (objects referred to by name), and
+into Python statements calling :mod:`MultibodyWB.document.factory` (objects referred to by name),
+and
 :func:`run_script` runs them with ``FreeCADGui.doCommand``, inside one undo transaction, so that
 they are echoed in the Python console and recorded in a macro being recorded, and one Undo
 removes everything the command made (:func:`scripted` makes such an action of a builder).

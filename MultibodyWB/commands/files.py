@@ -1,12 +1,12 @@
 """Commands that exchange the model with the solver: neutral XML export and import, and the
 MSTMM topology figure.
 
-- Export writes the mechanism with :func:`MultibodyWB.objects.export.write` (recorded as a macro line).
-  A mechanism with problems is refused, with every problem listed in a dialog and in the report
-  view, each naming the object and the property to fix.
-- Import reads a neutral file with :func:`MultibodyWB.document.import_model.import_file` into the active
-  document (a new one if none is open), in one undo step; an invalid file is refused with every
-  problem listed.
+- Export writes the mechanism with :func:`MultibodyWB.objects.export.write` (recorded as a macro
+  line). A mechanism with problems is refused, with every problem listed in a dialog and in the
+  report view, each naming the object and the property to fix.
+- Import reads a neutral file with :func:`MultibodyWB.document.import_model.import_file` into the
+  active document (a new one if none is open), in one undo step; an invalid file is refused with
+  every problem listed.
 - Topology figure: the exported model's topology drawn by the solver's figure module (Graphviz)
   and shown in a dialog.
 

@@ -5,8 +5,9 @@ of wall time), loop; optional reaction-force arrows scaled by magnitude and trac
 markers; export of the playback to GIF or MP4, rendered by FreeCAD's own 3D view; the plots of the
 run, whose time cursor follows the player.
 
-The solids' placements come from the results through :class:`MultibodyWB.document.animation.Animator`;
-closing the player puts every original placement back. Playing changes no undo history.
+The solids' placements come from the results through
+:class:`MultibodyWB.document.animation.Animator`; closing the player puts every original placement
+back. Playing changes no undo history.
 
 The player watches its document (:class:`.watch.DocumentWatch`): saving writes the placements
 as drawn (the player puts them back for the save; the view keeps the time shown), and the

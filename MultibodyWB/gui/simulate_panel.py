@@ -8,15 +8,16 @@ the job: progress bar, simulated time, elapsed time. **Cancel** asks the job to 
 chunk.
 
 Only a finished run changes the document: its results are stored as a new Result object
-(:func:`MultibodyWB.document.runs.store_results`, one undo step), so a cancelled or failed run leaves the
-earlier results as they were. The solver's messages (redundant constraints, corrections of the
-initial state, singular configurations) and errors (each naming the object and the property to
-fix) go to the panel's message box and to the report view.
+(:func:`MultibodyWB.document.runs.store_results`, one undo step), so a cancelled or failed run
+leaves the earlier results as they were. The solver's messages (redundant constraints, corrections
+of the initial state, singular configurations) and errors (each naming the object and the property
+to fix) go to the panel's message box and to the report view.
 
 Macro recording: the settings are changed with ``FreeCADGui.doCommand`` statements, and a
-finished run is recorded as the synchronous call ``MultibodyWB.document.runs.simulate_mechanism(...)``
-that repeats it (:func:`MultibodyWB.document.runs.recorded_run` lets the panel record that line without
-running the solver a second time).
+finished run is recorded as the synchronous call
+``MultibodyWB.document.runs.simulate_mechanism(...)`` that repeats it
+(:func:`MultibodyWB.document.runs.recorded_run` lets the panel record that line without running the
+solver a second time).
 
 The panel also lists the mechanism's stored runs (play, plot, delete) and shows the topology
 figure and the overall transfer equation of the product form.

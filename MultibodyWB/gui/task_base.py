@@ -466,8 +466,8 @@ class EditPanel(TaskPanel):
         self.doc.recompute()
         self.make(marker, variable)
         self.record(("make", marker.Name),
-                    f"{variable} = MultibodyWB.document.factory.make_marker({literal_doc(self.doc)}, "
-                    f"{ref(body)}, ({ref(solid)}, {sub!r}))")
+                    f"{variable} = MultibodyWB.document.factory.make_marker("
+                    f"{literal_doc(self.doc)}, {ref(body)}, ({ref(solid)}, {sub!r}))")
         return marker
 
     def redraw(self, *objects):

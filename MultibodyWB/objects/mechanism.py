@@ -3,13 +3,13 @@
 An ``App::DocumentObjectGroupPython`` whose ``Group`` holds the model's bodies, markers, hinges,
 forces and its simulation settings. It holds the gravity and which body is the ground. Its
 ``execute`` (run after all its members, which it depends on) checks the whole model the way the
-export does (:func:`MultibodyWB.objects.export.collect`), marks every member with its problems and sets
-its own ``Status`` (:func:`mechanism_status`): the degrees of freedom (the Grübler–Kutzbach count
-and the actual mobility, from the solver's :func:`~MultibodyWB.solver.analysis.kinematics.mobility`), the
-driven coordinates, the redundant constraints with their directions in words, and the problems
-that block a run. A mechanism being built (a body not yet connected, no hinge yet) has a status,
-not errors: nothing is printed; the problems are listed as errors when the user exports, checks
-or runs.
+export does (:func:`MultibodyWB.objects.export.collect`), marks every member with its problems and
+sets its own ``Status`` (:func:`mechanism_status`): the degrees of freedom (the Grübler–Kutzbach
+count and the actual mobility, from the solver's
+:func:`~MultibodyWB.solver.analysis.kinematics.mobility`), the driven coordinates, the redundant
+constraints with their directions in words, and the problems that block a run. A mechanism being
+built (a body not yet connected, no hinge yet) has a status, not errors: nothing is printed; the
+problems are listed as errors when the user exports, checks or runs.
 """
 
 from dataclasses import dataclass, field
@@ -166,8 +166,8 @@ def redundant_in_words(model, rows):
 
 
 def mechanism_status(mechanism, result=None):
-    """The :class:`Status` of ``mechanism`` (``result``: its :func:`MultibodyWB.objects.export.collect`,
-    made when not given). Never raises."""
+    """The :class:`Status` of ``mechanism`` (``result``: its
+    :func:`MultibodyWB.objects.export.collect`, made when not given). Never raises."""
     from . import export
     from ..solver.analysis.kinematics import mobility
     from ..solver.analysis.topology import analyse

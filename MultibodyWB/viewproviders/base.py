@@ -1,7 +1,7 @@
 """The base class of the Multibody view providers: icon, problem overlay, symbol drawing.
 
-:mod:`MultibodyWB.document.factory` attaches ``ViewProvider(obj.ViewObject)`` to every object it makes
-(this module hands it the class when imported);
+:mod:`MultibodyWB.document.factory` attaches ``ViewProvider(obj.ViewObject)`` to every object it
+makes (this module hands it the class when imported);
 ``ViewProvider(vobj)`` builds the view provider of the object's concept, found by the object's
 ``Proxy.Type`` in :data:`CLASSES` (one module per concept: :mod:`.mechanism`, :mod:`.body`,
 :mod:`.marker`, :mod:`.hinge`, :mod:`.force`, :mod:`.simulation`). FreeCAD saves that class's

@@ -1,10 +1,11 @@
-"""Make ``engine_21bdf10.FCStd``: the crank-slider engine saved by the code of commit 21bdf10 (before
-the FreeCAD layer was sorted into packages), with its GUI part, for ``tests/test_fc_reopen.py``.
+"""Make ``engine_21bdf10.FCStd``: the crank-slider engine saved by the code of commit 21bdf10
+(before the FreeCAD layer was sorted into packages), with its GUI part, for
+``tests/test_fc_reopen.py`` and ``tests/test_gui_reopen.py``.
 
-Run with a checkout of that commit as the current directory::
+Run with a checkout of that commit as the current directory (``$REPO``: this repository)::
 
     git worktree add /tmp/fc-old 21bdf10 && cd /tmp/fc-old
-    /usr/bin/python3 <this repository>/tests/data/make_engine_21bdf10.py <this repository>/tests/data
+    /usr/bin/python3 $REPO/tests/data/make_engine_21bdf10.py $REPO/tests/data
 
 1. headless: the engine of ``examples_fc.crank_slider`` (bodies, markers on faces and edges,
    revolute and prismatic hinges, the gas force, the crank's driver, the Simulation), one short
