@@ -133,12 +133,14 @@ def test_the_export_is_the_engine_built_today(freecad, old, tmp_path):
     np.testing.assert_allclose(old_numbers, today_numbers, rtol=1e-12, atol=1e-15)
 
 
-def test_simulating_the_reopened_engine_gives_the_stored_run(old):
+def test_simulating_the_reopened_engine_gives_the_stored_run(freecad, old):
     from MultibodyWB.document import runs
     mechanism = _mechanism(old)
     stored = runs.load(runs.latest_result(mechanism))
     again = runs.load(runs.simulate_mechanism(mechanism, t_end=0.005, output_step=5e-4))
     assert len(runs.result_objects(mechanism)) == 2
+    # a document opened headless has no undo: the run leaves no transaction open behind it
+    assert old.UndoMode == 0 and freecad.getActiveTransaction() is None
     assert again.names == stored.names
     # the same run but for the 1e-16 rounding of the reopened placements, grown by the dynamics:
     # every column within 1e-10 of its own largest value, and 1e-8 (SI units) for the columns

@@ -148,7 +148,10 @@ def store_results(mechanism, results, name="Result", label="", keep=None):
     try:
         staged = os.path.join(folder, "results.npz")
         results.to_npz(staged)                     # the slow part, before the transaction
-        own = not doc.HasPendingTransaction
+        # no transaction of our own in a document without undo (a headless one): FreeCAD would
+        # keep it as the application's active transaction, and the next document's first undo
+        # step would join it
+        own = bool(doc.UndoMode) and not doc.HasPendingTransaction
         if own:
             doc.openTransaction(TRANSACTION)
         made = []
