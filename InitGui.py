@@ -21,8 +21,8 @@ class MultibodyWorkbench(FreeCADGui.Workbench):
                "simulate the mechanism and plot its motion and hinge forces")
 
     def __init__(self):
-        from MultibodyWB import gui_utils
-        self.__class__.Icon = gui_utils.WORKBENCH_ICON
+        from MultibodyWB import resources
+        self.__class__.Icon = resources.WORKBENCH_ICON
 
     def Initialize(self):
         """Import the commands (this registers them) and build the toolbars and the menu."""

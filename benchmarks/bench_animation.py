@@ -3,7 +3,7 @@
     /usr/bin/python3 benchmarks/bench_animation.py [--bodies 50] [--seconds 2]
 
 Builds an n-link chain of boxes (revolute hinges, axes alternating between global y and z, two
-markers per link) through MultibodyWB.factory as the tests do, simulates it briefly through
+markers per link) through MultibodyWB.document.factory as the tests do, simulates it briefly through
 runs.simulate_mechanism, then times Animator.apply(t) at times between output rows (the
 player's case: interpolation, then every solid and marker placement set) and apply_frame(i).
 Each call sets n solids and 2 n markers. Headless: no 3D view is redrawn, so this is the cost of
@@ -26,13 +26,13 @@ sys.path.insert(0, HERE)
 def import_freecad():
     """Import FreeCAD headless with a throw-away user directory."""
     os.environ.setdefault("FREECAD_USER_HOME", tempfile.mkdtemp(prefix="mbwb-bench-"))
-    from MultibodyWB.launch import import_freecad as imported
+    from MultibodyWB.demo.launch import import_freecad as imported
     return imported()
 
 
 def build_chain(App, doc, n, length=20.0, width=4.0):
     """An n-link chain of boxes along global x, hinged end to end (mm); return the Mechanism."""
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     V, P, R = App.Vector, App.Placement, App.Rotation
     axes = (R(V(1, 0, 0), -90), R())            # marker z along global y, then global z
     frame = doc.addObject("Part::Box", "FrameSolid")
@@ -83,8 +83,8 @@ def main(argv=None):
     App = import_freecad()
     import numpy as np
     from bench_tree import machine
-    from MultibodyWB import runs
-    from MultibodyWB.animation import Animator
+    from MultibodyWB.document import runs
+    from MultibodyWB.document.animation import Animator
     from MultibodyWB.objects.result import load
 
     doc = App.newDocument("BenchAnimation")

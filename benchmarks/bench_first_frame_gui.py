@@ -5,7 +5,7 @@ after the workbench has been active for two minutes.
 
 Each case starts FreeCAD's GUI (under Xvfb without a display) with ``first_frame_in_freecad.py``
 in a new user folder (``HOME``, ``FREECAD_USER_HOME`` and the XDG folders in a temporary
-directory: :func:`MultibodyWB.launch.run_gui_script`), the add-on installed there as a copy of
+directory: :func:`MultibodyWB.demo.launch.run_gui_script`), the add-on installed there as a copy of
 this checkout's files (``Mod/MultibodyWB``, as a fresh clone into FreeCAD's Mod folder), and a
 new numba cache (``NUMBA_CACHE_DIR``, where the solver's warm-up stamp is written too):
 
@@ -70,7 +70,7 @@ def gui_case(folder, cache, idle, set_up=False):
     user folder, numba's cache in ``cache`` (empty); the README's set-up command first if
     ``set_up``. Returns its JSON report (a dict; ``warmup_seconds``: the set-up command's wall
     time)."""
-    from MultibodyWB.launch import run_gui_script
+    from MultibodyWB.demo.launch import run_gui_script
     os.makedirs(folder, exist_ok=True)
     out = os.path.join(folder, "first_frame.json")
     seconds = []

@@ -36,7 +36,7 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args(argv)
     from bench_tree import machine
-    from MultibodyWB.launch import run_gui_script
+    from MultibodyWB.demo.launch import run_gui_script
     out_dir = tempfile.mkdtemp(prefix="mbwb-bench-playback-")
     out = os.path.join(out_dir, "playback.json")
     run = run_gui_script(os.path.join(HERE, "playback_in_freecad.py"),

@@ -48,7 +48,7 @@ def playback_rate(player, seconds):
 
 def chain(out, bodies, seconds):
     from bench_animation import build_chain
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.gui import player as player_module
     doc = FreeCAD.newDocument("Chain")
     mech = build_chain(FreeCAD, doc, bodies)

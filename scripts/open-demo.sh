@@ -7,10 +7,10 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 OUT="${1:-out}"
 [ -f "$OUT/crank_slider.FCStd" ] || /usr/bin/python3 -m MultibodyWB.demo "$OUT"
-MOD="$(/usr/bin/python3 -c 'from MultibodyWB.launch import import_freecad; print(import_freecad().getUserAppDataDir())')Mod"
+MOD="$(/usr/bin/python3 -c 'from MultibodyWB.demo.launch import import_freecad; print(import_freecad().getUserAppDataDir())')Mod"
 mkdir -p "$MOD"
 if [ ! -e "$MOD/MultibodyWB" ]; then
   ln -s "$PWD" "$MOD/MultibodyWB"
   echo "Installed the Multibody workbench for FreeCAD: $MOD/MultibodyWB -> $PWD"
 fi
-exec freecad "$OUT/crank_slider.FCStd" MultibodyWB/open_demo.py
+exec freecad "$OUT/crank_slider.FCStd" MultibodyWB/demo/open_engine.py

@@ -43,7 +43,7 @@ def test_demo_writes_and_names_every_file(demo):
 
 def test_saved_document_holds_the_run(demo, freecad):
     out, _ = demo
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.objects.base import type_of
     doc = freecad.openDocument(str(out / "crank_slider.FCStd"))
     try:

@@ -87,15 +87,15 @@ def gallery_run(tmp_path_factory):
 @pytest.mark.freecad
 def test_symbol_tables_cover_every_solver_type(freecad):
     pytest.importorskip("pivy.coin")
-    from MultibodyWB import gui_utils
+    from MultibodyWB import resources
     from MultibodyWB.solver.model import FORCE_TYPES, HINGE_TYPES
     from MultibodyWB.viewproviders import force, hinge
     assert set(hinge.HINGE_GLYPHS) == set(HINGE_TYPES)
     assert set(force.FORCE_GLYPHS) == set(FORCE_TYPES)
     for name in HINGE_TYPES:
-        assert Path(gui_utils.icon_path(hinge.icon_file(name))).is_file(), name
+        assert Path(resources.icon_path(hinge.icon_file(name))).is_file(), name
     for name in FORCE_TYPES:
-        assert Path(gui_utils.icon_path(force.icon_file(name))).is_file(), name
+        assert Path(resources.icon_path(force.icon_file(name))).is_file(), name
 
 
 # --- commands -------------------------------------------------------------------------------------
@@ -187,23 +187,23 @@ def test_every_command_makes_its_objects_in_one_undo_step(commands_run):
 def test_commands_are_recorded_as_macro_lines(commands_run):
     console = commands_run["console"]
     for line in (
-            ">>> import MultibodyWB.factory",
-            ">>> mechanism = MultibodyWB.factory.make_mechanism(FreeCAD.ActiveDocument)",
-            ">>> MultibodyWB.factory.make_body(FreeCAD.ActiveDocument, mechanism, "
+            ">>> import MultibodyWB.document.factory",
+            ">>> mechanism = MultibodyWB.document.factory.make_mechanism(FreeCAD.ActiveDocument)",
+            ">>> MultibodyWB.document.factory.make_body(FreeCAD.ActiveDocument, mechanism, "
             "[FreeCAD.ActiveDocument.getObject('Arm')])",
-            ">>> MultibodyWB.factory.make_body(FreeCAD.ActiveDocument, "
+            ">>> MultibodyWB.document.factory.make_body(FreeCAD.ActiveDocument, "
             "FreeCAD.ActiveDocument.getObject('Mechanism'), "
             "[FreeCAD.ActiveDocument.getObject('Base')], ground=True, name='Ground')",
-            ">>> input_marker = MultibodyWB.factory.make_marker(FreeCAD.ActiveDocument, "
+            ">>> input_marker = MultibodyWB.document.factory.make_marker(FreeCAD.ActiveDocument, "
             "FreeCAD.ActiveDocument.getObject('Body'), "
             "(FreeCAD.ActiveDocument.getObject('Arm'), 'Face1'))",
-            ">>> MultibodyWB.factory.make_hinge(FreeCAD.ActiveDocument, "
+            ">>> MultibodyWB.document.factory.make_hinge(FreeCAD.ActiveDocument, "
             "FreeCAD.ActiveDocument.getObject('Mechanism'), 'revolute', input_marker, "
             "output_marker)",
-            ">>> MultibodyWB.export.write(FreeCAD.ActiveDocument.getObject('Mechanism'), "):
+            ">>> MultibodyWB.objects.export.write(FreeCAD.ActiveDocument.getObject('Mechanism'), "):
         assert line in console, f"{line!r} not in the Python console:\n{console[-3000:]}"
-    assert "MultibodyWB.factory.make_force(" in console
-    assert "MultibodyWB.import_model.import_file(FreeCAD.ActiveDocument, " in console
+    assert "MultibodyWB.document.factory.make_force(" in console
+    assert "MultibodyWB.document.import_model.import_file(FreeCAD.ActiveDocument, " in console
 
 
 @pytest.mark.gui

@@ -11,7 +11,7 @@ from test_fc_objects import _pendulum, doc  # noqa: F401  (the doc fixture)
     ("9**9**9", "overflow"),                                # froze FreeCAD (big-integer power)
 ])
 def test_collect_reports_a_bad_driver_of_the_hinge(freecad, doc, expression, words):
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     p = _pendulum(freecad, doc)
     p["hinge"].DriverRz = expression
     doc.recompute()

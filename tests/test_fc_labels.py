@@ -44,7 +44,7 @@ def _face(solid, kind):
 
 @pytest.fixture
 def crank(freecad, doc):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     plate = _bored_plate(freecad, doc, "Plate", 60, 0)
     crank = _bored_plate(freecad, doc, "Crank", 40, 10)
     pin = doc.addObject("Part::Cylinder", "Pin")
@@ -67,7 +67,7 @@ def test_a_body_is_labelled_from_its_solid_without_clashing_with_it(crank):
 
 
 def test_markers_say_what_was_picked_with_a_letter_per_body(freecad, doc, crank):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     c = crank["crank"]
     bore = _face(c, "Cylinder")
     a = factory.make_marker(doc, crank["body"], (c, bore))
@@ -85,7 +85,7 @@ def test_markers_say_what_was_picked_with_a_letter_per_body(freecad, doc, crank)
 
 
 def test_hinges_and_forces_say_what_they_join(freecad, doc, crank):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     c, p = crank["crank"], crank["plate"]
     m_crank = factory.make_marker(doc, crank["body"], (c, _face(c, "Cylinder")))
     m_ground = factory.make_marker(doc, crank["ground"], (p, _face(p, "Cylinder")))
@@ -104,7 +104,7 @@ def test_hinges_and_forces_say_what_they_join(freecad, doc, crank):
 
 
 def test_a_type_change_relabels_a_default_label_never_a_typed_one(freecad, doc, crank):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     c, p = crank["crank"], crank["plate"]
     m_crank = factory.make_marker(doc, crank["body"], (c, _face(c, "Cylinder")))
     m_ground = factory.make_marker(doc, crank["ground"], (p, _face(p, "Cylinder")))
@@ -130,7 +130,8 @@ def test_a_type_change_relabels_a_default_label_never_a_typed_one(freecad, doc, 
 
 
 def test_an_implausible_density_is_a_warning_naming_the_body(freecad, doc, crank):
-    from MultibodyWB import export, runs
+    from MultibodyWB.document import runs
+    from MultibodyWB.objects import export
     from MultibodyWB.solver.model import ModelError
     body = crank["body"]
     body.Density = "7850 kg/mm^3"           # typed in the wrong unit

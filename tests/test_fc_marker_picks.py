@@ -29,7 +29,7 @@ def printed(freecad, monkeypatch):
 def _link_with_hole(freecad, doc):
     """A 200 x 40 x 10 mm plate with an 8 mm hole (Part::Cut), a body of a mechanism with a
     ground and a hinge, so that the mechanism is complete."""
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     box = doc.addObject("Part::Box", "Plate")
     box.Length, box.Width, box.Height = 200, 40, 10
     hole = doc.addObject("Part::Cylinder", "Hole")
@@ -51,7 +51,8 @@ def _face(shape, test):
 
 
 def test_renumbered_face_of_a_cut_is_flagged_and_export_refuses(freecad, doc, printed):
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     from MultibodyWB.objects.marker import support_property
     mech, box, hole, cut, ground, body = _link_with_hole(freecad, doc)
     side = _face(cut.Shape, lambda f: abs(f.CenterOfMass.y) < 1e-9)     # the side at y = 0
@@ -92,7 +93,7 @@ def test_renumbered_face_facing_the_same_way_is_flagged(freecad, doc):
     """The issue's case: still a plane facing the same way, but another face of the solid (a
     stepped block rebuilt in another order: 'Face2', the low step's top, is now the high one's)."""
     import Part
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     from MultibodyWB.objects.marker import accept_pick
     low = Part.makeBox(50, 20, 10)
     high = Part.makeBox(20, 20, 30, freecad.Vector(50, 0, 0))
@@ -121,7 +122,7 @@ def test_the_whole_shape_shifted_is_no_move_on_the_solid(freecad, doc):
     """A shape rebuilt 200 mm further within its own placement (its base feature moved): every
     element is where it was on the solid; the marker follows, unflagged."""
     import Part
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     part = doc.addObject("Part::Feature", "Block")
     part.Shape = Part.makeBox(20, 20, 20)
     doc.recompute()
@@ -137,7 +138,7 @@ def test_the_whole_shape_shifted_is_no_move_on_the_solid(freecad, doc):
 
 
 def test_edits_that_carry_the_element_along_pass(freecad, doc):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     mech, box, hole, cut, ground, body = _link_with_hole(freecad, doc)
     end = _face(cut.Shape, lambda f: abs(f.CenterOfMass.x - 200) < 1e-9)
     bore = _face(cut.Shape, lambda f: type(f.Surface).__name__ == "Cylinder")
@@ -167,7 +168,7 @@ def test_a_pick_put_back_without_its_signature_is_not_flagged(freecad, doc):
     recorded for the other pick stays: that signature is stale, not a change of the solid."""
     import json
 
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     from MultibodyWB.objects.marker import attach, support_property
     box = doc.addObject("Part::Box", "Box")
     doc.recompute()

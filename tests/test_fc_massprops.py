@@ -42,7 +42,8 @@ def _feature(doc, name, shape, placement=None):
 
 def _exported_body(doc, solids, density, name="B"):
     """The neutral model's RigidBody of a Body made of ``solids`` (the ground is elsewhere)."""
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     mech = factory.make_mechanism(doc, "M")
     ground_solid = doc.addObject("Part::Box", "GroundSolid")
     factory.make_body(doc, mech, [ground_solid], ground=True, name="G")
@@ -139,7 +140,7 @@ def test_second_solid_rotated_and_translated_relative_to_the_base(freecad, doc):
     first = _feature(doc, "First", Part.makeBox(10, 10, 10), base)
     rel_position, rel_angles = np.array([0.03, -0.01, 0.02]), np.array([0.3, -0.7, 1.1])
     R_rel = bryant_to_matrix(rel_angles)
-    from MultibodyWB.import_model import rotation
+    from MultibodyWB.document.import_model import rotation
     rel = freecad.Placement(freecad.Vector(*(rel_position * 1000)), rotation(R_rel))
     second = _feature(doc, "Second", Part.makeBox(30, 8, 5), base.multiply(rel))
     doc.recompute()
@@ -178,7 +179,8 @@ def test_mass_properties_follow_the_solid(freecad, doc):
 @pytest.mark.parametrize("example", ["seed_box", "crank_slider", "branched_tree", "four_bar"])
 def test_stand_in_solids_reproduce_the_bodies(freecad, doc, example):
     """Import a model without solids: every stand-in box has the body's OCC mass properties."""
-    from MultibodyWB import export, import_model
+    from MultibodyWB.document import import_model
+    from MultibodyWB.objects import export
     from MultibodyWB.examples import build
     model = build(example)
     mech = import_model.from_model(doc, model)
@@ -193,7 +195,7 @@ def test_stand_in_solids_reproduce_the_bodies(freecad, doc, example):
 
 
 def test_stand_in_box_is_along_the_principal_axes():
-    from MultibodyWB.import_model import principal_box
+    from MultibodyWB.document.import_model import principal_box
     mass, center = 1.3, np.array([0.01, -0.02, 0.03])
     R = bryant_to_matrix((0.4, -0.2, 1.3))
     J_c = R @ np.diag([2e-4, 3e-4, 4e-4]) @ R.T

@@ -46,7 +46,7 @@ def _box(doc, name, size=(10, 10, 10), placement=None):
 
 def _pendulum(freecad, doc):
     """Frame (ground) and a link on a revolute hinge: the smallest valid mechanism."""
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     frame = _box(doc, "FrameSolid", (40, 40, 10))
     link = _box(doc, "LinkSolid", (100, 10, 10),
                 freecad.Placement(freecad.Vector(0, 0, 20), freecad.Rotation()))
@@ -67,7 +67,8 @@ def _pendulum(freecad, doc):
 # --- objects and properties ------------------------------------------------------------------
 
 def test_every_object_has_its_type_version_and_no_problem(freecad, doc):
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     from MultibodyWB.objects.base import type_of
     p = _pendulum(freecad, doc)
     force = factory.make_force(doc, p["mech"], "point_force", p["m_link"], magnitude="2*t",
@@ -100,7 +101,7 @@ def test_adding_properties_is_safe_to_repeat(freecad, doc):
 def test_hinges_of_version_1_keep_drivers_and_springs_measured_from_zero(freecad, doc, tmp_path):
     """Before version 2 a driver gave the coordinate itself and a spring was relaxed at zero;
     a reopened old hinge keeps that meaning, a new one measures both from the drawing."""
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     p = _pendulum(freecad, doc)
     hinge = p["hinge"]
     hinge.DriverRz = "2*pi*t"
@@ -128,7 +129,8 @@ def test_hinges_of_version_1_keep_drivers_and_springs_measured_from_zero(freecad
 
 
 def test_a_motor_exports_in_si_and_round_trips_through_the_neutral_file(freecad, doc):
-    from MultibodyWB import export, import_model
+    from MultibodyWB.document import import_model
+    from MultibodyWB.objects import export
     from MultibodyWB.solver.model import Motor
     p = _pendulum(freecad, doc)
     hinge = p["hinge"]
@@ -149,7 +151,8 @@ def test_a_motor_exports_in_si_and_round_trips_through_the_neutral_file(freecad,
 
 
 def test_initial_values_marked_as_estimates_export_as_estimates(freecad, doc):
-    from MultibodyWB import export, import_model
+    from MultibodyWB.document import import_model
+    from MultibodyWB.objects import export
     p = _pendulum(freecad, doc)
     hinge = p["hinge"]
     hinge.InitialAsDrawn = False
@@ -202,7 +205,7 @@ def test_migrations_run_when_an_old_document_is_opened(freecad, doc, tmp_path, m
 
 
 def test_enumerations_are_the_solver_tables(freecad, doc):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     p = _pendulum(freecad, doc)
     force = factory.make_force(doc, p["mech"], "point_force", p["m_link"])
     sim = [o for o in p["mech"].Group if o.Proxy.Type == "Multibody::Simulation"][0]
@@ -238,7 +241,7 @@ def test_hinge_shows_the_coordinates_and_options_of_its_type(freecad, doc, hinge
 
 @pytest.mark.parametrize("force_type", sorted(FORCE_TYPES))
 def test_force_shows_the_fields_of_its_type(freecad, doc, force_type):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     from MultibodyWB.objects.force import FIELD_PROPERTIES, field_properties
     p = _pendulum(freecad, doc)
     force = factory.make_force(doc, p["mech"], force_type, p["m_link"], p["m_frame"])
@@ -265,7 +268,8 @@ def test_force_properties_have_the_units_of_the_solver_table(freecad):
 # --- units ------------------------------------------------------------------------------------
 
 def test_properties_show_freecad_units_and_export_in_si(freecad, doc):
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     p = _pendulum(freecad, doc)
     mech, hinge = p["mech"], p["hinge"]
     hinge.StiffnessRz = "12 N*m/rad"
@@ -342,7 +346,7 @@ PICKS = {
 
 @pytest.fixture
 def pick_solids(freecad, doc):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     cyl = doc.addObject("Part::Cylinder", "Cyl")         # axis along -y, base at (10, 0, 0)
     cyl.Radius, cyl.Height = 5, 20
     cyl.Placement = freecad.Placement(freecad.Vector(10, 0, 0),
@@ -367,7 +371,7 @@ def pick_solids(freecad, doc):
 
 @pytest.mark.parametrize("kind", sorted(PICKS))
 def test_marker_attachment_mode_follows_the_picked_geometry(freecad, doc, pick_solids, kind):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     solid_name, sub, mode, origin, z = PICKS[kind]
     solid = pick_solids[solid_name]
     marker = factory.make_marker(doc, pick_solids["body"], (solid, sub) if sub else (solid, None))
@@ -382,7 +386,7 @@ def test_marker_attachment_mode_follows_the_picked_geometry(freecad, doc, pick_s
 
 def test_marker_follows_the_solid(freecad, doc, pick_solids):
     """Edited or moved, the solid carries its markers, whole frames."""
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     from MultibodyWB.objects.marker import marker_frame
     cyl = pick_solids["Cyl"]
     bore = factory.make_marker(doc, pick_solids["body"], (cyl, "Face1"))
@@ -408,7 +412,7 @@ def test_marker_follows_the_solid(freecad, doc, pick_solids):
 
 
 def test_orient_marker_keeps_the_origin_and_follows_the_solid(freecad, doc, pick_solids):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     cyl = pick_solids["Cyl"]
     marker = factory.make_marker(doc, pick_solids["body"], (cyl, "Face1"))
     factory.orient_marker(marker, z=(0, -1, 0), x=(0, 0, 1))
@@ -432,7 +436,7 @@ def engine(freecad, doc):
 
 def test_crank_slider_has_no_problem_and_passes_the_solver_check(freecad, doc, engine, tmp_path,
                                                                  capsys):
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     from MultibodyWB.solver import cli
     assert [(o.Label, o.Problem) for o in [engine] + engine.Group if o.Problem] == []
     path = tmp_path / "crank_slider_fc.mbs.xml"
@@ -447,7 +451,7 @@ def test_crank_slider_matches_the_code_built_engine(freecad, doc, engine):
     The bushes and pins fill the links' bores exactly, so the masses agree to the round-off of
     OCC's Boolean operations (1e-12 here), far inside the 1e-6 asked for.
     """
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     from MultibodyWB.examples import build
     from MultibodyWB.solver.analysis.kinematics import hinge_coordinates, hinge_residual, mobility
     from MultibodyWB.solver.maths.rotations import bryant_to_matrix
@@ -538,7 +542,8 @@ def _assert_same_model(a, b, tol=1e-12):
 
 
 def test_crank_slider_import_rebuilds_the_same_objects(freecad, doc, engine, tmp_path):
-    from MultibodyWB import export, import_model
+    from MultibodyWB.document import import_model
+    from MultibodyWB.objects import export
     from MultibodyWB.objects.base import type_of
     path = tmp_path / "engine.mbs.xml"
     first = export.write(engine, path)
@@ -613,7 +618,7 @@ def _assert_same_values(a, b, path=""):
 
 
 def test_crank_slider_survives_save_close_and_reopen(freecad, doc, engine, tmp_path):
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     from MultibodyWB.objects.base import type_of
     before, model, name = _snapshot(doc), export.to_model(engine), engine.Name
     path = str(tmp_path / "engine.FCStd")
@@ -643,7 +648,8 @@ def _problems_of(obj):
 
 
 def test_body_without_a_solid(freecad, doc, errors):
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     p = _pendulum(freecad, doc)
     empty = factory.make_body(doc, p["mech"], [], name="Empty")
     doc.recompute()
@@ -656,7 +662,8 @@ def test_body_without_a_solid(freecad, doc, errors):
 
 def test_body_of_zero_volume_and_bad_density(freecad, doc, errors):
     import Part
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     p = _pendulum(freecad, doc)
     sheet = doc.addObject("Part::Feature", "Sheet")
     sheet.Shape = Part.makePlane(10, 10)
@@ -682,7 +689,8 @@ def test_marker_whose_face_no_longer_exists(freecad, doc, errors, warnings):
     """Topological naming: the solid is rebuilt with fewer faces; the marker says so and keeps
     everything (its support still names the face, its last placement stays)."""
     import Part
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     from MultibodyWB.objects.marker import support_property
     p = _pendulum(freecad, doc)
     part = doc.addObject("Part::Feature", "Bracket")
@@ -715,7 +723,7 @@ def test_marker_whose_face_no_longer_exists(freecad, doc, errors, warnings):
 
 def test_marker_whose_edge_became_another_kind(freecad, doc, errors):
     import Part
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     from MultibodyWB.objects.marker import support_property
     p = _pendulum(freecad, doc)
     part = doc.addObject("Part::Feature", "Shaft")
@@ -732,7 +740,8 @@ def test_marker_whose_edge_became_another_kind(freecad, doc, errors):
 
 
 def test_hinge_with_one_marker_and_hinge_on_one_body(freecad, doc, errors):
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     p = _pendulum(freecad, doc)
     other = factory.make_marker(doc, p["body"], (p["link"], "Face2"), name="OtherEnd")
     lonely = factory.make_hinge(doc, p["mech"], "revolute", p["m_link"], None, name="Lonely")
@@ -752,7 +761,8 @@ def test_hinge_with_one_marker_and_hinge_on_one_body(freecad, doc, errors):
 
 def test_export_lists_every_problem_at_once_and_loses_nothing(freecad, doc, errors):
     import Part
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     from MultibodyWB.objects.marker import support_property
     p = _pendulum(freecad, doc)
     mech = p["mech"]

@@ -1,8 +1,8 @@
-"""The kinematic preview (MultibodyWB.preview) in headless FreeCAD, on the crank-slider built from
-solids: setting the crank angle turns the crank solid by that angle about the main bearing, the
-moved drawing satisfies every hinge (checked by exporting it again and measuring the hinges'
-residuals with the solver), a position the loop cannot reach is refused in words, and restore()
-gives back the exact placements with the document unchanged.
+"""The kinematic preview (MultibodyWB.document.preview) in headless FreeCAD, on the crank-slider
+built from solids: setting the crank angle turns the crank solid by that angle about the main
+bearing, the moved drawing satisfies every hinge (checked by exporting it again and measuring the
+hinges' residuals with the solver), a position the loop cannot reach is refused in words, and
+restore() gives back the exact placements with the document unchanged.
 """
 
 import numpy as np
@@ -26,7 +26,7 @@ def _placements(doc):
 
 def _drawn_residuals(mech):
     """Largest residual (rad, mm) of every hinge in the document as it is now."""
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     from MultibodyWB.solver.analysis.kinematics import mobility
     m = mobility(export.to_model(mech))
     res = np.array(list(m.drawn_residuals.values()))
@@ -34,7 +34,7 @@ def _drawn_residuals(mech):
 
 
 def test_coordinates_and_free_set(engine):
-    from MultibodyWB.preview import KinematicPreview
+    from MultibodyWB.document.preview import KinematicPreview
     doc, mech = engine
     p = KinematicPreview(mech)
     names = [(h.Label, c) for h, c in p.hinges()]
@@ -50,7 +50,7 @@ def test_coordinates_and_free_set(engine):
 
 
 def test_free_set_without_driver(engine):
-    from MultibodyWB.preview import KinematicPreview
+    from MultibodyWB.document.preview import KinematicPreview
     doc, mech = engine
     doc.getObject("MainBearing").DriverRz = ""
     doc.recompute()
@@ -61,7 +61,7 @@ def test_free_set_without_driver(engine):
 
 
 def test_set_crank_angle_closes_loop_and_restores(freecad, engine):
-    from MultibodyWB.preview import KinematicPreview
+    from MultibodyWB.document.preview import KinematicPreview
     doc, mech = engine
     before = _placements(doc)
     undo = doc.UndoCount
@@ -95,7 +95,7 @@ def test_set_crank_angle_closes_loop_and_restores(freecad, engine):
 
 
 def test_unreachable_refused_in_words(freecad, engine):
-    from MultibodyWB.preview import KinematicPreview
+    from MultibodyWB.document.preview import KinematicPreview
     doc, mech = engine
     p = KinematicPreview(mech)
     before = _placements(doc)
@@ -110,7 +110,7 @@ def test_unreachable_refused_in_words(freecad, engine):
 
 
 def test_drawing_gaps_name_the_hinge_in_user_units(freecad, engine):
-    from MultibodyWB.preview import KinematicPreview
+    from MultibodyWB.document.preview import KinematicPreview
     doc, mech = engine
     assert KinematicPreview(mech).drawing_gaps() == []         # the engine is drawn assembled
     marker = doc.getObject("FrameMain")                        # the main bearing, frame side

@@ -62,7 +62,7 @@ def _touched(doc):
 # --- storing a run ------------------------------------------------------------------------------
 
 def test_a_stored_run_has_its_file_and_properties(freecad, doc, engine):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.objects.base import quantity_value, type_of
     from MultibodyWB.objects.mechanism import mechanism_of
     from MultibodyWB.objects.result import TYPE, load
@@ -101,7 +101,7 @@ def test_a_stored_run_has_its_file_and_properties(freecad, doc, engine):
 
 
 def test_load_reads_once_and_refuses_a_bad_file(freecad, doc, engine):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.objects.result import ResultFileError, clear_cache, load
     obj = runs.simulate_mechanism(engine, **SHORT)
     first = load(obj)
@@ -124,7 +124,7 @@ def test_load_reads_once_and_refuses_a_bad_file(freecad, doc, engine):
 
 
 def test_undo_removes_the_stored_run_and_redo_brings_it_back(freecad, doc, engine):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.objects.result import clear_cache, load
     group = list(engine.Group)
     obj = runs.simulate_mechanism(engine, **SHORT)
@@ -142,7 +142,7 @@ def test_undo_removes_the_stored_run_and_redo_brings_it_back(freecad, doc, engin
 
 def test_a_reopened_document_has_its_runs_without_solving(freecad, doc, engine, tmp_path,
                                                           monkeypatch):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.objects.result import clear_cache, load
     from MultibodyWB.solver.run import simulate as simulate_module
     first = runs.simulate_mechanism(engine, **SHORT)
@@ -178,7 +178,7 @@ def test_a_reopened_document_has_its_runs_without_solving(freecad, doc, engine, 
 
 
 def test_keep_removes_the_oldest_runs(freecad, doc, engine):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     a = runs.simulate_mechanism(engine, t_end=0.001)
     b = runs.simulate_mechanism(engine, t_end=0.001)
     names = [a.Name, b.Name]
@@ -194,7 +194,7 @@ def test_keep_removes_the_oldest_runs(freecad, doc, engine):
 # --- runs that fail store nothing -----------------------------------------------------------------
 
 def _state(doc, mech):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.objects.result import load
     return ([o.Name for o in doc.Objects], [o.Name for o in mech.Group], doc.UndoCount,
             [(o.Name, o.Frames, bytes(np.ascontiguousarray(load(o).data)))
@@ -202,7 +202,7 @@ def _state(doc, mech):
 
 
 def test_a_model_error_stores_nothing(freecad, doc, engine, monkeypatch):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     runs.simulate_mechanism(engine, **SHORT)
     hinge = doc.getObject("WristPin")
     hinge.OutputMarker = None                    # a broken hinge
@@ -215,7 +215,7 @@ def test_a_model_error_stores_nothing(freecad, doc, engine, monkeypatch):
 
 
 def test_a_cancelled_run_stores_nothing(freecad, doc, engine):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     runs.simulate_mechanism(engine, **SHORT)
     before = _state(doc, engine)
     calls = []
@@ -232,7 +232,7 @@ def test_a_cancelled_run_stores_nothing(freecad, doc, engine):
 @pytest.mark.parametrize("undo_mode", [1, 0])
 def test_a_failure_while_storing_leaves_nothing_half_written(freecad, doc, engine, monkeypatch,
                                                             undo_mode):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.solver.run.simulate import simulate
     runs.simulate_mechanism(engine, **SHORT)
     results = simulate(runs.model_of(engine), **SHORT)
@@ -267,9 +267,9 @@ def _expected(results, body, rest, frame, i):
 
 
 def test_the_animator_moves_solids_and_markers_to_the_results_poses(freecad, doc, engine):
-    from MultibodyWB import runs
-    from MultibodyWB.animation import Animator
-    from MultibodyWB.factory import markers_of
+    from MultibodyWB.document import runs
+    from MultibodyWB.document.animation import Animator
+    from MultibodyWB.document.factory import markers_of
     from MultibodyWB.objects.body import solid_placement
     from MultibodyWB.objects.result import load
     obj = runs.simulate_mechanism(engine, **SHORT)
@@ -333,8 +333,8 @@ def test_the_animator_moves_solids_and_markers_to_the_results_poses(freecad, doc
 
 
 def test_point_traces_and_hinge_loads(freecad, doc, engine):
-    from MultibodyWB import runs
-    from MultibodyWB.animation import Animator
+    from MultibodyWB.document import runs
+    from MultibodyWB.document.animation import Animator
     from MultibodyWB.objects.body import solid_placement
     from MultibodyWB.objects.result import load
     results = load(runs.simulate_mechanism(engine, **SHORT))
@@ -375,7 +375,7 @@ def _pendulums(freecad, doc):
     moved and turned container (App::Part), a link that applies the linked box's placement
     (LinkTransform) and one that replaces it. The link bodies' markers sit on a second solid, a
     hub (FreeCAD 0.20's attacher does not attach to links)."""
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     P, V, Rot = freecad.Placement, freecad.Vector, freecad.Rotation
     frame = doc.addObject("Part::Box", "FrameSolid")
     frame.Length, frame.Width, frame.Height = 200, 40, 10
@@ -417,8 +417,8 @@ def _pendulums(freecad, doc):
 def test_the_animator_handles_solids_in_containers_and_links(freecad, doc):
     """Every solid's frame (as the body and the export take it: body.solid_placement) follows
     the results; the container's placement stays around the nested solid."""
-    from MultibodyWB import runs
-    from MultibodyWB.animation import Animator, _frame_parts
+    from MultibodyWB.document import runs
+    from MultibodyWB.document.animation import Animator, _frame_parts
     from MultibodyWB.objects.body import solid_placement
     from MultibodyWB.objects.result import load
     mech = _pendulums(freecad, doc)
@@ -460,8 +460,9 @@ def test_the_animator_handles_solids_in_containers_and_links(freecad, doc):
 
 
 def test_solids_only_and_the_result_view_provider(freecad, doc, engine):
-    from MultibodyWB import gui_utils, runs
-    from MultibodyWB.animation import Animator
+    from MultibodyWB import resources
+    from MultibodyWB.document import runs
+    from MultibodyWB.document.animation import Animator
     from MultibodyWB.objects.result import TYPE, load
     from MultibodyWB.viewproviders.base import view_provider_class
     results = load(runs.simulate_mechanism(engine, **SHORT))
@@ -477,13 +478,13 @@ def test_solids_only_and_the_result_view_provider(freecad, doc, engine):
             "Crank", np.array(animator._markers[marker.Name][1].Base))[20], atol=1e-9)
     cls = view_provider_class(TYPE)
     assert cls.__name__ == "ViewProviderResult"
-    assert os.path.isfile(gui_utils.icon_path(cls.ICON))
+    assert os.path.isfile(resources.icon_path(cls.ICON))
 
 
 def test_a_recorded_run_is_not_solved_twice(freecad, doc, engine, monkeypatch):
     """The GUI stores a background run, then records (and so executes) the macro line
     ``runs.simulate_mechanism(mechanism)``: inside recorded_run that returns the stored run."""
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.solver.run.simulate import simulate
     results = simulate(runs.model_of(engine), **SHORT)
     with runs.recorded_run(engine):

@@ -6,7 +6,7 @@ from test_fc_objects import _pendulum, doc  # noqa: F401  (the doc fixture)
 
 
 def _problems(mech):
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     result = export.collect(mech)
     return result, [str(x) for x in result.problems]
 

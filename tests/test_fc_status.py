@@ -23,7 +23,7 @@ def errors(freecad, monkeypatch):
 
 
 def test_status_while_building_a_pendulum(freecad, doc, errors):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     link = doc.addObject("Part::Box", "LinkSolid")
     link.Length, link.Width, link.Height = 100, 10, 10
     frame = doc.addObject("Part::Box", "FrameSolid")
@@ -84,7 +84,7 @@ def _selection_module(monkeypatch):
 
 
 def test_why_a_command_is_not_active(freecad, doc, monkeypatch):
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     selection = _selection_module(monkeypatch)
     Pick, RULES, Selection, why = (selection.Pick, selection.RULES, selection.Selection,
                                    selection.why)

@@ -29,7 +29,7 @@ def doc(freecad):
 @pytest.fixture
 def model(freecad, doc):
     """A link on a revolute hinge with a torsion spring, a spring-damper, a small step."""
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     frame = doc.addObject("Part::Box", "FrameSolid")
     link = doc.addObject("Part::Box", "LinkSolid")
     link.Length, link.Width, link.Height = 100, 10, 10
@@ -108,7 +108,8 @@ def test_a_bare_number_gets_its_unit_and_any_unit_of_the_dimension_is_kept(model
 
 
 def test_a_text_that_is_no_such_quantity_is_a_problem_naming_the_property(model):
-    from MultibodyWB import export, factory
+    from MultibodyWB.document import factory
+    from MultibodyWB.objects import export
     from MultibodyWB.solver.model import ModelError
     model["hinge"].StiffnessRz = "2 kg"
     model["sim"].EndTime = "abc"
@@ -123,7 +124,7 @@ def test_a_text_that_is_no_such_quantity_is_a_problem_naming_the_property(model)
 
 
 def test_export_in_si_is_unchanged(model):
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     model["hinge"].SpringReferenceRz = "10 deg"
     model["hinge"].SpringReferenceAsDrawn = False          # the reference typed, not the drawing
     m = export.to_model(model["mech"])
@@ -156,7 +157,7 @@ def _as_saved_by_version_1(obj, name, type_name, value):
 
 
 def test_files_of_the_previous_version_open_with_the_same_values(freecad, doc, model, tmp_path):
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     before = export.to_model(model["mech"])
     Q = freecad.Units.Quantity
     _as_saved_by_version_1(model["hinge"], "StiffnessRz", "App::PropertyQuantity",
@@ -209,7 +210,7 @@ def test_messages_show_si_values_in_the_documents_units(freecad):
 
 
 def test_vectors_show_their_unit_and_export_in_si(freecad, doc, model):
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     body = model["body"]
     assert body.InitialVelocity == "0, 0, 0 mm/s"
     assert body.InitialAngularVelocity == "0, 0, 0 deg/s"

@@ -52,7 +52,7 @@ def test_the_run_is_recorded_as_macro_lines(loop):
     (recorded without solving twice)."""
     console = loop["console_after_run"]
     assert "sim.EndTime = '0.02 s'" in console, console
-    assert ("MultibodyWB.runs.simulate_mechanism(FreeCAD.getDocument('Engine')"
+    assert ("MultibodyWB.document.runs.simulate_mechanism(FreeCAD.getDocument('Engine')"
             ".getObject('CrankSlider'))") in console, console
 
 

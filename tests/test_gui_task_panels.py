@@ -155,7 +155,7 @@ def test_the_panel_s_edits_are_recorded_as_macro_lines(panels):
     assert "force.Magnitude = '1000*t'" in console
     assert "MultibodyWB.objects.marker.attach(marker, " in console
     # an end picked on a face: the marker made by the factory, then linked by its variable
-    assert "end0_marker = MultibodyWB.factory.make_marker(" in console
+    assert "end0_marker = MultibodyWB.document.factory.make_marker(" in console
     assert "hinge.InputMarker = end0_marker" in console
 
 

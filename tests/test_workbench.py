@@ -93,9 +93,9 @@ def test_init_py_has_no_gui_imports():
 
 
 def test_workbench_icon_is_a_64px_svg():
-    from MultibodyWB import gui_utils
-    assert Path(gui_utils.WORKBENCH_ICON) == REPO_ROOT / ICON
-    root = ET.parse(gui_utils.WORKBENCH_ICON).getroot()
+    from MultibodyWB import resources
+    assert Path(resources.WORKBENCH_ICON) == REPO_ROOT / ICON
+    root = ET.parse(resources.WORKBENCH_ICON).getroot()
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert root.get("viewBox").split() == ["0", "0", "64", "64"]
     assert root.find("{http://www.w3.org/2000/svg}title").text == "MultibodyWB"
@@ -213,10 +213,10 @@ _FREECADCMD_CHECK = textwrap.dedent("""
     result = {"user_app_data": FreeCAD.getUserAppDataDir(), "gui_up": int(FreeCAD.GuiUp),
               "mod_dirs": list(FreeCAD.__ModDirs__)}
     try:
-        import MultibodyWB, MultibodyWB.gui_utils
+        import MultibodyWB, MultibodyWB.resources
         result["package_file"] = MultibodyWB.__file__
         result["version"] = MultibodyWB.__version__
-        result["icon"] = MultibodyWB.gui_utils.WORKBENCH_ICON
+        result["icon"] = MultibodyWB.resources.WORKBENCH_ICON
     except Exception as exc:
         result["exception"] = repr(exc)
     with open(os.environ["MBWB_RESULT_FILE"], "w") as stream:

@@ -6,7 +6,8 @@ the rule of :data:`~.selection.RULES` that enables it, ``ACTION``: what it does,
 command interface.
 
 A command that creates objects does it the way a macro would: a builder turns the selection
-into Python statements calling :mod:`MultibodyWB.factory` (objects referred to by name), and
+into Python statements calling :mod:`MultibodyWB.document.factory` (objects referred to by name),
+and
 :func:`run_script` runs them with ``FreeCADGui.doCommand``, inside one undo transaction, so that
 they are echoed in the Python console and recorded in a macro being recorded, and one Undo
 removes everything the command made (:func:`scripted` makes such an action of a builder).
@@ -14,7 +15,7 @@ removes everything the command made (:func:`scripted` makes such an action of a 
 
 import FreeCAD
 
-from .. import gui_utils
+from .. import resources
 from . import selection as selection_module
 
 #: Prefix of the registered command names.
@@ -59,7 +60,7 @@ def message(title, text, details=(), error=True):
     box.exec_()
 
 
-def run_script(title, statements, modules=("MultibodyWB.factory",)):
+def run_script(title, statements, modules=("MultibodyWB.document.factory",)):
     """Run ``statements`` through ``FreeCADGui.doCommand`` in one undo transaction ``title``.
 
     The document is recomputed at the end, in the transaction. If a statement raises, the
@@ -127,7 +128,7 @@ class Command:
         return PREFIX + cls.NAME
 
     def GetResources(self):
-        return {"Pixmap": gui_utils.icon_path(self.ICON), "MenuText": self.MENU_TEXT,
+        return {"Pixmap": resources.icon_path(self.ICON), "MenuText": self.MENU_TEXT,
                 "ToolTip": self.TOOL_TIP}
 
     def IsActive(self):

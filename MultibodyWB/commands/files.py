@@ -1,12 +1,12 @@
 """Commands that exchange the model with the solver: neutral XML export and import, and the
 MSTMM topology figure.
 
-- Export writes the mechanism with :func:`MultibodyWB.export.write` (recorded as a macro line).
-  A mechanism with problems is refused, with every problem listed in a dialog and in the report
-  view, each naming the object and the property to fix.
-- Import reads a neutral file with :func:`MultibodyWB.import_model.import_file` into the active
-  document (a new one if none is open), in one undo step; an invalid file is refused with every
-  problem listed.
+- Export writes the mechanism with :func:`MultibodyWB.objects.export.write` (recorded as a macro
+  line). A mechanism with problems is refused, with every problem listed in a dialog and in the
+  report view, each naming the object and the property to fix.
+- Import reads a neutral file with :func:`MultibodyWB.document.import_model.import_file` into the
+  active document (a new one if none is open), in one undo step; an invalid file is refused with
+  every problem listed.
 - Topology figure: the exported model's topology drawn by the solver's figure module (Graphviz)
   and shown in a dialog.
 
@@ -20,12 +20,11 @@ import FreeCAD
 
 from .base import ACTIONS, DOC, Command, main_window, message, ref, widgets
 from .selection import mechanism_for
+from ..gui.figure import FIGURE_DIALOG, show_figure  # noqa: F401  (tests find the dialog by name)
 
 FILE_FILTER = "Multibody model (*.mbs.xml);;XML files (*.xml);;All files (*)"
 SUFFIX = ".mbs.xml"
 #: Object name of the topology figure dialog (one at a time).
-FIGURE_DIALOG = "MultibodyTopologyFigure"
-_dialogs = []      # keeps the figure dialog alive while it is shown
 
 
 def ask_save_path(title, suggestion):
@@ -42,7 +41,7 @@ def ask_open_path(title):
 
 def checked_model(title, mechanism):
     """The mechanism's neutral model, or None after listing its problems (dialog and report)."""
-    from .. import export
+    from ..objects import export
     result = export.collect(mechanism)
     problems = result.problems
     if problems:
@@ -65,9 +64,9 @@ def _export(command, selection):
         return False
     if not path.lower().endswith(".xml"):
         path += SUFFIX
-    FreeCADGui.addModule("MultibodyWB.export")
+    FreeCADGui.addModule("MultibodyWB.objects.export")
     try:
-        FreeCADGui.doCommand(f"MultibodyWB.export.write({ref(mechanism)}, {path!r})")
+        FreeCADGui.doCommand(f"MultibodyWB.objects.export.write({ref(mechanism)}, {path!r})")
     except ModelError as exc:
         message(command.MENU_TEXT, "The model was not written:", [str(p) for p in exc.problems])
         return False
@@ -89,9 +88,9 @@ def _import(command, selection):
         FreeCADGui.doCommand("FreeCAD.newDocument()")
     doc = FreeCAD.ActiveDocument
     doc.openTransaction(command.MENU_TEXT)
-    FreeCADGui.addModule("MultibodyWB.import_model")
+    FreeCADGui.addModule("MultibodyWB.document.import_model")
     try:
-        FreeCADGui.doCommand(f"MultibodyWB.import_model.import_file({DOC}, {path!r})")
+        FreeCADGui.doCommand(f"MultibodyWB.document.import_model.import_file({DOC}, {path!r})")
         FreeCADGui.doCommand(f"{DOC}.recompute()")
     except ModelError as exc:
         doc.abortTransaction()
@@ -124,40 +123,6 @@ def _topology(command, selection):
         return False
     show_figure(f"Topology of '{mechanism.Label}'", path)
     return True
-
-
-def show_figure(title, path):
-    """Show the image ``path`` in a dialog (not modal: the model stays editable)."""
-    from PySide import QtCore, QtGui
-    qt = widgets()
-    for old in list(_dialogs):
-        old.close()
-        _dialogs.remove(old)
-    dialog = qt.QDialog(main_window())
-    dialog.setObjectName(FIGURE_DIALOG)
-    dialog.setWindowTitle(f"Multibody: {title}")
-    dialog.setAttribute(QtCore.Qt.WA_DeleteOnClose, False)
-    layout = qt.QVBoxLayout(dialog)
-    label = qt.QLabel()
-    label.setObjectName("figure")
-    pixmap = QtGui.QPixmap(path)
-    label.setPixmap(pixmap)
-    label.setToolTip(path)
-    area = qt.QScrollArea()
-    area.setWidget(label)
-    area.setWidgetResizable(True)
-    layout.addWidget(area)
-    note = qt.QLabel("MSTMM numbering: a circle per body, an arrow per hinge from its input "
-                     f"to its output body; figure file: {path}")
-    note.setWordWrap(True)
-    layout.addWidget(note)
-    buttons = qt.QDialogButtonBox(qt.QDialogButtonBox.Close)
-    buttons.rejected.connect(dialog.reject)
-    layout.addWidget(buttons)
-    dialog.resize(min(pixmap.width() + 60, 1200), min(pixmap.height() + 120, 900))
-    _dialogs.append(dialog)
-    dialog.show()
-    return dialog
 
 
 ACTIONS.update({"export": _export, "import": _import, "topology": _topology})

@@ -13,7 +13,7 @@ from ..objects.mechanism import mechanism_of
 from .base import ACTIONS, DOC, Command, ref, scripted
 from .selection import Pick, mechanism_for
 
-FACTORY = "MultibodyWB.factory"
+FACTORY = "MultibodyWB.document.factory"
 
 
 def mechanism_script(selection):

@@ -14,6 +14,7 @@ import FreeCAD
 
 from ..objects.base import type_of
 from ..objects.body import TYPE as BODY
+from ..objects.body import body_of, has_solids  # noqa: F401  (the rules use them)
 from ..objects.marker import TYPE as MARKER
 from ..objects.mechanism import TYPE as MECHANISM
 from ..objects.mechanism import mechanism_of
@@ -81,28 +82,9 @@ class Selection:
         return self.objects + self.picks
 
 
-def body_of(solid):
-    """The Multibody body whose ``Solids`` include ``solid``, or None."""
-    for parent in solid.InList:
-        if type_of(parent) == BODY and solid in parent.Solids:
-            return parent
-    return None
-
-
 def end_body(end):
     """The body of a hinge or force end (a marker or a :class:`Pick`)."""
     return end.body if isinstance(end, Pick) else end.Body
-
-
-def has_solids(obj):
-    """Whether ``obj`` has a shape with at least one solid."""
-    shape = getattr(obj, "Shape", None)
-    # isNull first: a null shape (an empty sketch) raises on ShapeType
-    if shape is None or not hasattr(shape, "isNull") or shape.isNull():
-        return False
-    if shape.ShapeType == "Solid":
-        return True
-    return shape.ShapeType in ("CompSolid", "Compound") and bool(shape.Solids)
 
 
 def current():

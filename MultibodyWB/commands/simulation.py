@@ -26,7 +26,7 @@ def _runs(selection):
 
 
 def _has_results(selection, command):
-    from .. import runs
+    from ..document import runs
     mechanism, chosen = _runs(selection)
     return bool(chosen) or (mechanism is not None and bool(runs.result_objects(mechanism)))
 
@@ -51,7 +51,7 @@ def _play(command, selection):
 
 
 def _plot(command, selection):
-    from .. import runs
+    from ..document import runs
     from ..gui import plot_panel
     mechanism, chosen = _runs(selection)
     chosen = chosen or runs.result_objects(mechanism)[-1:]

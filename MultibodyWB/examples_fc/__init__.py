@@ -1,4 +1,5 @@
-"""Example mechanisms built in a FreeCAD document from Part solids with :mod:`MultibodyWB.factory`.
+"""Example mechanisms built in a FreeCAD document from Part solids with
+:mod:`MultibodyWB.document.factory`.
 
 Each module has ``setup(doc) -> mechanism``; tests, macros and (later) the GUI's demo reuse them.
 They rebuild the FreeCAD-free examples of :mod:`MultibodyWB.examples` (same dimensions and

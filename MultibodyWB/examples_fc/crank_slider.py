@@ -3,8 +3,8 @@
 Same dimensions, densities, drawn crank angle, hinges (spatial variant: revolute main bearing,
 spherical big end, universal wrist pin, prismatic piston), gas force, driver and simulation settings
 as the code-built example, whose constants and functions are reused. Here they are Part solids,
-Multibody objects made with :mod:`MultibodyWB.factory`, and markers picked on the solids' faces and
-edges, as a designer would click them:
+Multibody objects made with :mod:`MultibodyWB.document.factory`, and markers picked on the solids'
+faces and edges, as a designer would click them:
 
 - each link (crank, rod) is a web (a box) with its bearing bores, plus the bushes and pins pressed
   into them: a body of several solids. The bushes fill the bores, so each body has the volume of
@@ -19,11 +19,11 @@ edges, as a designer would click them:
 Markers: bearing bores and pins are cylindrical faces (``InertialCS``: origin on the axis, halfway
 along the bore), the piston's crown edge and the liner's top edge are circles (``Concentric``), the
 crown is a planar face (``FlatFace``, centred). The hinge frames are then turned about their axes
-(:func:`MultibodyWB.factory.orient_marker`) as the code example orients them: the main bearing's x
-along the crank as drawn (drawn crank coordinate 0, which the driver starts from), the wrist pin's
-first axis along global x and its second along the pin, the piston's slide frames alike on both
-sides. The main bearing marker of the frame is moved from the middle of the crankcase bore to the
-crank's mid-plane by its attachment offset.
+(:func:`MultibodyWB.document.factory.orient_marker`) as the code example orients them: the main
+bearing's x along the crank as drawn (drawn crank coordinate 0, which the driver starts from), the
+wrist pin's first axis along global x and its second along the pin, the piston's slide frames alike
+on both sides. The main bearing marker of the frame is moved from the middle of the crankcase bore
+to the crank's mid-plane by its attachment offset.
 
 Run inside FreeCAD (``setup(FreeCAD.newDocument())``) or headless; :func:`setup` returns the
 Mechanism.
@@ -32,7 +32,7 @@ Mechanism.
 import FreeCAD
 import numpy as np
 
-from .. import factory
+from ..document import factory
 from ..examples import crank_slider as code
 from ..examples.parts import ALUMINIUM, STEEL, frame_along
 

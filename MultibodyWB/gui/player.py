@@ -5,8 +5,9 @@ of wall time), loop; optional reaction-force arrows scaled by magnitude and trac
 markers; export of the playback to GIF or MP4, rendered by FreeCAD's own 3D view; the plots of the
 run, whose time cursor follows the player.
 
-The solids' placements come from the results through :class:`MultibodyWB.animation.Animator`;
-closing the player puts every original placement back. Playing changes no undo history.
+The solids' placements come from the results through
+:class:`MultibodyWB.document.animation.Animator`; closing the player puts every original placement
+back. Playing changes no undo history.
 
 The player watches its document (:class:`.watch.DocumentWatch`): saving writes the placements
 as drawn (the player puts them back for the save; the view keeps the time shown), and the
@@ -23,12 +24,12 @@ import FreeCAD
 import FreeCADGui
 import numpy as np
 
-from .. import runs
-from ..animation import Animator
-from ..viewproviders.base import resume_symbols, show_marker_axes, suspend_symbols
+from ..document import runs
+from ..document.animation import Animator
+from .symbols import resume_symbols, show_marker_axes, suspend_symbols
 from .view_motion import ViewMotion
 from .qt import QtCore, QtWidgets, compact
-from .watch import DocumentWatch, TaskPanel, later
+from .watch import DocumentWatch, TaskPanel, later, track
 
 #: Object name of the player's widget.
 PANEL_NAME = "MultibodyPlayer"
@@ -40,6 +41,7 @@ TICK_MS = 16
 DEFAULT_PLAY_SECONDS = 4.0
 
 current = None
+track(lambda: current)
 
 
 def default_speed(duration):

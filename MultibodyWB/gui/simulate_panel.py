@@ -8,15 +8,16 @@ the job: progress bar, simulated time, elapsed time. **Cancel** asks the job to 
 chunk.
 
 Only a finished run changes the document: its results are stored as a new Result object
-(:func:`MultibodyWB.runs.store_results`, one undo step), so a cancelled or failed run leaves the
-earlier results as they were. The solver's messages (redundant constraints, corrections of the
-initial state, singular configurations) and errors (each naming the object and the property to
-fix) go to the panel's message box and to the report view.
+(:func:`MultibodyWB.document.runs.store_results`, one undo step), so a cancelled or failed run
+leaves the earlier results as they were. The solver's messages (redundant constraints, corrections
+of the initial state, singular configurations) and errors (each naming the object and the property
+to fix) go to the panel's message box and to the report view.
 
 Macro recording: the settings are changed with ``FreeCADGui.doCommand`` statements, and a
-finished run is recorded as the synchronous call ``MultibodyWB.runs.simulate_mechanism(...)``
-that repeats it (:func:`MultibodyWB.runs.recorded_run` lets the panel record that line without
-running the solver a second time).
+finished run is recorded as the synchronous call
+``MultibodyWB.document.runs.simulate_mechanism(...)`` that repeats it
+(:func:`MultibodyWB.document.runs.recorded_run` lets the panel record that line without running the
+solver a second time).
 
 The panel also lists the mechanism's stored runs (play, plot, delete) and shows the topology
 figure and the overall transfer equation of the product form.
@@ -32,7 +33,7 @@ import traceback
 import FreeCAD
 import FreeCADGui
 
-from .. import runs
+from ..document import runs
 from ..objects.base import type_of
 from ..objects.mechanism import members
 from ..objects.result import TYPE as RESULT
@@ -40,7 +41,7 @@ from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION, setting
 from ..solver.model import INTEGRATORS, METHODS, ModelError
 from .qt import QtCore, QtGui, QtWidgets, compact
 from . import warmup
-from .watch import DocumentWatch, TaskPanel, later, object_alive
+from .watch import DocumentWatch, TaskPanel, later, object_alive, track
 
 #: How often the panel looks at a running job (ms): its end is handled this soon.
 POLL_MS = 50
@@ -58,6 +59,7 @@ _FLOAT_SETTINGS = ("RelativeTolerance", "AbsoluteTolerance")
 
 #: The panel being shown (one at a time), for tests and the commands.
 current = None
+track(lambda: current)
 
 
 def _ref(obj):
@@ -393,8 +395,8 @@ class SimulatePanel(TaskPanel):
         if sim is not None and not changes:
             return
         if sim is None:
-            FreeCADGui.addModule("MultibodyWB.factory")
-            first = (f"sim = MultibodyWB.factory.make_simulation({_ref(self.mechanism)}"
+            FreeCADGui.addModule("MultibodyWB.document.factory")
+            first = (f"sim = MultibodyWB.document.factory.make_simulation({_ref(self.mechanism)}"
                      f".Document, {_ref(self.mechanism)})")
         else:
             first = f"sim = {_ref(sim)}"
@@ -516,7 +518,7 @@ class SimulatePanel(TaskPanel):
     # -- the start ----------------------------------------------------------------------------
     def _show_start_correction(self, model, report):
         """Say what the run would move and why, show it in the 3D view, ask."""
-        from ..animation import Animator, PoseFrame
+        from ..document.animation import Animator, PoseFrame
         self.pending_model = model
         lines = ["The run would not start from the drawing:"]
         for move in report.moves:
@@ -651,9 +653,9 @@ class SimulatePanel(TaskPanel):
         try:
             with runs.recorded_run(self.mechanism):
                 obj = runs.store_results(self.mechanism, results)
-                FreeCADGui.addModule("MultibodyWB.runs")
+                FreeCADGui.addModule("MultibodyWB.document.runs")
                 accept = ", accept_corrections=True" if self.accepted_corrections else ""
-                FreeCADGui.doCommand(f"MultibodyWB.runs.simulate_mechanism("
+                FreeCADGui.doCommand(f"MultibodyWB.document.runs.simulate_mechanism("
                                      f"{_ref(self.mechanism)}{accept})")
         except Exception as exc:  # writing the results failed: nothing half-stored
             self.say(f"The results could not be stored: {type(exc).__name__}: {exc}", error=True)
@@ -748,7 +750,7 @@ class SimulatePanel(TaskPanel):
         import os
         import tempfile
 
-        from ..commands.files import show_figure
+        from .figure import show_figure
         from ..solver.analysis.figure import write_figure
         try:
             model = runs.model_of(self.mechanism)

@@ -37,10 +37,11 @@ import FreeCADGui
 from ..objects import units
 from ..objects.base import is_text_quantity, quantity_text, type_of
 from .qt import QtCore, QtGui, QtWidgets
-from .watch import DocumentWatch, TaskPanel, later, object_alive
+from .watch import DocumentWatch, TaskPanel, later, object_alive, track
 
 #: The edit panel being shown (one at a time), for tests and :func:`~.watch.close_task_dialog`.
 current = None
+track(lambda: current)
 
 #: Object ``Type`` -> (module of this package, panel class).
 PANELS = {
@@ -362,8 +363,8 @@ class EditPanel(TaskPanel):
         self.message.hide()
         forms = self.build()
         self.form = forms if isinstance(forms, list) else [forms]
-        from .. import gui_utils
-        self.form[0].setWindowIcon(QtGui.QIcon(gui_utils.icon_path(self.ICON)))
+        from .. import resources
+        self.form[0].setWindowIcon(QtGui.QIcon(resources.icon_path(self.ICON)))
         self.form[0].setWindowTitle(f"{self.TITLE}: {obj.Label}")
         self.form[0].layout().insertWidget(0, self.message)   # seen without scrolling
         for form in self.form:
@@ -460,17 +461,17 @@ class EditPanel(TaskPanel):
     def make_marker(self, body, solid, sub, variable):
         """A marker made now on ``sub`` of ``solid`` (a body's), as the create commands make one;
         removed on Cancel, made again by its recorded factory call on OK."""
-        from .. import factory
+        from ..document import factory
         marker = factory.make_marker(self.doc, body, (solid, sub or None))
         self.doc.recompute()
         self.make(marker, variable)
         self.record(("make", marker.Name),
-                    f"{variable} = MultibodyWB.factory.make_marker({literal_doc(self.doc)}, "
-                    f"{ref(body)}, ({ref(solid)}, {sub!r}))")
+                    f"{variable} = MultibodyWB.document.factory.make_marker("
+                    f"{literal_doc(self.doc)}, {ref(body)}, ({ref(solid)}, {sub!r}))")
         return marker
 
     def redraw(self, *objects):
-        from ..viewproviders.base import redraw
+        from .symbols import redraw
         for obj in objects:
             if obj is not None:
                 redraw(obj)
@@ -635,7 +636,7 @@ def run_statements(doc, title, statements):
     recompute; on an error abort the transaction and say why. True when all ran."""
     doc.openTransaction(title)
     try:
-        FreeCADGui.addModule("MultibodyWB.factory")
+        FreeCADGui.addModule("MultibodyWB.document.factory")
         FreeCADGui.addModule("MultibodyWB.objects.marker")
         for statement in statements:
             FreeCADGui.doCommand(statement)
@@ -806,7 +807,7 @@ class EndsBox:
                 return
 
     def _picked(self, name, sub):
-        from ..commands.selection import body_of, has_solids
+        from ..objects.body import body_of, has_solids
         from ..objects.marker import TYPE as MARKER
         i = self.picking
         panel = self.panel

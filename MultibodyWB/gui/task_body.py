@@ -235,7 +235,7 @@ class BodyPanel(EditPanel):
         self.obj.ViewObject.signalChangeIcon()
 
     def add_selected(self):
-        from ..commands.selection import has_solids
+        from ..objects.body import has_solids
         solids = list(self.obj.Solids)
         for item in FreeCADGui.Selection.getSelectionEx(self.doc.Name):
             if has_solids(item.Object) and item.Object not in solids:

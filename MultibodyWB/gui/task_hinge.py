@@ -15,9 +15,10 @@ macro lines (:mod:`.task_base`).
 - **Hinge frame**: flip the axis (both markers' z reversed), move both markers along the axis,
   turn both about it: the markers' attachment offsets.
 - **Initial coordinates** move the parts: typing a coordinate's start value sets the hinge at it
-  with the mechanism's closed loops re-assembled (:class:`~MultibodyWB.preview.KinematicPreview`),
-  the parts moving in the 3D view at once. OK keeps the parts there (the drawing is the start);
-  Cancel puts them back exactly. With ``InitialAsDrawn`` the fields show the drawn values.
+  with the mechanism's closed loops re-assembled
+  (:class:`~MultibodyWB.document.preview.KinematicPreview`), the parts moving in the 3D view at
+  once. OK keeps the parts there (the drawing is the start); Cancel puts them back exactly. With
+  ``InitialAsDrawn`` the fields show the drawn values.
 """
 
 import FreeCAD
@@ -197,7 +198,7 @@ class HingePanel(EditPanel):
         mechanism = mechanism_of(self.obj)
         if mechanism is None:
             return None
-        from ..preview import KinematicPreview
+        from ..document.preview import KinematicPreview
         from ..solver.model import ModelError
         try:
             self.preview = KinematicPreview(mechanism)

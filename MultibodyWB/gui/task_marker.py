@@ -104,7 +104,7 @@ class MarkerPanel(EditPanel):
             self.observer.stop()
 
     def _picked(self, name, sub):
-        from ..commands.selection import body_of, has_solids
+        from ..objects.body import body_of, has_solids
         if self.closed or not self.pick_button.isChecked():
             return
         solid = self.doc.getObject(name)

@@ -9,7 +9,7 @@ Status
     driven coordinates, the redundant constraints with their directions, and the problems that
     block a run, each naming the object and the property.
 Drag to check
-    One slider per free degree of freedom (:meth:`MultibodyWB.preview.KinematicPreview.
+    One slider per free degree of freedom (:meth:`MultibodyWB.document.preview.KinematicPreview.
     free_coordinates`), and one per driven coordinate (marked so: a designer checks a driven
     crank's range too). Moving a slider sets that coordinate, holds the others of the set, closes
     the loops with the solver's assembly and moves the solids and markers in the 3D view; the
@@ -50,7 +50,7 @@ class CoordinateSlider:
     """A slider row for one coordinate: label, slider, value in the document's units."""
 
     def __init__(self, panel, hinge, coordinate, driven):
-        from ..preview import user_string
+        from ..document.preview import user_string
         from ..solver.model import COORDINATE_KIND
         self.panel, self.hinge, self.coordinate = panel, hinge, coordinate
         self.user_string = user_string
@@ -100,7 +100,7 @@ class MechanismPanel(TaskPanel):
         self.preview = None
         self.preview_problem = ""
         try:
-            from ..preview import KinematicPreview
+            from ..document.preview import KinematicPreview
             self.preview = KinematicPreview(mechanism)
         except ModelError as exc:
             self.preview_problem = str(exc)
@@ -205,7 +205,7 @@ class MechanismPanel(TaskPanel):
             self.preview.restore()
         self.preview, self.preview_problem = None, ""
         try:
-            from ..preview import KinematicPreview
+            from ..document.preview import KinematicPreview
             self.preview = KinematicPreview(self.mechanism)
         except ModelError as exc:
             self.preview_problem = str(exc)

@@ -6,8 +6,8 @@ a frame. While playing, :class:`ViewMotion` instead writes the poses straight in
 view transform (the ``SoTransform`` FreeCAD keeps as the first child of the view provider's
 root, the node ``Placement`` drives), which the 3D view renders at once; the document keeps its
 placements. When playback pauses, the player puts the document's placements at the shown time
-(:meth:`MultibodyWB.animation.Animator.apply`) so that measurements and selections agree with
-the view; :meth:`ViewMotion.sync` then makes the view follow the document again.
+(:meth:`MultibodyWB.document.animation.Animator.apply`) so that measurements and selections agree
+with the view; :meth:`ViewMotion.sync` then makes the view follow the document again.
 """
 
 from pivy import coin
@@ -24,7 +24,8 @@ def view_transform(obj):
 
 
 class ViewMotion:
-    """Poses of an :class:`~MultibodyWB.animation.Animator`'s objects, shown in the 3D view."""
+    """Poses of an :class:`~MultibodyWB.document.animation.Animator`'s objects, shown in the 3D
+    view."""
 
     def __init__(self, animator):
         self.animator = animator

@@ -8,9 +8,9 @@ it changes nothing in a document that already has them. The Play and Simulate co
 
 import FreeCAD
 
+from ..document import factory
 from ..objects.base import BaseProxy, type_of
 from ..objects.body import TYPE as BODY
-from ..viewproviders.base import ViewProvider
 
 
 def ensure_views(doc):
@@ -21,9 +21,8 @@ def ensure_views(doc):
         vobj = getattr(obj, "ViewObject", None)
         if vobj is None or not isinstance(getattr(obj, "Proxy", None), BaseProxy):
             continue
-        if isinstance(getattr(vobj, "Proxy", None), ViewProvider):
+        if factory.has_view(obj) or not factory.attach_view(obj):
             continue
-        ViewProvider(vobj)
         vobj.Visibility = True
         fixed += 1
         if type_of(obj) == BODY:

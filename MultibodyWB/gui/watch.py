@@ -108,12 +108,23 @@ class DocumentWatch:
             self._call("after_save")
 
 
+#: Functions that give the open panel of one kind (the Simulate panel, the player, an edit
+#: panel), or None; each panel module adds its own with :func:`track` when it is imported, so that
+#: this module, below them, needs none of them.
+_OPEN_PANELS = []
+
+
+def track(current):
+    """Let :func:`close_task_dialog` clean up the panel that ``current()`` returns (None when
+    none of that kind is open)."""
+    _OPEN_PANELS.append(current)
+
+
 def close_task_dialog():
     """Close FreeCAD's active task dialog; a Simulate panel, player or edit panel cleans up first
     (its run is cancelled, its solids or edited properties put back), which ``Control.closeDialog()`` alone would not do."""
-    from . import player, simulate_panel, task_base
-    for module in (simulate_panel, player, task_base):
-        panel = module.current
+    for current in _OPEN_PANELS:
+        panel = current()
         if panel is not None:
             panel.cleanup()
     if FreeCADGui.Control.activeDialog():

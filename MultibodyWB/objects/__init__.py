@@ -4,5 +4,9 @@
 body and their mass properties), ``marker`` (a frame attached to a body's face, edge or vertex by
 FreeCAD's attachment engine), ``hinge``, ``force``, ``simulation`` and ``result`` (one stored
 simulation run). All share ``base.BaseProxy``. Objects are made with the functions of
-:mod:`MultibodyWB.factory`, never by hand.
+:mod:`MultibodyWB.document.factory`, never by hand. ``export`` reads them into the solver's
+neutral model; it sits here, below ``mechanism``, whose recompute checks the model with it.
+
+A saved document names each object's proxy class by its module (``MultibodyWB.objects.body``
+``.BodyProxy``...): these modules and class names stay as they are, or old files lose their objects.
 """

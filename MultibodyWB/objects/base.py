@@ -153,6 +153,23 @@ def type_of(obj):
     return getattr(getattr(obj, "Proxy", None), "Type", None)
 
 
+#: ``Type`` of the Mechanism (:mod:`.mechanism`), the group every other object sits in.
+MECHANISM = "Multibody::Mechanism"
+
+
+def members(mechanism, type_name):
+    """The members of ``mechanism`` whose ``Type`` is ``type_name``, in the group's order."""
+    return [o for o in mechanism.Group if type_of(o) == type_name]
+
+
+def mechanism_of(obj):
+    """The Mechanism whose group holds ``obj``, or None."""
+    for parent in obj.InList:
+        if type_of(parent) == MECHANISM and obj in parent.Group:
+            return parent
+    return None
+
+
 def set_value(obj, prop, value):
     """Set ``obj.<prop.name>``; quantities read numbers in ``prop.unit``, vectors take 3 numbers."""
     if prop.type == units.QUANTITY:
@@ -335,7 +352,7 @@ class BaseProxy:
         """What looks like a mistake but does not block a run: a list of (property, message).
 
         Plausibility checks (a density of 7850 kg/mm^3); the mechanism's check collects them
-        apart from the problems (:attr:`MultibodyWB.export.Export.object_warnings`).
+        apart from the problems (:attr:`MultibodyWB.objects.export.Export.object_warnings`).
         """
         return []
 

@@ -27,7 +27,8 @@ import FreeCAD
 import numpy as np
 
 from . import units
-from .base import READ_ONLY, BaseProxy, Prop, quantity_prop, set_value, type_of, vector_prop
+from .base import (READ_ONLY, BaseProxy, Prop, mechanism_of, quantity_prop, set_value, type_of,
+                   vector_prop)
 from ..solver.model.validation import MAX_POSITION
 
 TYPE = "Multibody::Body"
@@ -96,7 +97,6 @@ class BodyProxy(BaseProxy):
             set_value(obj, self.prop(name), 0.0 if abs(value) <= noise else float(value))
 
     def check(self, obj):
-        from .mechanism import mechanism_of
         mechanism = mechanism_of(obj)
         is_ground = mechanism is not None and mechanism.Ground == obj
         problems = []
@@ -132,7 +132,6 @@ class BodyProxy(BaseProxy):
 
     def warnings(self, obj):
         """A density outside :data:`PLAUSIBLE_DENSITY` (a unit mistake, most likely)."""
-        from .mechanism import mechanism_of
         mechanism = mechanism_of(obj)
         if mechanism is not None and mechanism.Ground == obj:
             return []
@@ -281,3 +280,22 @@ def mass_properties(shapes, base, density):
     J = 0.5 * (J + J.T) * density
     ji = np.array([J[0, 0], J[1, 1], J[2, 2], J[0, 1], J[0, 2], J[1, 2]])
     return {"volume": volume, "mass": density * volume, "center": center, "ji": ji}
+
+
+def body_of(solid):
+    """The Multibody body whose ``Solids`` include ``solid``, or None."""
+    for parent in solid.InList:
+        if type_of(parent) == TYPE and solid in parent.Solids:
+            return parent
+    return None
+
+
+def has_solids(obj):
+    """Whether ``obj`` has a shape with at least one solid."""
+    shape = getattr(obj, "Shape", None)
+    # isNull first: a null shape (an empty sketch) raises on ShapeType
+    if shape is None or not hasattr(shape, "isNull") or shape.isNull():
+        return False
+    if shape.ShapeType == "Solid":
+        return True
+    return shape.ShapeType in ("CompSolid", "Compound") and bool(shape.Solids)

@@ -3,23 +3,24 @@
 An ``App::DocumentObjectGroupPython`` whose ``Group`` holds the model's bodies, markers, hinges,
 forces and its simulation settings. It holds the gravity and which body is the ground. Its
 ``execute`` (run after all its members, which it depends on) checks the whole model the way the
-export does (:func:`MultibodyWB.export.collect`), marks every member with its problems and sets
-its own ``Status`` (:func:`mechanism_status`): the degrees of freedom (the Grübler–Kutzbach count
-and the actual mobility, from the solver's :func:`~MultibodyWB.solver.analysis.kinematics.mobility`), the
-driven coordinates, the redundant constraints with their directions in words, and the problems
-that block a run. A mechanism being built (a body not yet connected, no hinge yet) has a status,
-not errors: nothing is printed; the problems are listed as errors when the user exports, checks
-or runs.
+export does (:func:`MultibodyWB.objects.export.collect`), marks every member with its problems and
+sets its own ``Status`` (:func:`mechanism_status`): the degrees of freedom (the Grübler–Kutzbach
+count and the actual mobility, from the solver's
+:func:`~MultibodyWB.solver.analysis.kinematics.mobility`), the driven coordinates, the redundant
+constraints with their directions in words, and the problems that block a run. A mechanism being
+built (a body not yet connected, no hinge yet) has a status, not errors: nothing is printed; the
+problems are listed as errors when the user exports, checks or runs.
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import READ_ONLY, BaseProxy, Prop, type_of, vector_prop
+from .base import MECHANISM, READ_ONLY, BaseProxy, Prop, type_of, vector_prop
+from .base import members, mechanism_of  # noqa: F401  (defined below the objects that use them)
 from . import units
 
-TYPE = "Multibody::Mechanism"
+TYPE = MECHANISM
 
 
 class MechanismProxy(BaseProxy):
@@ -45,7 +46,7 @@ class MechanismProxy(BaseProxy):
 
     def execute(self, obj):
         """Check the whole mechanism and mark every member with its problems."""
-        from .. import export
+        from . import export
         result = export.collect(obj)
         by_object = {}
         for owner, prop, message in result.object_problems:
@@ -64,19 +65,6 @@ class MechanismProxy(BaseProxy):
         if ground is not None and (type_of(ground) != "Multibody::Body" or ground not in obj.Group):
             problems.append(("Ground", f"'{ground.Label}' is not a body of this mechanism"))
         return problems
-
-
-def members(mechanism, type_name):
-    """The members of ``mechanism`` whose ``Type`` is ``type_name``, in the group's order."""
-    return [o for o in mechanism.Group if type_of(o) == type_name]
-
-
-def mechanism_of(obj):
-    """The Mechanism whose group holds ``obj``, or None."""
-    for parent in obj.InList:
-        if type_of(parent) == TYPE and obj in parent.Group:
-            return parent
-    return None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -178,9 +166,9 @@ def redundant_in_words(model, rows):
 
 
 def mechanism_status(mechanism, result=None):
-    """The :class:`Status` of ``mechanism`` (``result``: its :func:`MultibodyWB.export.collect`,
-    made when not given). Never raises."""
-    from .. import export
+    """The :class:`Status` of ``mechanism`` (``result``: its
+    :func:`MultibodyWB.objects.export.collect`, made when not given). Never raises."""
+    from . import export
     from ..solver.analysis.kinematics import mobility
     from ..solver.analysis.topology import analyse
     if result is None:

@@ -1,7 +1,7 @@
 """The Result: one simulation run of a mechanism, kept in the document.
 
-An ``App::FeaturePython`` in the mechanism's group (see :mod:`MultibodyWB.runs`, which makes and
-fills it). The run's :class:`~MultibodyWB.solver.results.table.Results` are an NPZ file
+An ``App::FeaturePython`` in the mechanism's group (see :mod:`MultibodyWB.document.runs`, which
+makes and fills it). The run's :class:`~MultibodyWB.solver.results.table.Results` are an NPZ file
 (:meth:`Results.to_npz`: column names, the table, the run's metadata, the solver states) held by
 ``ResultFile``, an ``App::PropertyFileIncluded``: FreeCAD keeps the file in the document's
 transient folder and saves it inside the ``.FCStd``, so a reopened document has its results

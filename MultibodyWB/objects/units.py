@@ -2,8 +2,9 @@
 
 FreeCAD stores every quantity in its internal units (mm, kg, s, deg; a force in mN = kg mm/s^2) and
 shows it in the user's unit schema. The neutral model is SI (m, kg, s, N, rad). The two meet in
-:mod:`MultibodyWB.export` (FreeCAD to SI, once, at export) and :mod:`MultibodyWB.import_model`
-(SI to FreeCAD): both convert with the two functions here, which use FreeCAD's own unit table.
+:mod:`MultibodyWB.objects.export` (FreeCAD to SI, once, at export) and
+:mod:`MultibodyWB.document.import_model` (SI to FreeCAD): both convert with the two functions here,
+which use FreeCAD's own unit table.
 
 FreeCAD 0.20 has no property types for density, mass, moment of inertia, stiffness, damping or time.
 Such quantities are ``App::PropertyQuantity`` properties whose unit is set from Python

@@ -1,6 +1,7 @@
 """The base class of the Multibody view providers: icon, problem overlay, symbol drawing.
 
-:func:`MultibodyWB.factory` attaches ``ViewProvider(obj.ViewObject)`` to every object it makes;
+:mod:`MultibodyWB.document.factory` attaches ``ViewProvider(obj.ViewObject)`` to every object it
+makes (this module hands it the class when imported);
 ``ViewProvider(vobj)`` builds the view provider of the object's concept, found by the object's
 ``Proxy.Type`` in :data:`CLASSES` (one module per concept: :mod:`.mechanism`, :mod:`.body`,
 :mod:`.marker`, :mod:`.hinge`, :mod:`.force`, :mod:`.simulation`). FreeCAD saves that class's
@@ -33,7 +34,8 @@ from dataclasses import dataclass
 
 import FreeCAD
 
-from .. import gui_utils
+from .. import resources
+from ..document import factory
 from ..objects.base import type_of
 
 #: Object ``Type`` -> (module of this package, class) of its view provider.
@@ -181,9 +183,9 @@ class ViewProvider:
             self.restored()
 
     def getIcon(self):
-        path = gui_utils.icon_path(self.icon_name())
+        path = resources.icon_path(self.icon_name())
         if not os.path.isfile(path):
-            path = gui_utils.icon_path(self.ICON)
+            path = resources.icon_path(self.ICON)
         if self.problem():
             return problem_icon(path)
         return path
@@ -302,70 +304,5 @@ def refresh_tree(obj):
         vobj.ShowInTree = vobj.ShowInTree
 
 
-#: Documents (by name) whose marker-drawn symbols are suspended (see :func:`suspend_symbols`).
-_SUSPENDED = set()
-
-
-def symbols_suspended(doc):
-    """True while the player moves ``doc``'s markers (:func:`suspend_symbols`)."""
-    return doc is not None and doc.Name in _SUSPENDED
-
-
-def _marker_drawn(doc):
-    """The attached Multibody view providers of ``doc`` whose symbols are drawn from markers'
-    placements (hinges, forces, bodies)."""
-    from .marker import DEPENDENT_TYPES
-    out = []
-    for obj in doc.Objects:
-        if type_of(obj) in DEPENDENT_TYPES:
-            proxy = getattr(getattr(obj, "ViewObject", None), "Proxy", None)
-            if isinstance(proxy, ViewProvider) and hasattr(proxy, "Object"):
-                out.append(proxy)
-    return out
-
-
-def suspend_symbols(doc):
-    """Hide the hinge, force and body symbols of ``doc`` and stop rebuilding them when markers
-    move, until :func:`resume_symbols`.
-
-    The player moves every marker at every frame; rebuilding each hinge's symbol from its
-    markers then costs far more than the frame itself. The markers' own axes still move with
-    their bodies (FreeCAD places them).
-    """
-    _SUSPENDED.add(doc.Name)
-    for proxy in _marker_drawn(doc):
-        display = getattr(proxy, "display", None)
-        if display is not None:
-            display.removeAllChildren()
-
-
-def show_marker_axes(doc, on):
-    """Draw (``on``) or hide the markers' axes of ``doc`` without changing the document (the
-    player hides them while it plays: many small cones and letters are slow to render)."""
-    for obj in doc.Objects:
-        if type_of(obj) != "Multibody::Marker":
-            continue
-        proxy = getattr(getattr(obj, "ViewObject", None), "Proxy", None)
-        if not (isinstance(proxy, ViewProvider) and hasattr(proxy, "Object")):
-            continue
-        if on:
-            proxy.redraw()
-        elif getattr(proxy, "display", None) is not None:
-            proxy.display.removeAllChildren()
-
-
-def resume_symbols(doc):
-    """Draw the symbols of ``doc`` again from the markers' current placements."""
-    _SUSPENDED.discard(doc.Name)
-    for proxy in _marker_drawn(doc):
-        proxy.redraw()
-
-
-def redraw(obj):
-    """Rebuild the symbol of ``obj`` if it has a Multibody view provider that is attached (not
-    while its document's symbols are suspended)."""
-    proxy = getattr(getattr(obj, "ViewObject", None), "Proxy", None)
-    if isinstance(proxy, ViewProvider) and hasattr(proxy, "Object"):
-        if symbols_suspended(obj.Document):
-            return
-        proxy.redraw()
+# The objects made from now on get their view provider (the factory sits below this package).
+factory.use_view_provider(ViewProvider)

@@ -11,7 +11,7 @@ The body's markers are its children in the tree.
 
 import FreeCAD
 
-from ..factory import markers_of
+from ..document.factory import markers_of
 from . import glyphs
 from .base import ViewProvider
 

@@ -12,10 +12,8 @@ its ``Body`` changes, the old and the new body's children are read again.
 
 from ..objects.base import type_of
 from . import glyphs
-from .base import ViewProvider, redraw, refresh_tree
-
-#: Objects drawn from a marker's placement: redrawn when it moves.
-DEPENDENT_TYPES = ("Multibody::Hinge", "Multibody::Force", "Multibody::Body")
+from ..gui.symbols import DEPENDENT_TYPES, redraw
+from .base import ViewProvider, refresh_tree
 
 
 class ViewProviderMarker(ViewProvider):

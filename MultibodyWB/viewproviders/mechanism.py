@@ -30,7 +30,8 @@ from ..objects.base import type_of
 from ..objects.body import TYPE as BODY
 from ..objects.body import solid_shape
 from ..objects.marker import TYPE as MARKER
-from .base import DEFAULT_SIZE, Display, ViewProvider, problem_icon, redraw
+from ..gui.symbols import redraw
+from .base import DEFAULT_SIZE, Display, ViewProvider, problem_icon
 
 #: Automatic symbol size: this fraction of the diagonal of the bodies' bounding box.
 AUTO_FRACTION = 0.1
@@ -128,8 +129,8 @@ class ViewProviderMechanism(ViewProvider):
         return "\n".join(blocking) or (getattr(obj, "Problem", "") or "")
 
     def getIcon(self):
-        from .. import gui_utils
-        path = gui_utils.icon_path(self.ICON)
+        from .. import resources
+        path = resources.icon_path(self.ICON)
         if not hasattr(self, "Object"):
             return path
         if self.problem():

@@ -1,7 +1,7 @@
 """View provider of the Result (one stored run): an icon in the tree, nothing in the 3D view (an
 empty display mode, so that the tree shows it as a visible object, not greyed out). A double-click
 opens the player (a task panel) on the run, which moves the solids themselves
-(:class:`MultibodyWB.animation.Animator`)."""
+(:class:`MultibodyWB.document.animation.Animator`)."""
 
 from .base import ViewProvider
 

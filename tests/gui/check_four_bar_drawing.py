@@ -191,7 +191,7 @@ def run_panel(panel):
 
 
 def check():
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.gui import simulate_panel
     from MultibodyWB.objects.result import load
     result = {"freecad_version": FreeCAD.Version()[:3]}

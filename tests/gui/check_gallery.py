@@ -24,7 +24,7 @@ PITCH = 60.0     #: mm between the arms
 
 def check():
     import Part
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     from MultibodyWB.solver.model import FORCE_TYPES, HINGE_TYPES
     FreeCADGui.activateWorkbench("MultibodyWorkbench")
     doc = FreeCAD.newDocument("MultibodyGallery")

@@ -112,7 +112,7 @@ def placements(doc):
 
 
 def drawn_residuals(mechanism):
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     from MultibodyWB.solver.analysis.kinematics import mobility
     m = mobility(export.to_model(mechanism))
     res = np.array(list(m.drawn_residuals.values()))
@@ -363,7 +363,7 @@ def check():
         "mechanism_icon": os.path.basename(mechanism.ViewObject.Proxy.getIcon()),
         "report": multibody_lines(in_freecad.report_view_text()[len(before_edit):]),
     }
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     from MultibodyWB.solver.model import ModelError
     try:
         export.to_model(mechanism)

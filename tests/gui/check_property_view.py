@@ -105,7 +105,7 @@ def show_properties(obj, file_name):
 
 
 def check():
-    from MultibodyWB import factory, runs
+    from MultibodyWB.document import factory, runs
     from MultibodyWB.examples_fc import crank_slider
     from MultibodyWB.gui import player as player_module
     from MultibodyWB.gui import plot_panel

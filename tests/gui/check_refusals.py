@@ -40,7 +40,7 @@ def check():
     FreeCADGui.activateWorkbench(WORKBENCH)
     doc = FreeCAD.newDocument("MultibodyRefusals")
     import Part
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     from MultibodyWB.commands import files
     arm = doc.addObject("Part::Feature", "Arm")
     arm.Shape = Part.makeBox(100, 20, 10)
@@ -88,7 +88,7 @@ def check():
     before = multibody_names(doc)
     undo_before = len(doc.UndoNames)
     result["failed_script_ran"] = base.run_script("Half-way", [
-        "MultibodyWB.factory.make_mechanism(FreeCAD.ActiveDocument, 'Orphan')",
+        "MultibodyWB.document.factory.make_mechanism(FreeCAD.ActiveDocument, 'Orphan')",
         "raise ValueError('stopped on purpose')"])
     result["failed_script_left"] = sorted(set(multibody_names(doc)) - set(before))
     result["failed_script_undo_steps"] = len(doc.UndoNames) - undo_before

@@ -65,7 +65,7 @@ def wait_for(predicate, timeout=120.0):
 
 def build(doc):
     import Part
-    from MultibodyWB import factory
+    from MultibodyWB.document import factory
     base = doc.addObject("Part::Feature", "Base")
     base.Shape = Part.makeBox(20, 20, 20, FreeCAD.Vector(-10, -30, -10))
     arm = doc.addObject("Part::Feature", "Arm")
@@ -84,7 +84,7 @@ def build(doc):
 
 
 def snapshot(doc, mechanism, hinge):
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     return {"objects": len(doc.Objects), "undo": doc.UndoCount,
             "driver": hinge.DriverRz, "damping": str(hinge.DampingRz),
             "results": len(runs.result_objects(mechanism))}
@@ -142,7 +142,7 @@ def check():
     ticks = Ticks()
 
     result["valid"] = attempt(doc, mechanism, hinge, ticks, wait_s=900)  # the plain pendulum
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     for obj in runs.result_objects(mechanism):                   # back to no stored run
         doc.removeObject(obj.Name)
     doc.recompute()

@@ -95,7 +95,7 @@ def compare_frame(player, mechanism, results, frame):
 
 
 def check():
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.examples_fc import crank_slider
     from MultibodyWB.gui import player as player_module
     from MultibodyWB.gui import simulate_panel

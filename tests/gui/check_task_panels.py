@@ -86,7 +86,7 @@ def moved(before, after, tol=1e-9):
 def residuals(mechanism):
     """Largest residual of every hinge as the document is drawn now: (rad, mm)."""
     import numpy as np
-    from MultibodyWB import export
+    from MultibodyWB.objects import export
     from MultibodyWB.solver.analysis.kinematics import mobility
     m = mobility(export.to_model(mechanism))
     res = np.array(list(m.drawn_residuals.values()))

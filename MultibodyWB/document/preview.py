@@ -1,15 +1,15 @@
 """Kinematic preview: move a mechanism in the document by its hinge coordinates, loops closed.
 
-:class:`KinematicPreview` exports the mechanism (:func:`MultibodyWB.export.to_model`), analyses its
-topology and starts from the drawn configuration (every tree coordinate as drawn,
+:class:`KinematicPreview` exports the mechanism (:func:`MultibodyWB.objects.export.to_model`),
+analyses its topology and starts from the drawn configuration (every tree coordinate as drawn,
 :func:`~MultibodyWB.solver.analysis.kinematics.drawn_coordinates`). Setting a coordinate
 (:meth:`KinematicPreview.set`) holds it at the new value, holds the other independent coordinates
 (:meth:`~KinematicPreview.free_coordinates`) and the driven ones where they are, and closes the
 loops with the solver's assembly (:func:`MultibodyWB.solver.analysis.assembly.assemble`, Newton from the
 current pose, so the mechanism stays on its branch); the bodies' poses come from the solver's
 forward kinematics and the solids and markers are moved by an
-:class:`~MultibodyWB.animation.Animator`, as the player moves them: no recompute, no undo step,
-and :meth:`~KinematicPreview.restore` puts every placement back and leaves the document
+:class:`~MultibodyWB.document.animation.Animator`, as the player moves them: no recompute, no undo
+step, and :meth:`~KinematicPreview.restore` puts every placement back and leaves the document
 unmodified.
 
 Nothing here computes kinematics: the solver does. Units: the methods take and give FreeCAD's
@@ -22,15 +22,15 @@ import re
 import FreeCAD
 import numpy as np
 
-from . import export
+from ..objects import export
 from .animation import Animator, PoseFrame
-from .objects.hinge import TYPE as HINGE
-from .objects.mechanism import members
-from .solver.analysis.assembly import assemble
-from .solver.analysis.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
+from ..objects.hinge import TYPE as HINGE
+from ..objects.mechanism import members
+from ..solver.analysis.assembly import assemble
+from ..solver.analysis.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
                                 loop_jacobian, loop_residual, mobility)
-from .solver.model import COORDINATE_KIND, ModelError
-from .solver.analysis.topology import analyse
+from ..solver.model import COORDINATE_KIND, ModelError
+from ..solver.analysis.topology import analyse
 
 #: Relative tolerance of the rank decisions that choose the independent coordinates.
 RANK_RTOL = 1e-8

@@ -22,15 +22,15 @@ import FreeCAD
 import numpy as np
 
 from . import factory
-from .objects import units
-from .objects.base import set_value
-from .objects.force import ForceProxy, field_properties
-from .objects.hinge import OPTION_PROPERTIES
-from .objects.mechanism import members
-from .objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
-from .solver.model import xmlio
-from .solver.model import COORDINATE_KIND, FORCE_TYPES
-from .solver.maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
+from ..objects import units
+from ..objects.base import set_value
+from ..objects.force import ForceProxy, field_properties
+from ..objects.hinge import OPTION_PROPERTIES
+from ..objects.mechanism import members
+from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
+from ..solver.model import xmlio
+from ..solver.model import COORDINATE_KIND, FORCE_TYPES
+from ..solver.maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
 
 #: Thinnest stand-in box edge, relative to its longest edge.
 MIN_THICKNESS = 1e-3

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from .gui_utils import ADDON_DIR
+from ..resources import ADDON_DIR
 
 #: Where Debian's FreeCAD keeps ``FreeCAD.so`` (0.20 and 1.0).
 FREECAD_LIB_CANDIDATES = ("/usr/lib/freecad-python3/lib", "/usr/lib/freecad/lib")

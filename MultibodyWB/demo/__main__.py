@@ -6,13 +6,13 @@
    pendulum and the branched tree), prints their summaries and writes their results as CSV;
 2. FreeCAD without a screen: builds the seed-003 crank-slider engine from Part solids
    (:mod:`MultibodyWB.examples_fc.crank_slider`: bodies, markers picked on faces and edges,
-   hinges, gas force, driver, all through :mod:`MultibodyWB.factory`, the functions the GUI
+   hinges, gas force, driver, all through :mod:`MultibodyWB.document.factory`, the functions the GUI
    commands call), writes its neutral model, checks it and draws its MSTMM topology figure,
-   simulates four revolutions at 3000 rpm (:func:`MultibodyWB.runs.simulate_mechanism`, the
+   simulates four revolutions at 3000 rpm (:func:`MultibodyWB.document.runs.simulate_mechanism`, the
    results stored in the document), saves the ``.FCStd`` with its results and plots the
    crankshaft bearing force and the piston's position, velocity and acceleration (PNG);
 3. FreeCAD's GUI under Xvfb: opens the saved document, plays the stored run (no solving) and
-   renders the playback to an animated GIF with FreeCAD's 3D view (:mod:`.demo_movie`).
+   renders the playback to an animated GIF with FreeCAD's 3D view (:mod:`.movie`).
 
 It prints where each file is; ``freecad OUT_DIR/crank_slider.FCStd`` then opens the engine with
 its results (Multibody workbench, Play results).
@@ -43,9 +43,9 @@ def _progress_bar(stream, label):
 
 def solver_examples(out_dir, stream, files):
     """Part 1: the tree examples with the solver alone."""
-    from .examples import build
-    from .solver.model import xmlio
-    from .solver.run.simulate import simulate
+    from ..examples import build
+    from ..solver.model import xmlio
+    from ..solver.run.simulate import simulate
     for name in ("double_pendulum", "branched_tree"):
         model = build(name)
         files[f"{name} model"] = os.path.join(out_dir, f"{name}.mbs.xml")
@@ -60,12 +60,13 @@ def engine_document(out_dir, stream, files):
     """Part 2: the engine built from FreeCAD solids, simulated and saved with its results."""
     from .launch import import_freecad
     FreeCAD = import_freecad()
-    from . import export, runs
-    from .examples_fc import crank_slider
-    from .plotting import plot_bearing_force, plot_motion
-    from .solver.model import xmlio
-    from .solver.cli import summary
-    from .solver.analysis.figure import write_figure
+    from ..document import runs
+    from ..objects import export
+    from ..examples_fc import crank_slider
+    from .plots import plot_bearing_force, plot_motion
+    from ..solver.model import xmlio
+    from ..solver.cli import summary
+    from ..solver.analysis.figure import write_figure
     doc = FreeCAD.newDocument("CrankSlider")
     mechanism = crank_slider.setup(doc)
     doc.recompute()
@@ -103,7 +104,7 @@ def engine_movie(document, out_dir, stream, files):
     print("\nRendering the playback with FreeCAD's 3D view...", file=stream)
     t0 = time.perf_counter()
     try:
-        run = run_gui_script(os.path.join(os.path.dirname(__file__), "demo_movie.py"),
+        run = run_gui_script(os.path.join(os.path.dirname(__file__), "movie.py"),
                              {"MBWB_DEMO_FCSTD": os.path.abspath(document),
                               "MBWB_DEMO_GIF": os.path.abspath(gif),
                               "MBWB_DEMO_SCREENSHOT": os.path.abspath(shot),

@@ -11,17 +11,17 @@ are expressions in ``t`` (s) in SI units (m, rad, N, N m), the solver's.
 
 import FreeCAD
 
-from .objects import labels
-from .objects.base import set_value, type_of
-from .objects.body import BodyProxy
-from .objects.force import ForceProxy, field_properties
-from .objects.hinge import OPTION_PROPERTIES, HingeProxy, property_name
-from .objects.marker import TYPE as MARKER_TYPE
-from .objects.marker import MarkerProxy, attach, get_element
-from .objects.mechanism import MechanismProxy, mechanism_of
-from .objects.result import ResultProxy
-from .objects.simulation import MODEL_ATTRIBUTES, SimulationProxy
-from .solver.model import HINGE_TYPES
+from ..objects import labels
+from ..objects.base import set_value, type_of
+from ..objects.body import BodyProxy
+from ..objects.force import ForceProxy, field_properties
+from ..objects.hinge import OPTION_PROPERTIES, HingeProxy, property_name
+from ..objects.marker import TYPE as MARKER_TYPE
+from ..objects.marker import MarkerProxy, attach, get_element
+from ..objects.mechanism import MechanismProxy, mechanism_of
+from ..objects.result import ResultProxy
+from ..objects.simulation import MODEL_ATTRIBUTES, SimulationProxy
+from ..solver.model import HINGE_TYPES
 
 #: Keyword of :func:`make_hinge` -> prefix of the per-coordinate properties.
 HINGE_OPTIONS = {
@@ -38,10 +38,35 @@ HINGE_SWITCHES = {"driver_from_drawing": "DriverFromDrawing",
 assert set(HINGE_OPTIONS.values()) == {o.prefix for o in OPTION_PROPERTIES}
 
 
+#: The class of the view provider that objects get while the GUI is up (None without the GUI).
+#: :mod:`MultibodyWB.viewproviders.base` sets it when it is imported (the workbench's commands and
+#: any document with Multibody objects import it): the view providers sit above this module, as
+#: they open the task panels that call it.
+view_provider_class = None
+
+
+def use_view_provider(cls):
+    """Give every object made from now on (while the GUI is up) a view provider ``cls(vobj)``."""
+    global view_provider_class
+    view_provider_class = cls
+
+
+def attach_view(obj):
+    """Give ``obj`` its view provider (GUI up and a class set); return whether it got one."""
+    if not FreeCAD.GuiUp or view_provider_class is None or obj.ViewObject is None:
+        return False
+    view_provider_class(obj.ViewObject)
+    return True
+
+
+def has_view(obj):
+    """Whether ``obj`` has a Multibody view provider (false without the GUI)."""
+    proxy = getattr(getattr(obj, "ViewObject", None), "Proxy", None)
+    return view_provider_class is not None and isinstance(proxy, view_provider_class)
+
+
 def _view_provider(obj):
-    if FreeCAD.GuiUp:
-        from .viewproviders.base import ViewProvider
-        ViewProvider(obj.ViewObject)
+    attach_view(obj)
 
 
 def _new(doc, type_name, proxy_class, name, label="", default_name=None):
@@ -309,7 +334,7 @@ def make_simulation(doc, mechanism, name="Simulation", **settings):
 
 
 def make_result(doc, mechanism, name="Result", label=""):
-    """An empty Result (one stored run) in ``mechanism``'s group; :func:`MultibodyWB.runs.
+    """An empty Result (one stored run) in ``mechanism``'s group; :func:`MultibodyWB.document.runs.
     store_results` makes one this way and fills it from a run."""
     obj = _new(doc, "App::FeaturePython", ResultProxy, name, label)
     mechanism.addObject(obj)

@@ -2,7 +2,7 @@
 
 The FreeCAD side of the designer's loop, without Qt (the task panels sit on top of it):
 
-- :func:`model_of` exports the mechanism (:func:`MultibodyWB.export.to_model`);
+- :func:`model_of` exports the mechanism (:func:`MultibodyWB.objects.export.to_model`);
 - :func:`make_job` wraps the model in a :class:`~MultibodyWB.solver.run.job.Job` for a run in the
   background (the GUI starts it, polls it, and calls :func:`store_results` when it is done);
 - :func:`store_results` keeps a run as a new Result object (:mod:`MultibodyWB.objects.result`);
@@ -31,12 +31,13 @@ import tempfile
 
 import FreeCAD
 
-from . import export, factory
-from .objects.mechanism import members
-from .objects.result import TYPE as RESULT
-from .objects.result import load  # noqa: F401  (runs.load(obj): the Results of a stored run)
-from .solver.run.job import Job
-from .solver.run.simulate import simulate
+from ..objects import export
+from . import factory
+from ..objects.mechanism import members
+from ..objects.result import TYPE as RESULT
+from ..objects.result import load  # noqa: F401  (runs.load(obj): the Results of a stored run)
+from ..solver.run.job import Job
+from ..solver.run.simulate import simulate
 
 #: Name of the undo step of :func:`store_results`.
 TRANSACTION = "Store simulation results"
@@ -147,7 +148,10 @@ def store_results(mechanism, results, name="Result", label="", keep=None):
     try:
         staged = os.path.join(folder, "results.npz")
         results.to_npz(staged)                     # the slow part, before the transaction
-        own = not doc.HasPendingTransaction
+        # no transaction of our own in a document without undo (a headless one): FreeCAD would
+        # keep it as the application's active transaction, and the next document's first undo
+        # step would join it
+        own = bool(doc.UndoMode) and not doc.HasPendingTransaction
         if own:
             doc.openTransaction(TRANSACTION)
         made = []
@@ -183,7 +187,7 @@ def store_results(mechanism, results, name="Result", label="", keep=None):
 
 def describe(obj, results, label=""):
     """Fill the descriptive properties of the Result ``obj`` from ``results``."""
-    from .objects.base import set_value
+    from ..objects.base import set_value
     meta = results.meta
     obj.Model = str(meta.get("model", ""))
     obj.Method = str(meta.get("method", ""))

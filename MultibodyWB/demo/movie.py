@@ -37,7 +37,7 @@ def _camera(eye):
 
 
 def _render():
-    from MultibodyWB import runs
+    from MultibodyWB.document import runs
     from MultibodyWB.gui import player
     from MultibodyWB.objects.base import type_of
     doc = FreeCAD.openDocument(os.environ["MBWB_DEMO_FCSTD"])

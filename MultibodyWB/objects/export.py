@@ -25,22 +25,22 @@ from dataclasses import dataclass, field
 import FreeCAD
 import numpy as np
 
-from .objects import units
-from .objects.base import BaseProxy, quantity_value, type_of
-from .objects.body import TYPE as BODY
-from .objects.body import body_mass_properties, rotation_matrix, solid_placement
-from .objects.force import TYPE as FORCE
-from .objects.force import field_properties
-from .objects.hinge import OPTION_PROPERTIES, TYPE as HINGE
-from .objects.hinge import property_name
-from .objects.marker import TYPE as MARKER
-from .objects.marker import marker_frame
-from .objects.mechanism import members
-from .objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
-from .solver.model import xmlio
-from .solver.model import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError, Motor,
+from . import units
+from .base import BaseProxy, quantity_value, type_of
+from .body import TYPE as BODY
+from .body import body_mass_properties, rotation_matrix, solid_placement
+from .force import TYPE as FORCE
+from .force import field_properties
+from .hinge import OPTION_PROPERTIES, TYPE as HINGE
+from .hinge import property_name
+from .marker import TYPE as MARKER
+from .marker import marker_frame
+from .base import members
+from .simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
+from ..solver.model import xmlio
+from ..solver.model import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError, Motor,
                            MultibodySystem, Problem)
-from .solver.maths.rotations import matrix_to_bryant
+from ..solver.maths.rotations import matrix_to_bryant
 
 #: Body fields the model cannot judge when the body's solids or density are already wrong.
 _DERIVED_BODY_FIELDS = {"Mass", "JI", "MassCenter", "Density"}

@@ -1,4 +1,4 @@
-"""Small helpers for the FreeCAD layer: where the add-on's resources are.
+"""The add-on's resources (icons, the XSD schema) and where they are.
 
 This module imports neither FreeCAD nor Qt, so it can be used (and tested) anywhere, including from
 InitGui.py before the workbench is initialised.
@@ -6,13 +6,15 @@ InitGui.py before the workbench is initialised.
 
 import os
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+RESOURCES_DIR = os.path.dirname(os.path.abspath(__file__))
+"""This directory: ``MultibodyWB/resources``."""
+
+PACKAGE_DIR = os.path.dirname(RESOURCES_DIR)
 """Directory of the ``MultibodyWB`` package."""
 
 ADDON_DIR = os.path.dirname(PACKAGE_DIR)
 """Directory of the add-on (the one holding package.xml, Init.py and InitGui.py)."""
 
-RESOURCES_DIR = os.path.join(PACKAGE_DIR, "resources")
 ICONS_DIR = os.path.join(RESOURCES_DIR, "icons")
 
 

@@ -34,12 +34,12 @@ from typing import NamedTuple
 import FreeCAD
 import numpy as np
 
-from .objects.body import TYPE as BODY
-from .objects.body import solid_placement
-from .objects.hinge import TYPE as HINGE
-from .objects.marker import TYPE as MARKER
-from .objects.marker import marker_frame
-from .objects.mechanism import members
+from ..objects.body import TYPE as BODY
+from ..objects.body import solid_placement
+from ..objects.hinge import TYPE as HINGE
+from ..objects.marker import TYPE as MARKER
+from ..objects.marker import marker_frame
+from ..objects.mechanism import members
 
 MM = 1000.0     #: mm per m
 _IDENTITY_TOL = 1e-12
@@ -184,7 +184,7 @@ class Animator:
     ----------
     mechanism : Mechanism object
         Its Body objects are matched to the results' bodies by Label (the model's names, see
-        :mod:`MultibodyWB.export`); the ground does not move.
+        :mod:`MultibodyWB.objects.export`); the ground does not move.
     results : Results
         A run of the mechanism (e.g. :func:`MultibodyWB.objects.result.load`).
     markers : bool
@@ -380,7 +380,7 @@ class Animator:
         """Put the moving bodies' base frames at the given poses (not from the results).
 
         ``rotations`` (n_bodies, 3, 3) and ``positions`` (n_bodies, 3, m, global), in the order
-        of :attr:`bodies`: e.g. a kinematic preview (:mod:`MultibodyWB.preview`) moves the
+        of :attr:`bodies`: e.g. a kinematic preview (:mod:`MultibodyWB.document.preview`) moves the
         solids and markers this way, and :meth:`restore` puts them back as for a run.
         """
         R = np.asarray(rotations, dtype=float).reshape(-1, 3, 3)
