@@ -23,6 +23,10 @@ class MultibodyWorkbench(FreeCADGui.Workbench):
     def __init__(self):
         from MultibodyWB import resources
         self.__class__.Icon = resources.WORKBENCH_ICON
+        # FreeCAD makes this object at start-up: the view providers register with the factory
+        # now, so that a macro run before the workbench is ever activated makes objects that are
+        # drawn (the factory sits below the view providers and does not import them)
+        import MultibodyWB.viewproviders.base  # noqa: F401
 
     def Initialize(self):
         """Import the commands (this registers them) and build the toolbars and the menu."""
