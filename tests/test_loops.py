@@ -211,11 +211,61 @@ def _loop_model(case):
                                                     @ turn)
         h.type = "universal"
         return m
+    if case == "cardan":
+        return _cardan_loop()
     return build(case, crank_rate=3.0) if case == "four_bar" else build(case)
 
 
+def _cardan_loop(beta=np.radians(30.0), rate=12.0):
+    """Two shafts on revolute hinges to the ground, their axes at ``beta`` in the yz plane, joined
+    at the origin by a universal hinge (a Hooke joint): one loop, one degree of freedom, and both
+    of the universal's angles turn as the shafts do (the cross rocks about each arm). Every frame
+    is in global axes and none has its z axis along x (Bryant angles at b = +-90 deg would store
+    the bearings' axes only to 1e-8 rad)."""
+    from MultibodyWB.examples.parts import frame_along
+    from MultibodyWB.solver.maths.rotations import (inertia_tensor_to_vector, matrix_to_bryant,
+                                                    parallel_axis)
+    from MultibodyWB.solver.model import MultibodySystem
+    m = MultibodySystem("Cardan")
+    ground = m.set_ground("Ground")
+    a1 = np.array([0.0, 0.0, 1.0])
+    a2 = np.array([0.0, np.sin(beta), np.cos(beta)])
+    ex = np.array([1.0, 0.0, 0.0])
+
+    def shaft(name, axis, centre):
+        J_C = 0.0075 * (np.eye(3) - np.outer(axis, axis)) + 1e-4 * np.outer(axis, axis)
+        return m.add_body(name, 1.0, inertia_tensor_to_vector(parallel_axis(J_C, 1.0, centre)),
+                          centre)
+
+    shaft1 = shaft("Shaft1", a1, -0.15 * a1)
+    shaft2 = shaft("Shaft2", a2, 0.15 * a2)
+    R1, R2 = frame_along(ex, a1), frame_along(ex, a2)          # z along each shaft
+    RU = np.column_stack([ex, np.cross(a2, ex), a2])            # x: shaft 1's arm, y: shaft 2's
+    m.add_hinge("Bearing1", "revolute", shaft1.add_marker(-0.3 * a1, matrix_to_bryant(R1)),
+                ground.add_marker(-0.3 * a1, matrix_to_bryant(R1)), initial_rates=[rate])
+    m.add_hinge("Bearing2", "revolute", shaft2.add_marker(0.3 * a2, matrix_to_bryant(R2)),
+                ground.add_marker(0.3 * a2, matrix_to_bryant(R2)))
+    m.add_hinge("Cross", "universal", shaft2.add_marker((0.0, 0.0, 0.0), matrix_to_bryant(RU)),
+                shaft1.add_marker((0.0, 0.0, 0.0), matrix_to_bryant(RU)))
+    m.gravity = np.zeros(3)
+    return m.check()
+
+
+def test_the_cardan_loop_is_cut_at_its_universal_and_both_angles_turn():
+    """The case below must exercise what it is there for: the universal hinge is the cut hinge
+    and both its angles move (the a' b' term of its acceleration)."""
+    from MultibodyWB.solver.analysis.start import prepare
+    model, _ = prepare(_cardan_loop(), True)
+    assert System(model).cuts == ["Cross"]
+    r = simulate(model, method="mstmm", t_end=0.3, step=1e-4, output_step=0.01,
+                 accept_corrections=True)
+    # a Hooke joint at 30 deg: the cross rocks by about +-beta about each arm
+    assert np.ptp(r["Cross.rx"]) > 0.5 and np.ptp(r["Cross.ry"]) > 0.5
+    assert np.abs(r["Cross.rx_rate"]).max() > 1.0 and np.abs(r["Cross.ry_rate"]).max() > 1.0
+
+
 @pytest.mark.parametrize("case", list(range(14)) + [34, "four_bar", "crank_slider",
-                                                   "universal_big_end"])
+                                                   "universal_big_end", "cardan"])
 def test_loop_rows_match_the_global_formulation(case):
     """Every cut-hinge column of the mstmm rows equals what the constrained formulation
     computes at the same state (rates and loads to 1e-8 of their scale, accelerations to 1e-7;
