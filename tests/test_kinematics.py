@@ -381,3 +381,29 @@ def test_mobility_no_hinges_and_islands():
     mob = kin.mobility(m)
     assert (mob.dof, mob.redundant, mob.rank) == (0, 0, 0)
     assert mob.jacobian.shape == (0, 0)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-16, 1e-13, 1e-10, 1e-8, 1e-6, 1e-4])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_bryant_angles_round_trip_at_and_near_the_gimbal_lock(delta, sign):
+    """A frame whose z axis lies (nearly) along its parent's x axis (b = +-90 deg): a bearing
+    along a body's x axis. Its Bryant angles must give back the rotation to round-off (before:
+    arcsin of an entry 1 - 1e-16 put b off by 1.5e-8 rad, and in the band within 1.4e-6 rad of
+    the lock a was set to 0 and the rotation came back off by up to that much)."""
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        a, c = rng.uniform(-np.pi, np.pi, size=2)
+        R = bryant_to_matrix([a, sign * (np.pi / 2 - delta), c])
+        # the same frame as a product with round-off, as built from a picked face on a turned body
+        Q = bryant_to_matrix(rng.uniform(-np.pi, np.pi, size=3))
+        R = Q.T @ (Q @ R)
+        back = bryant_to_matrix(matrix_to_bryant(R))
+        assert np.abs(back - R).max() < 1e-14, (a, c, np.abs(back - R).max())
+        b = matrix_to_bryant(R)[1]
+        assert -np.pi / 2 <= b <= np.pi / 2
+
+
+def test_bryant_angles_at_the_lock_put_the_turn_in_c():
+    R = bryant_to_matrix([0.0, np.pi / 2, 0.7])
+    a, b, c = matrix_to_bryant(R)
+    assert a == 0.0 and b == pytest.approx(np.pi / 2, abs=1e-15) and c == pytest.approx(0.7, abs=1e-15)

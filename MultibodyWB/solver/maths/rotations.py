@@ -10,6 +10,8 @@ Conventions (fixed by the neutral model, see ``design.md``):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -40,17 +42,26 @@ def bryant_to_matrix(angles) -> np.ndarray:
 def matrix_to_bryant(R) -> np.ndarray:
     """Bryant angles (a, b, c) in rad of a rotation matrix, inverse of :func:`bryant_to_matrix`.
 
-    ``b`` lies in [-pi/2, pi/2]; at the gimbal lock (``|b| = pi/2``) ``a`` is set to 0.
+    ``b`` lies in [-pi/2, pi/2], ``a`` and ``c`` in (-pi, pi] (to 1e-12); at the gimbal lock (``|b| = pi/2``, the last column's y and z
+    entries below 1e-15) ``a`` is set to 0. ``a`` comes from the last column, then ``b`` and
+    ``c`` from ``Rx(a)^T R = Ry(b) Rz(c)``, whose entries they are read from are of order one:
+    the angles give back ``R`` to round-off everywhere, also next to the lock (``arcsin`` of
+    ``R[0, 2]`` alone would put ``b`` off by 1.5e-8 rad there).
     """
     R = np.asarray(R, dtype=float)
-    sb = min(max(float(R[0, 2]), -1.0), 1.0)         # a float: cheaper than np.clip, same value
-    b = np.arcsin(sb)
-    if abs(sb) < 1.0 - 1e-12:
-        a = np.arctan2(-R[1, 2], R[2, 2])
-        c = np.arctan2(-R[0, 1], R[0, 0])
+    r12, r22 = float(R[1, 2]), float(R[2, 2])
+    if math.hypot(r12, r22) > 1e-15:
+        a = math.atan2(-r12, r22)
     else:  # gimbal lock: only a +/- c is defined
         a = 0.0
-        c = np.arctan2(R[1, 0], R[1, 1])
+    ca, sa = math.cos(a), math.sin(a)
+    b = math.atan2(float(R[0, 2]), max(ca * r22 - sa * r12, 0.0))      # cos b >= 0
+    c = math.atan2(ca * float(R[1, 0]) + sa * float(R[2, 0]),
+                   ca * float(R[1, 1]) + sa * float(R[2, 1]))
+    # a half turn comes out as +pi whichever sign the round-off of its sine has (the same frame
+    # read twice, or through a file's decimal text, gives the same angles)
+    a = a + 2.0 * math.pi if a < -math.pi + 1e-12 else a
+    c = c + 2.0 * math.pi if c < -math.pi + 1e-12 else c
     return np.array([a, b, c])
 
 
