@@ -52,6 +52,13 @@ def _mechanism(doc):
 
 @pytest.fixture
 def old(freecad):
+    # FreeCAD lets a document's restore import only FreeCAD's and installed add-ons' modules;
+    # here the add-on is imported from the repository (not installed), so its proxy modules are
+    # imported first, as the installed add-on's would be importable (else the test depended on
+    # other tests having imported them)
+    import importlib
+    for module, _ in PROXIES.values():
+        importlib.import_module(module)
     doc = freecad.openDocument(FILE)
     name = doc.Name
     yield doc
