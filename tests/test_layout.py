@@ -135,18 +135,22 @@ def _layer(mod: str):
     return SOLVER_LAYERS.index(parts[2]) if parts[2] in SOLVER_LAYERS else None
 
 
-def test_solver_layers_import_only_downwards():
-    graph = import_graph()
+def upward_imports(graph, layer_of) -> list[str]:
+    """``module -> target`` for every import from a layer to one above it (``layer_of(module)``:
+    the layer's index, None outside the layers)."""
     upward = []
     for mod, targets in graph.items():
-        lm = _layer(mod)
+        lm = layer_of(mod)
         if lm is None:
             continue
-        for t in targets:
-            lt = _layer(t)
-            if lt is not None and lt > lm:
-                upward.append(f"{mod} -> {t}")
-    assert not upward, "imports upward through the solver's layers:\n" + "\n".join(sorted(upward))
+        upward += [f"{mod} -> {t}" for t in targets
+                   if layer_of(t) is not None and layer_of(t) > lm]
+    return sorted(upward)
+
+
+def test_solver_layers_import_only_downwards():
+    upward = upward_imports(import_graph(), _layer)
+    assert not upward, "imports upward through the solver's layers:\n" + "\n".join(upward)
 
 
 @pytest.mark.parametrize("layer", SOLVER_LAYERS)
@@ -197,18 +201,9 @@ def test_package_top_level_is_the_layers_packages():
 
 
 def test_freecad_layers_import_only_downwards():
-    graph = import_graph()
-    upward = []
-    for mod, targets in graph.items():
-        lm = _freecad_layer(mod)
-        if lm is None:
-            continue
-        for t in targets:
-            lt = _freecad_layer(t)
-            if lt is not None and lt > lm:
-                upward.append(f"{mod} -> {t}")
+    upward = upward_imports(import_graph(), _freecad_layer)
     assert not upward, ("imports upward through the FreeCAD layer's packages:\n"
-                        + "\n".join(sorted(upward)))
+                        + "\n".join(upward))
 
 
 def test_the_freecad_free_parts_import_nothing_of_the_freecad_layer():
