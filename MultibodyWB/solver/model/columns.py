@@ -8,6 +8,7 @@ names to find elements whose columns would clash.
 
 from __future__ import annotations
 
+from ..elements.forces.contact import COLUMNS as CONTACT_COLUMNS
 from ..elements.hinges import (COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES, LOAD_UNIT,
                                QUATERNION_TYPES)
 
@@ -89,8 +90,8 @@ HINGE_COLUMNS.update({
 ENERGY_COLUMNS: dict[str, tuple[str, str]] = {
     "kinetic": ("J", "kinetic energy of all bodies"),
     "gravity": ("J", "potential energy of gravity, -sum m g . r_C"),
-    "elastic": ("J", "energy stored in hinge springs, spring-dampers and rotational "
-                     "spring-dampers"),
+    "elastic": ("J", "energy stored in hinge springs, spring-dampers, rotational "
+                     "spring-dampers and contacts"),
     "potential": ("J", "gravity + elastic"),
     "total": ("J", "kinetic + potential"),
     "work_drivers": ("J", "work done since t = 0 by the drivers (prescribed hinge coordinates, "
@@ -98,7 +99,8 @@ ENERGY_COLUMNS: dict[str, tuple[str, str]] = {
     "work_forces": ("J", "work done since t = 0 by the applied forces: point forces and "
                          "torques, the time-function part of spring-dampers"),
     "dissipated": ("J", "energy dissipated since t = 0 by the dampers of hinges (bushings "
-                        "included), spring-dampers and rotational spring-dampers"),
+                        "included), spring-dampers and rotational spring-dampers, and by "
+                        "contacts (damping and friction)"),
     "residual": ("J", "energy balance residual (drift): total - total(0) - work_drivers - "
                       "work_forces + dissipated"),
 }
@@ -143,8 +145,10 @@ def unit_of(name: str) -> str:
         return BODY_COLUMNS[qty][0]
     if qty in HINGE_COLUMNS:
         return HINGE_COLUMNS[qty][0]
+    if qty in CONTACT_COLUMNS:
+        return CONTACT_COLUMNS[qty][0]
     raise KeyError(f"'{name}': no quantity '{qty}' (see results.BODY_COLUMNS, HINGE_COLUMNS, "
-                   "ENERGY_COLUMNS)")
+                   "CONTACT_COLUMNS, ENERGY_COLUMNS)")
 
 
 def describe(name: str) -> str:
@@ -152,7 +156,8 @@ def describe(name: str) -> str:
     if name == "time":
         return f"time [s]: {TIME_COLUMN[2]}"
     owner, _, qty = name.rpartition(".")
-    for table in ((ENERGY_COLUMNS,) if owner == "energy" else ()) + (BODY_COLUMNS, HINGE_COLUMNS):
+    for table in ((ENERGY_COLUMNS,) if owner == "energy" else ()) + (BODY_COLUMNS, HINGE_COLUMNS,
+                                                                    CONTACT_COLUMNS):
         if qty in table:
             unit, text = table[qty]
             return f"{name} [{unit}]: {text}"
@@ -164,6 +169,7 @@ def columns_table() -> str:
     lines = [f"{'time':<24} {'s':<8} {TIME_COLUMN[2]}"]
     for title, prefix, table in (("bodies", "<Body>.", BODY_COLUMNS),
                                  ("hinges", "<Hinge>.", HINGE_COLUMNS),
+                                 ("contacts", "<Contact>.", CONTACT_COLUMNS),
                                  ("system", "energy.", ENERGY_COLUMNS)):
         lines.append(f"-- {title}")
         for q, (unit, text) in table.items():

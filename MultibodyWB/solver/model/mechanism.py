@@ -20,6 +20,8 @@ from typing import Optional
 import numpy as np
 
 from ..elements.forces import FORCE_TYPES, ForceType
+from ..elements.forces.contact import PAIRS as CONTACT_PAIRS
+from ..elements.forces.contact import SHAPES as CONTACT_SHAPES
 from ..elements.hinges import HINGE_TYPES, HingeType
 from ..maths.rotations import bryant_to_matrix
 from .problems import ModelError, Problem
@@ -75,6 +77,15 @@ class Frame:
                       else bryant_to_matrix(o))
             self.__dict__["_rotation"] = cached
         return cached[1].copy()
+
+    def add_contact(self, name, input, output, input_shape, output_shape, **kw) -> Contact:
+        """Add a contact; the shapes are :class:`ContactShape` or ``(type, {field: value})``."""
+        shapes = [s if isinstance(s, ContactShape) else ContactShape(s[0], **(s[1] if len(s) > 1
+                                                                              else {}))
+                  for s in (input_shape, output_shape)]
+        c = Contact(name, input, output, *shapes, **kw)
+        self.contacts.append(c)
+        return c
 
     def __getstate__(self):           # copies and pickles leave the cached rotation out
         return {k: v for k, v in self.__dict__.items() if k != "_rotation"}
@@ -344,6 +355,48 @@ class Force:
 
 
 @dataclass
+class ContactShape:
+    """One side's shape of a contact (:data:`CONTACT_SHAPES`), placed at its marker: ``radius``
+    and ``length`` (m) for spheres and cylinders, ``size`` (3,) edge lengths (m) of a box."""
+
+    type: str
+    radius: float = 0.0
+    length: float = 0.0
+    size: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        if self.size is not None:
+            self.size = np.array(self.size, dtype=float).reshape(-1)
+
+
+@dataclass
+class Contact:
+    """Contact between a shape on the input marker's body and one on the output marker's (or the
+    ground's): Hunt-Crossley normal force and regularised Coulomb friction (see
+    :mod:`~..elements.forces.contact` for the formulas).
+
+    ``stiffness`` k (N/m^exponent); ``restitution`` (1) at ``impact_speed`` (m/s);
+    ``static_friction`` and ``dynamic_friction`` (1; 0: frictionless); ``stiction_velocity``
+    (m/s), the slip speed at which the static coefficient is reached.
+    """
+
+    element = "Contact"
+    name: str
+    input: MarkerRef
+    output: MarkerRef
+    input_shape: ContactShape
+    output_shape: ContactShape
+    label: str = ""
+    stiffness: Optional[float] = None
+    exponent: float = 1.5
+    restitution: float = 0.5
+    impact_speed: float = 1.0
+    static_friction: float = 0.0
+    dynamic_friction: float = 0.0
+    stiction_velocity: float = 1e-3
+
+
+@dataclass
 class Simulation:
     """Simulation settings (s for times)."""
 
@@ -370,6 +423,7 @@ class MultibodySystem:
     bodies: list[RigidBody] = field(default_factory=list)
     hinges: list[Hinge] = field(default_factory=list)
     forces: list[Force] = field(default_factory=list)
+    contacts: list[Contact] = field(default_factory=list)
     gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     simulation: Simulation = field(default_factory=Simulation)
     description: str = ""
@@ -413,6 +467,15 @@ class MultibodySystem:
         f = Force(name, type, input, output, **kw)
         self.forces.append(f)
         return f
+
+    def add_contact(self, name, input, output, input_shape, output_shape, **kw) -> Contact:
+        """Add a contact; the shapes are :class:`ContactShape` or ``(type, {field: value})``."""
+        shapes = [s if isinstance(s, ContactShape) else ContactShape(s[0], **(s[1] if len(s) > 1
+                                                                              else {}))
+                  for s in (input_shape, output_shape)]
+        c = Contact(name, input, output, *shapes, **kw)
+        self.contacts.append(c)
+        return c
 
     def __getstate__(self):           # copies and pickles leave the name indexes out
         return {k: v for k, v in self.__dict__.items() if k != "_lookup"}

@@ -13,6 +13,8 @@ from collections import defaultdict
 import numpy as np
 
 from ..elements.forces import FORCE_TYPES
+from ..elements.forces.contact import PAIRS as CONTACT_PAIRS
+from ..elements.forces.contact import SHAPES as CONTACT_SHAPES
 from ..elements.hinges import HINGE_TYPES, QUATERNION_TYPES
 from .settings import INTEGRATORS, METHODS
 from .problems import Problem
@@ -150,6 +152,8 @@ def validate(model: MultibodySystem) -> list[Problem]:
         _check_hinge(model, hinge, c)
     for force in model.forces:
         _check_force(model, force, c)
+    for contact in model.contacts:
+        _check_contact(model, contact, c)
     _check_connectivity(model, c)
     _check_simulation(model, c)
     _check_columns(model, c)
@@ -176,7 +180,8 @@ def _check_names(model, c):
             c.add(objs[0], "Name", "is empty")
         elif len(objs) > 1:
             c.add(objs[1], "Name", f"'{name}' is used by {len(objs)} parts; names must be unique")
-    for kind, objs in (("hinge", model.hinges), ("force", model.forces)):
+    for kind, objs in (("hinge", model.hinges), ("force", model.forces),
+                       ("contact", model.contacts)):
         seen = set()
         for o in objs:
             if not o.name:
@@ -392,6 +397,54 @@ def _check_force(model, f, c):
         c.add(f, "FreeLength", f"{f.free_length!r} m; must not be negative")
 
 
+def _check_contact(model, k, c):
+    """A contact: its markers, shapes and pair, and its law's numbers."""
+    ok_in = _check_ref(model, k, "Input", k.input, c)
+    ok_out = _check_ref(model, k, "Output", k.output, c)
+    if ok_in and ok_out and k.input.body == k.output.body:
+        c.add(k, "Output", f"both markers are on '{k.input.body}'; a body cannot touch itself")
+    if ok_in and ok_out and model.is_ground(k.input.body) and model.is_ground(k.output.body):
+        c.add(k, "Output", "both shapes are on the ground")
+    types = []
+    for field, shape in (("InputShape", k.input_shape), ("OutputShape", k.output_shape)):
+        if shape.type not in CONTACT_SHAPES:
+            c.add(k, field, f"'{shape.type}' is not a contact shape; use one of "
+                            f"{', '.join(CONTACT_SHAPES)}")
+            continue
+        types.append(shape.type)
+        if "radius" in CONTACT_SHAPES[shape.type][0] and not (
+                np.isfinite(shape.radius) and shape.radius > 0):
+            c.add(k, field, f"Radius {shape.radius!r} m; a {shape.type} needs a positive radius")
+        if "length" in CONTACT_SHAPES[shape.type][0] and not (
+                np.isfinite(shape.length) and shape.length > 0):
+            c.add(k, field, f"Length {shape.length!r} m; a cylinder needs a positive length")
+        if "size" in CONTACT_SHAPES[shape.type][0] and not (
+                shape.size is not None and _finite(shape.size, 3) and np.all(shape.size > 0)):
+            c.add(k, field, "Size: a box needs three positive edge lengths (m)")
+    if len(types) == 2 and tuple(types) not in CONTACT_PAIRS and \
+            tuple(types[::-1]) not in CONTACT_PAIRS:
+        pairs = ", ".join(f"{a}-{b}" for a, b in CONTACT_PAIRS)
+        c.add(k, "InputShape", f"a {types[0]} against a {types[1]} is not supported yet; the "
+                               f"supported pairs are {pairs}")
+    if k.stiffness is None:
+        c.add(k, "Stiffness", "is missing (N/m^Exponent)")
+    elif not (np.isfinite(k.stiffness) and k.stiffness > 0):
+        c.add(k, "Stiffness", f"{k.stiffness!r}; must be a positive number (N/m^Exponent)")
+    if not (np.isfinite(k.exponent) and 1.0 <= k.exponent <= 3.0):
+        c.add(k, "Exponent", f"{k.exponent!r}; must be between 1 and 3 (1.5: Hertz)")
+    if not (np.isfinite(k.restitution) and 0.0 < k.restitution <= 1.0):
+        c.add(k, "Restitution", f"{k.restitution!r}; must be above 0 and at most 1")
+    if not (np.isfinite(k.impact_speed) and k.impact_speed > 0):
+        c.add(k, "ImpactSpeed", f"{k.impact_speed!r} m/s; must be positive")
+    for attr, field in (("static_friction", "StaticFriction"),
+                        ("dynamic_friction", "DynamicFriction")):
+        v = getattr(k, attr)
+        if not (np.isfinite(v) and v >= 0):
+            c.add(k, field, f"{v!r}; must be a finite number, not negative")
+    if not (np.isfinite(k.stiction_velocity) and k.stiction_velocity > 0):
+        c.add(k, "StictionVelocity", f"{k.stiction_velocity!r} m/s; must be positive")
+
+
 def _check_expression(model, obj, field, text, order, c) -> None:
     """Parse a function of time and its derivatives up to ``order`` (a driver's velocity and
     acceleration) and evaluate them at t = 0 and at :data:`EXPRESSION_SAMPLES` times up to the
@@ -418,7 +471,7 @@ def _check_expression(model, obj, field, text, order, c) -> None:
 def _check_columns(model, c):
     """Elements whose result columns would share names (``<prefix>.<quantity>``): a hinge
     called like a body is written ``hinge:<name>``, which a body may be called too."""
-    from .columns import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    from .columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
     closure = {"closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate"}
     taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS))}
     bodies = {b.name for b in model.bodies}
@@ -428,6 +481,8 @@ def _check_columns(model, c):
         if h.type in HINGE_TYPES:
             q = set(hinge_quantities(h.type, [d.coordinate for d in h.drivers])) | closure
             owners.append((h, f"hinge:{h.name}" if h.name in bodies else h.name, q))
+    contact_columns = frozenset(CONTACT_COLUMNS)
+    owners += [(k, k.name, contact_columns) for k in model.contacts]
     for obj, prefix, qties in owners:
         other = taken.get(prefix)
         if other is None:
@@ -526,7 +581,7 @@ def run_size_problems(model, end_time, step, output_step, method, integrator) ->
         out.append(Problem("Simulation", "OutputStep",
                            f"OutputStep {dt:g} s is {per_output:.3g} steps of {h:g} s; at most "
                            f"{MAX_STEPS:.3g} are allowed: use an OutputStep of at most EndTime"))
-    from .columns import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    from .columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
     columns = 1 + len(BODY_COLUMNS) * len(model.bodies) + len(ENERGY_COLUMNS) + sum(
         len(hinge_quantities(h.type)) for h in model.hinges if h.type in HINGE_TYPES)
     size = rows * columns * 8.0

@@ -4,7 +4,8 @@ The format is the MSTMMSim style of ``design.md``, extended to the whole mechani
 with every unit, by ``resources/multibody.xsd`` (:data:`SCHEMA_PATH`)::
 
     <MultibodySystem Name="..." FormatVersion="1">
-      <Description/>? <Gravity/>? <Ground/>* <RigidBody/>* <Hinge/>* <Force/>* <Simulation/>?
+      <Description/>? <Gravity/>? <Ground/>* <RigidBody/>* <Hinge/>* <Force/>* <Contact/>*
+      <Simulation/>?
     </MultibodySystem>
 
 Reading collects every problem of a file at once: XML syntax, then every schema violation, then a
@@ -27,8 +28,8 @@ from typing import Optional, Union
 import numpy as np
 from lxml import etree
 
-from .mechanism import (FORMAT_VERSION, Driver, Force, Frame, Ground, Hinge, Marker, MarkerRef,
-                        Motor, MultibodySystem, RigidBody, Simulation)
+from .mechanism import (FORMAT_VERSION, Contact, ContactShape, Driver, Force, Frame, Ground, Hinge,
+                        Marker, MarkerRef, Motor, MultibodySystem, RigidBody, Simulation)
 from .problems import ModelError, Problem
 from .validation import validate
 
@@ -50,6 +51,11 @@ SIMULATION_FIELDS = (("end_time", "EndTime"), ("step", "Step"), ("output_step", 
                      ("absolute_tolerance", "AbsoluteTolerance"))
 #: XML element of each scalar Force field, in file order (after Direction and Magnitude).
 FORCE_NUMBERS = (("stiffness", "Stiffness"), ("damping", "Damping"), ("free_length", "FreeLength"))
+#: XML element of each Contact law field, in file order (after the markers and shapes).
+CONTACT_NUMBERS = (("stiffness", "Stiffness"), ("exponent", "Exponent"),
+                   ("restitution", "Restitution"), ("impact_speed", "ImpactSpeed"),
+                   ("static_friction", "StaticFriction"), ("dynamic_friction", "DynamicFriction"),
+                   ("stiction_velocity", "StictionVelocity"))
 
 Source = Union[str, bytes, Path]
 
@@ -173,6 +179,29 @@ def _write_force(root, f: Force):
             _sub(el, tag, format_number(v))
 
 
+def _write_shape(el, tag, shape: ContactShape):
+    attrib = dict(Type=shape.type)
+    if shape.type in ("sphere", "cylinder"):
+        attrib["Radius"] = format_number(shape.radius)
+    if shape.type == "cylinder":
+        attrib["Length"] = format_number(shape.length)
+    if shape.size is not None:
+        attrib["Size"] = format_vector(shape.size)
+    _sub(el, tag, **attrib)
+
+
+def _write_contact(root, c: Contact):
+    el = _sub(root, "Contact", Name=c.name, Label=_label(c))
+    _write_marker_ref(el, "Input", c.input)
+    _write_shape(el, "InputShape", c.input_shape)
+    _write_marker_ref(el, "Output", c.output)
+    _write_shape(el, "OutputShape", c.output_shape)
+    for attr, tag in CONTACT_NUMBERS:
+        v = getattr(c, attr)
+        if v is not None:
+            _sub(el, tag, format_number(v))
+
+
 def _write_simulation(root, s: Simulation):
     el = _sub(root, "Simulation")
     for attr, tag in SIMULATION_FIELDS:
@@ -194,6 +223,8 @@ def to_element(model: MultibodySystem) -> etree._Element:
         _write_hinge(root, h)
     for f in model.forces:
         _write_force(root, f)
+    for c in model.contacts:
+        _write_contact(root, c)
     if model.simulation is not None:
         _write_simulation(root, model.simulation)
     return root
@@ -345,6 +376,27 @@ def _read_force(el) -> Force:
     return f
 
 
+def _read_shape(el, tag) -> ContactShape:
+    c = _child(el, tag)
+    if c is None:
+        return ContactShape("")
+    size = c.get("Size")
+    values = None if size is None else _parse_numbers(size)
+    return ContactShape(c.get("Type", ""), _float(c.get("Radius"), 0.0),
+                        _float(c.get("Length"), 0.0),
+                        None if size is None else np.array(values if values is not None
+                                                           else [np.nan], dtype=float))
+
+
+def _read_contact(el) -> Contact:
+    c = Contact(el.get("Name", ""), _read_marker_ref(el, "Input"), _read_marker_ref(el, "Output"),
+                _read_shape(el, "InputShape"), _read_shape(el, "OutputShape"),
+                label=el.get("Label", ""))
+    for attr, tag in CONTACT_NUMBERS:
+        setattr(c, attr, _number(el, tag, getattr(c, attr)))
+    return c
+
+
 def _read_simulation(el) -> Simulation:
     s = Simulation()
     for attr, tag in SIMULATION_FIELDS:
@@ -367,6 +419,7 @@ def from_element(root) -> MultibodySystem:
     model.bodies = [_read_body(b) for b in root.findall("RigidBody")]
     model.hinges = [_read_hinge(h) for h in root.findall("Hinge")]
     model.forces = [_read_force(f) for f in root.findall("Force")]
+    model.contacts = [_read_contact(c) for c in root.findall("Contact")]
     sim = root.find("Simulation")
     if sim is not None:
         model.simulation = _read_simulation(sim)
@@ -396,6 +449,7 @@ _TYPE_PHRASES = {
     "xs:positiveInteger": "a positive integer (1, 2, 3, ...)",
     "HingeTypeName": "a hinge type",
     "ForceTypeName": "a force type",
+    "ShapeTypeName": "a contact shape",
     "CoordinateName": "a hinge coordinate",
     "DirectionFrame": "a direction frame",
     "MethodName": "a solution method",
@@ -452,7 +506,7 @@ def schema_info() -> _SchemaInfo:
 # Problems: where they are, schema messages in words, merging with the semantic check
 # --------------------------------------------------------------------------------------------------
 
-_NAMED = ("Ground", "RigidBody", "Hinge", "Force")
+_NAMED = ("Ground", "RigidBody", "Hinge", "Force", "Contact")
 
 
 def _component(el, attr=None) -> str:

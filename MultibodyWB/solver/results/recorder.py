@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..elements import forces
+from ..elements.forces import contact
 from ..elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
-from ..model.columns import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+from ..model.columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
 from ..maths.rows import _mat_vec, _matT_vec, _mat_mat, _cross, _quat_matrices, _rotvec
 
 
@@ -133,6 +134,9 @@ class Recorder:
                 nq=int(T.nq[i]), nu=int(T.nu[i]), sgn=float(T.sgn[i]), drv=drv,
                 ntrans=3 if h.type in SIX_DOF_TYPES else 0, ncols=len(qties)))
         self.n_quat = sum(1 for s in self.hinge_specs if s["quat"])
+        self.contacts = [c.name for c in getattr(model, "contacts", ())]
+        for c in self.contacts:
+            names += [f"{c}.{q}" for q in CONTACT_COLUMNS]
         names += [f"energy.{q}" for q in ENERGY_COLUMNS]
         self.names = names
         self.bodies = body_names
@@ -219,6 +223,15 @@ class Recorder:
                 # the hinge's total generalised load minus its own spring and damper
                 out[:, k] = tau[:, j] + T.hk[j] * (q[:, jq] - T.href[j]) + T.hc[j] * u[:, j]
                 k += 1
+        # contacts
+        if self.contacts:
+            nc, ncol = len(self.contacts), len(CONTACT_COLUMNS)
+            block = np.empty((k_rows, nc, ncol))
+            contact.columns(self.system.forces, np.ascontiguousarray(R), np.ascontiguousarray(pb),
+                            np.ascontiguousarray(b.pc), np.ascontiguousarray(hp),
+                            np.ascontiguousarray(w), np.ascontiguousarray(vh), block)
+            out[:, k:k + nc * ncol] = block.reshape(k_rows, -1)
+            k += nc * ncol
         # energies
         ek, eg, ee = self._energies(b)
         out[:, k] = ek

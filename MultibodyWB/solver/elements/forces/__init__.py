@@ -11,11 +11,14 @@ A law's module holds:
   bodies' state arrays (:mod:`...maths.bodies`) — the **one** implementation that every
   formulation calls (MSTMM, Newton-Euler, the constrained method) through :func:`applied_loads`
   and :func:`force_power`;
-- ``add_potential``: its elastic energy over many result rows.
+- ``add_potential``: its elastic energy over many result rows; ``does_work``: whether its
+  elements do work (magnitudes, dampers, friction);
+- ``ELEMENTS`` (optional): the model's list its elements come from, when it is not
+  ``forces`` filtered by the law's types (:mod:`.contact` packs ``contacts``).
 
 Adding a force law: write its module (the existing ones are the examples:
-:mod:`.spring_damper` is the fullest) and register it here, in :data:`LAWS` and in the two
-compiled dispatchers below (numba compiles calls to named functions only: one line each).
+:mod:`.spring_damper` is the fullest) and register it here, in :data:`LAWS` and in the three
+compiled dispatchers below (:func:`has_loads` too) (numba compiles calls to named functions only: one line each).
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ import numpy as np
 from numba import njit
 
 from ...maths.small import _JIT
-from . import point, rotational_spring_damper, spring_damper
+from . import contact, point, rotational_spring_damper, spring_damper
 from .base import ForceType
 
 #: The registered laws, in the order their arrays are in :data:`Forces`.
-LAWS = (point, spring_damper, rotational_spring_damper)
+LAWS = (point, spring_damper, rotational_spring_damper, contact)
 
 #: Every force type: name -> :class:`~.base.ForceType`.
 FORCE_TYPES: dict[str, ForceType] = {t.name: t for law in LAWS for t in law.TYPES}
@@ -42,7 +45,7 @@ LAW_OF = {t.name: law for law in LAWS for t in law.TYPES}
 Forces = namedtuple("Forces", ["gravity"] + [name for law in LAWS for name, _, _ in law.FIELDS])
 
 __all__ = ["FORCE_TYPES", "Forces", "ForceType", "LAWS", "LAW_OF", "applied_loads",
-           "force_power", "add_potential", "pack"]
+           "force_power", "add_potential", "does_work", "has_loads", "pack"]
 
 
 def pack(model, marker, magnitude, drawn_distance) -> Forces:
@@ -63,9 +66,13 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
     # magnitudes numbered in the model's order of forces, whatever their laws
     index = {id(f): magnitude(f) for f in model.forces if "magnitude" in FORCE_TYPES[f.type].fields}
     for law in LAWS:
-        names = {t.name for t in law.TYPES}
-        values = law.pack([f for f in model.forces if f.type in names], marker,
-                          lambda f: index[id(f)], drawn_distance)
+        source = getattr(law, "ELEMENTS", "forces")
+        if source == "forces":
+            names = {t.name for t in law.TYPES}
+            elements = [f for f in model.forces if f.type in names]
+        else:                                       # a list of its own (contacts)
+            elements = list(getattr(model, source, ()))
+        values = law.pack(elements, marker, lambda f: index[id(f)], drawn_distance)
         for name, kind, shape in law.FIELDS:
             v = values[name]
             if kind == "int":
@@ -73,6 +80,12 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
             else:
                 arrays[name] = np.array(v, dtype=float).reshape((len(v),) + shape)
     return Forces(**arrays)
+
+
+@njit(**_JIT)
+def has_loads(F):
+    """Whether any force element or contact is there (gravity alone: False)."""
+    return F.pf_body.size + F.sd_bi.size + F.rs_bi.size + F.ct_bi.size > 0
 
 
 @njit(**_JIT)
@@ -92,6 +105,7 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
     point.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
     spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
     rotational_spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    contact.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
 
 
 @njit(**_JIT)
@@ -100,6 +114,13 @@ def force_power(mags, F, R, pb, pc, hp, w, vh, out):
     point.add_power(F, mags, R, pb, pc, hp, w, vh, out)
     spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
     rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    contact.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+
+
+def does_work(F) -> bool:
+    """Whether a force element or contact does work (a magnitude, a damper, friction): without
+    any, the forces are conservative (their energy is in ``energy.elastic``)."""
+    return any(law.does_work(F) for law in LAWS)
 
 
 def add_potential(F, attach, ee) -> None:

@@ -84,5 +84,10 @@ def add_power(F, mags, R, pb, pc, hp, w, vh, out):
     out[1] = pf
 
 
+def does_work(F) -> bool:
+    """Whether the loads do work: any with a magnitude."""
+    return bool(F.pf_body.size and (F.pf_mag >= 0).any())
+
+
 def add_potential(F, attach, ee) -> None:
     """No potential (the loads' work is in ``energy.work_forces``)."""

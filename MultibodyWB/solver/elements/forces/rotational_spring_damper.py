@@ -74,6 +74,11 @@ def add_power(F, mags, R, pb, pc, hp, w, vh, out):
     out[2] = pdis
 
 
+def does_work(F) -> bool:
+    """Whether a damper does work."""
+    return bool(F.rs_bi.size and (F.rs_c != 0.0).any())
+
+
 def add_potential(F, attach, ee) -> None:
     """Add ``1/2 k |phi|^2`` of every spring to the elastic energies ``ee`` (rows,) (see
     :func:`.spring_damper.add_potential`)."""

@@ -97,6 +97,11 @@ def add_power(F, mags, R, pb, pc, hp, w, vh, out):
     out[2] = pdis
 
 
+def does_work(F) -> bool:
+    """Whether anything but the springs does work: a magnitude or a damper."""
+    return bool(F.sd_bi.size and ((F.sd_mag >= 0).any() or (F.sd_c != 0.0).any()))
+
+
 def add_potential(F, attach, ee) -> None:
     """Add ``1/2 k (L - L0)^2`` of every spring to the elastic energies ``ee`` (rows,);
     ``attach(body, R, p) -> (rotations, points)`` (rows, 3, 3), (rows, 3) of an attachment."""

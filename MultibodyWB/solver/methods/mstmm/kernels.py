@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from ...maths.small import _INL, _JIT, _cr, _mm, _mmt, _mv, quat_into, quat_to_matrix, rotvec
-from ...elements.forces import applied_loads, force_power
+from ...elements.forces import applied_loads, has_loads, force_power
 from ...elements.hinges import HINGE_TYPES, TYPE_CODES
 
 # hinge type codes (:data:`...elements.hinges.TYPE_CODES`: the table's order); the compiled
@@ -668,7 +668,7 @@ def evaluate_into(y, drv, mags, T, F, W, ydot):
     tree_kinematics(W.q, W.u, T.parent, T.code, T.sgn, T.qo, T.uo, T.nu, T.mo_R, T.mo_p,
                     T.mi_R, T.mi_p, T.rc, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Sg, W.cg, W.RA,
                     W.scratch.M, W.scratch.Rrel, W.scratch.dloc, W.scratch.Sloc, W.scratch.bias)
-    applied = F.pf_body.size + F.sd_bi.size + F.rs_bi.size > 0
+    applied = has_loads(F)
     if applied:
         applied_loads(mags, F, T.mass, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.FC, W.TC)
     loads(W.q, W.u, applied, T.mass, F.gravity, T.code, T.qo, T.uo, T.nu, T.hk, T.hc, T.href,
@@ -760,7 +760,7 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     drv_idx, drv_q, nq_tot, quat = T.drv_idx, T.drv_q, T.nq_tot, T.quat
     loops, C, L = T.m_tot > 0, T.loops, W.loops
     gravity = F.gravity
-    applied = F.pf_body.size + F.sd_bi.size + F.rs_bi.size > 0
+    applied = has_loads(F)
     # work
     q, u, dd, R, pb, pc, hp, w, vh = W.q, W.u, W.dd, W.R, W.pb, W.pc, W.hp, W.w, W.vh
     Sg, cg, RA, Wext, tau, udot, x, Wh = W.Sg, W.cg, W.RA, W.Wext, W.tau, W.udot, W.x, W.Wh

@@ -406,8 +406,7 @@ class System:
         magnitude, dampers (see :func:`.kernels.power_flows`). Without them the energy is
         conserved and the integrators skip the work columns (they stay 0)."""
         T, F = self.tree, self.forces
-        return bool(self.drivers or np.any(T.hc != 0.0) or np.any(F.pf_mag >= 0)
-                    or np.any(F.sd_mag >= 0) or np.any(F.sd_c != 0.0) or np.any(F.rs_c != 0.0))
+        return bool(self.drivers or np.any(T.hc != 0.0) or forces.does_work(F))
 
     def power(self, t: float, y: np.ndarray) -> np.ndarray:
         """Power of the drivers, of the applied forces, and dissipated by the dampers at (t, y),

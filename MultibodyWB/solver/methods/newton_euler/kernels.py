@@ -9,7 +9,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ...elements.forces import applied_loads
+from ...elements.forces import applied_loads, has_loads
 from ...elements.hinges import HINGE_TYPES
 
 # rotation modes of the penalty
@@ -747,7 +747,7 @@ def ne_run(S, Bd, Jt, Ld, W, k0, nsteps, h, mags, drvn, out, every, record_last,
     wg, F, T, Wh, tau, v0, L0 = W.wg, W.F, W.T, W.Wh, W.tau, W.v0, W.L0
     A, B, C, js = W.tA, W.tB, W.tC, W.js
     g0, g1, g2 = Ld.gravity[0], Ld.gravity[1], Ld.gravity[2]
-    forces = Ld.pf_body.size + Ld.sd_bi.size + Ld.rs_bi.size > 0
+    forces = has_loads(Ld)
     n = mass.size
     written = 0
     for s in range(nsteps + 1):

@@ -582,8 +582,7 @@ class NewtonEuler:
         """Whether drivers, forces with a magnitude or dampers do work (as
         :attr:`.system.System.does_work`; the penalty joints are not counted)."""
         Jt, F = self.Jt, self.forces
-        return bool(self.drivers or np.any(Jt.hc != 0.0) or np.any(F.pf_mag >= 0)
-                    or np.any(F.sd_mag >= 0) or np.any(F.sd_c != 0.0) or np.any(F.rs_c != 0.0))
+        return bool(self.drivers or np.any(Jt.hc != 0.0) or forces.does_work(F))
 
     def power(self, inst: Instant) -> np.ndarray:
         """Power of the drivers, of the applied forces, and dissipated by the hinges' own and
