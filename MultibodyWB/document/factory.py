@@ -14,6 +14,7 @@ import FreeCAD
 from ..objects import labels
 from ..objects.base import set_value, type_of
 from ..objects.body import BodyProxy
+from ..objects.contact import SHAPE_FIELDS, ContactProxy
 from ..objects.force import ForceProxy, field_properties
 from ..objects.hinge import OPTION_PROPERTIES, HingeProxy, property_name
 from ..objects.marker import TYPE as MARKER_TYPE
@@ -315,6 +316,56 @@ def make_force(doc, mechanism, force_type, marker_input, marker_output=None, nam
         set_value(obj, obj.Proxy.prop(names[0]), value)
         if field == "free_length":
             obj.FreeLengthAsDrawn = False
+    mechanism.addObject(obj)
+    return obj
+
+
+#: Keyword of :func:`make_contact` -> property of the contact's law.
+CONTACT_LAW = {"exponent": "Exponent", "restitution": "Restitution",
+               "impact_speed": "ImpactSpeed", "static_friction": "StaticFriction",
+               "dynamic_friction": "DynamicFriction", "stiction_velocity": "StictionVelocity",
+               "stiffness_rule": "StiffnessRule"}
+
+
+def make_contact(doc, mechanism, marker_input, marker_output, input_shape, output_shape,
+                 stiffness, name=None, label="", **law):
+    """A Contact of ``mechanism`` between a shape on ``marker_input`` and one on
+    ``marker_output``.
+
+    Parameters
+    ----------
+    input_shape, output_shape : (str, dict)
+        A shape type of the solver's ``CONTACT_SHAPES`` and its dimensions in mm
+        (``("sphere", {"radius": 10})``, ``("cylinder", {"radius": 5, "length": 20})``,
+        ``("box", {"size": (10, 20, 5)})``, ``("plane", {})``).
+    stiffness : float
+        N/m^exponent (SI, as the property keeps it).
+    law : keywords
+        ``exponent``, ``restitution``, ``static_friction``, ``dynamic_friction`` (numbers),
+        ``impact_speed``, ``stiction_velocity`` (mm/s, or a text with its unit: ``"1 m/s"``),
+        ``stiffness_rule`` (how the stiffness was chosen, in words).
+    name : str, optional
+        Name and label; default: labelled from what it joins ("Ball – Plate contact").
+    """
+    obj = _new(doc, "App::FeaturePython", ContactProxy, name, label, "Contact")
+    obj.InputMarker = marker_input
+    obj.OutputMarker = marker_output
+    for side, (kind, dimensions) in (("Input", input_shape), ("Output", output_shape)):
+        setattr(obj, f"{side}Shape", kind)
+        for key, value in (dimensions or {}).items():
+            if key not in SHAPE_FIELDS:
+                raise TypeError(f"a contact shape has no dimension '{key}'; use one of "
+                                f"{', '.join(SHAPE_FIELDS)}")
+            set_value(obj, obj.Proxy.prop(side + SHAPE_FIELDS[key]), value)
+    obj.Stiffness = float(stiffness)
+    for key, value in law.items():
+        if key not in CONTACT_LAW:
+            raise TypeError(f"make_contact() got an unknown option '{key}'; use one of "
+                            f"{', '.join(CONTACT_LAW)}")
+        if value is not None:
+            set_value(obj, obj.Proxy.prop(CONTACT_LAW[key]), value)
+    if not name:
+        obj.Label = f"{labels.ends_label(marker_input, marker_output)} contact"
     mechanism.addObject(obj)
     return obj
 

@@ -1,6 +1,7 @@
 """Import a neutral model (or ``*.mbs.xml`` file) into a document as Multibody objects.
 
-:func:`from_model` rebuilds the Mechanism, its Bodies, Markers, Hinges, Forces and Simulation with
+:func:`from_model` rebuilds the Mechanism, its Bodies, Markers, Hinges, Forces, Contacts and
+Simulation with
 the factory functions, converting SI to FreeCAD's units with
 :func:`MultibodyWB.objects.units.from_si`. Names become labels (FreeCAD keeps labels unique: a name
 already used in the document gets a number appended), the model's labels become ``Label2``.
@@ -29,7 +30,7 @@ from ..objects.hinge import OPTION_PROPERTIES
 from ..objects.mechanism import members
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
 from ..solver.model import xmlio
-from ..solver.model import COORDINATE_KIND, FORCE_TYPES
+from ..solver.model import CONTACT_SHAPES, COORDINATE_KIND, FORCE_TYPES
 from ..solver.maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
 
 #: Thinnest stand-in box edge, relative to its longest edge.
@@ -200,6 +201,8 @@ def from_model(doc, model, solids=None, name=None):
         _hinge(doc, mechanism, h, markers)
     for f in model.forces:
         _force(doc, mechanism, f, markers)
+    for c in model.contacts:
+        _contact(doc, mechanism, c, markers)
     sim = members(mechanism, SIMULATION)
     if sim:
         _simulation(sim[0], model.simulation)
@@ -257,6 +260,27 @@ def _force(doc, mechanism, f, markers):
         values[name] = _quantity(value, proxy_prop.si)
     return factory.make_force(doc, mechanism, f.type, _marker(markers, f.input),
                               _marker(markers, f.output), name=f.name, label=f.label, **values)
+
+
+def _contact(doc, mechanism, c, markers):
+    shapes = []
+    for shape in (c.input_shape, c.output_shape):
+        used = CONTACT_SHAPES.get(shape.type, ((), ""))[0]
+        dimensions = {}
+        for name in used:
+            if name == "size":
+                if shape.size is not None:
+                    dimensions["size"] = tuple(units.from_si(x, "m") for x in shape.size)
+            else:
+                dimensions[name] = units.from_si(getattr(shape, name), "m")
+        shapes.append((shape.type, dimensions))
+    return factory.make_contact(
+        doc, mechanism, _marker(markers, c.input), _marker(markers, c.output), *shapes,
+        c.stiffness if c.stiffness is not None else 0.0, name=c.name, label=c.label,
+        exponent=c.exponent, restitution=c.restitution,
+        impact_speed=_quantity(c.impact_speed, "m/s"), static_friction=c.static_friction,
+        dynamic_friction=c.dynamic_friction,
+        stiction_velocity=_quantity(c.stiction_velocity, "m/s"))
 
 
 def _simulation(obj, s):

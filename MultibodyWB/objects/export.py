@@ -17,7 +17,8 @@ Mapping (``obj.Label`` is the model name, ``obj.Label2`` its label):
 - the Mechanism's ground body -> ``Ground`` (base frame and markers; its solids' mass is not used);
 - every other Body -> ``RigidBody`` numbered 1, 2... in the Mechanism's order, then the hinges;
 - a Marker -> a ``Marker`` of its body with ID ``MarkerId``, its frame in the body's base frame;
-- Hinge, Force and Simulation -> the model's, with only the fields their type uses.
+- Hinge, Force and Simulation -> the model's, with only the fields their type uses;
+- a Contact -> a ``Contact`` (shapes' dimensions in m, speeds in m/s, the stiffness as it is).
 """
 
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from . import units
 from .base import BaseProxy, quantity_value, type_of
 from .body import TYPE as BODY
 from .body import body_mass_properties, rotation_matrix, solid_placement
+from .contact import TYPE as CONTACT
+from .contact import shape_fields
 from .force import TYPE as FORCE
 from .force import field_properties
 from .hinge import OPTION_PROPERTIES, TYPE as HINGE
@@ -141,6 +144,8 @@ class _Builder:
             self._hinge(hinge)
         for force in members(mech, FORCE):
             self._force(force)
+        for contact in members(mech, CONTACT):
+            self._contact(contact)
         self._simulation()
         self._model_problems()
         return self.result
@@ -266,6 +271,23 @@ class _Builder:
         f = self.model.add_force(obj.Label, obj.ForceType, self._ref(obj, "InputMarker"), output,
                                  label=obj.Label2, **values)
         self.element_object[f"Force '{f.name}'"] = obj
+
+    def _contact(self, obj):
+        shapes = []
+        for side in ("Input", "Output"):
+            kind, values = shape_fields(obj, side)
+            shapes.append((kind, {name: (np.array([units.to_si(x, "m") for x in value])
+                                         if name == "size" else units.to_si(value, "m"))
+                                  for name, value in values.items()}))
+        c = self.model.add_contact(
+            obj.Label, self._ref(obj, "InputMarker"), self._ref(obj, "OutputMarker"), *shapes,
+            label=obj.Label2, stiffness=float(obj.Stiffness), exponent=float(obj.Exponent),
+            restitution=float(obj.Restitution),
+            impact_speed=self.si(obj, "ImpactSpeed", "m/s"),
+            static_friction=float(obj.StaticFriction),
+            dynamic_friction=float(obj.DynamicFriction),
+            stiction_velocity=self.si(obj, "StictionVelocity", "m/s"))
+        self.element_object[f"Contact '{c.name}'"] = obj
 
     def _simulation(self):
         sims = members(self.mechanism, SIMULATION)

@@ -1,0 +1,336 @@
+"""The Contact: a shape on one body's marker touching a shape on another body's (or the ground's).
+
+Each side is one of the solver's primitive shapes (:data:`~MultibodyWB.solver.model.CONTACT_SHAPES`)
+placed at its marker: a ``sphere`` (``Radius``, centred on the marker), a ``plane`` (the marker's
+xy plane, its z axis the outward normal, the solid below), a ``box`` (``Size``: edge lengths
+along the marker's axes, centred) or a ``cylinder`` (``Radius``, ``Length``, centred, its axis
+the marker's z). The pairs the solver supports are :data:`~MultibodyWB.solver.model.CONTACT_PAIRS`
+(either order). The law (see :mod:`MultibodyWB.solver.elements.forces.contact`): a Hunt-Crossley
+normal force ``k depth^e (1 + alpha depth')`` whose damping follows from a ``Restitution`` at an
+``ImpactSpeed``, and regularised Coulomb friction.
+
+Units: radii, lengths and sizes are FreeCAD lengths (mm), the speeds FreeCAD speeds (mm/s);
+``Stiffness`` is a plain number in N/m^Exponent (SI: its unit depends on the exponent, which no
+FreeCAD unit can follow), ``Exponent``, ``Restitution`` and the friction coefficients are numbers.
+
+What a picked face is (:func:`recognise`) and the stiffness a new contact gets
+(:func:`default_stiffness`) are here too: the Contact command uses them, and so can macros.
+"""
+
+import math
+from dataclasses import dataclass
+
+import FreeCAD
+
+from . import units
+from .base import EDITABLE, HIDDEN, READ_ONLY, BaseProxy, Prop, type_of
+from .body import body_mass_properties, solid_placement, solid_shape
+from ..solver.model import CONTACT_PAIRS, CONTACT_SHAPES
+
+TYPE = "Multibody::Contact"
+
+#: Shape field of the solver -> the property suffix holding it (``InputRadius``...).
+SHAPE_FIELDS = {"radius": "Radius", "length": "Length", "size": "Size"}
+
+#: Model (message) field -> property, for the solver's problems.
+FIELDS = {"Input": "InputMarker", "Output": "OutputMarker", "Name": "Label"}
+
+#: Young's modulus (Pa) and Poisson's ratio of a body without a material card that gives them
+#: (steel).
+DEFAULT_YOUNGS_MODULUS = 210e9
+DEFAULT_POISSON_RATIO = 0.3
+#: Static depth (m) the default stiffness of a box or cylinder gives under its body's weight.
+STATIC_DEPTH = 1e-5
+#: Candidate points sharing the weight of a box or cylinder resting on a plane: a box's four
+#: lower corners, a cylinder's two rim points.
+POINTS_AT_REST = {"box": 4, "cylinder": 2}
+
+
+def _side_props(side, title):
+    group = f"{side} shape"
+    return (
+        Prop(f"{side}Shape", "App::PropertyEnumeration", group,
+             f"Shape on the {title} marker: sphere (centred on it), plane (its xy plane, z the "
+             "outward normal, the solid below), box (centred, edges along its axes) or cylinder "
+             "(centred, axis its z)", default="sphere" if side == "Input" else "plane",
+             enum=tuple(CONTACT_SHAPES)),
+        Prop(f"{side}Radius", "App::PropertyLength", group,
+             f"Radius of the {title} sphere or cylinder [mm]", default=0.0, unit="mm", si="m"),
+        Prop(f"{side}Length", "App::PropertyLength", group,
+             f"Length of the {title} cylinder along its axis (the marker's z) [mm]", default=0.0,
+             unit="mm", si="m"),
+        Prop(f"{side}Size", "App::PropertyVectorDistance", group,
+             f"Edge lengths of the {title} box along the marker's x, y, z [mm]",
+             default=(0.0, 0.0, 0.0), unit="mm", si="m"),
+    )
+
+
+class ContactProxy(BaseProxy):
+    """Proxy of a Contact."""
+
+    Type = TYPE
+    KIND = "Contact"
+    VERSION = 1
+    PROPERTIES = (
+        Prop("InputMarker", "App::PropertyLink", "Contact",
+             "Marker of the input (moving) body's shape"),
+        Prop("OutputMarker", "App::PropertyLink", "Contact",
+             "Marker of the output body's (or the ground's) shape"),
+    ) + _side_props("Input", "input") + _side_props("Output", "output") + (
+        Prop("Stiffness", "App::PropertyFloat", "Normal force",
+             "Contact stiffness k of N = k depth^Exponent (1 + alpha depth') [N/m^Exponent, "
+             "SI: N/m^1.5 for the exponent 1.5]", default=0.0),
+        Prop("StiffnessRule", "App::PropertyString", "Normal force",
+             "How the stiffness was chosen when the contact was made", default="",
+             mode=READ_ONLY),
+        Prop("Exponent", "App::PropertyFloat", "Normal force",
+             "Exponent e of the depth in the normal force (1.5: Hertz's sphere; 1 to 3)",
+             default=1.5),
+        Prop("Restitution", "App::PropertyFloat", "Normal force",
+             "Coefficient of restitution at the impact speed (above 0, at most 1; 1: no "
+             "damping)", default=0.5),
+        Prop("ImpactSpeed", "App::PropertySpeed", "Normal force",
+             "Impact speed at which the restitution holds (the damping is solved from it) "
+             "[mm/s]", default=1000.0, unit="mm/s", si="m/s"),
+        Prop("StaticFriction", "App::PropertyFloat", "Friction",
+             "Static friction coefficient, reached at the stiction velocity (0: frictionless)",
+             default=0.0),
+        Prop("DynamicFriction", "App::PropertyFloat", "Friction",
+             "Dynamic (sliding) friction coefficient, from twice the stiction velocity on",
+             default=0.0),
+        Prop("StictionVelocity", "App::PropertySpeed", "Friction",
+             "Slip speed at which the static coefficient is reached (a body held by friction "
+             "creeps below it) [mm/s]", default=1.0, unit="mm/s", si="m/s"),
+    )
+
+    def onChanged(self, obj, prop):
+        super().onChanged(obj, prop)
+        if prop in ("InputShape", "OutputShape") and "OutputSize" in obj.PropertiesList:
+            self.update_visibility(obj)
+
+    def update_visibility(self, obj):
+        """Show the dimensions each side's shape uses (:data:`CONTACT_SHAPES`), hide the others."""
+        present = set(obj.PropertiesList)
+        for side in ("Input", "Output"):
+            if f"{side}Shape" not in present:
+                continue
+            used = CONTACT_SHAPES.get(getattr(obj, f"{side}Shape"), ((), ""))[0]
+            for name, suffix in SHAPE_FIELDS.items():
+                prop = side + suffix
+                if prop in present:
+                    obj.setEditorMode(prop, EDITABLE if name in used else HIDDEN)
+
+    def field_property(self, obj, field):
+        return FIELDS.get(field, field)
+
+    def check(self, obj):
+        problems = []
+        for prop in ("InputMarker", "OutputMarker"):
+            marker = getattr(obj, prop)
+            if marker is None:
+                problems.append((prop, "is not set: a contact joins the shapes of two markers"))
+            elif type_of(marker) != "Multibody::Marker":
+                problems.append((prop, f"'{marker.Label}' is not a Multibody marker"))
+        return problems
+
+
+def shape_fields(obj, side):
+    """The shape of ``side`` ("Input", "Output") as ``(type, {field: value in mm})``."""
+    kind = getattr(obj, f"{side}Shape")
+    used = CONTACT_SHAPES.get(kind, ((), ""))[0]
+    values = {}
+    for name in used:
+        value = getattr(obj, side + SHAPE_FIELDS[name])
+        values[name] = tuple(value) if name == "size" else float(value.Value)
+    return kind, values
+
+
+# -- what a picked face is -----------------------------------------------------------------------
+@dataclass
+class Recognised:
+    """A contact shape recognised on a pick (lengths in mm, global axes).
+
+    ``type`` is a contact shape; ``radius``, ``length``, ``size`` its dimensions; ``offset`` the
+    marker's ``AttachmentOffset`` for a box picked whole (its centre and edge directions in the
+    solid's own frame), None when the marker of the pick is the shape's frame as the marker
+    command makes it.
+    """
+
+    type: str
+    radius: float = 0.0
+    length: float = 0.0
+    size: tuple = ()
+    offset: object = None
+    what: str = ""
+
+    def dimensions(self):
+        """``{field: value}`` (mm) the shape type uses."""
+        used = CONTACT_SHAPES[self.type][0]
+        values = {"radius": self.radius, "length": self.length, "size": tuple(self.size)}
+        return {name: values[name] for name in used}
+
+
+def _surface_kind(face):
+    return type(face.Surface).__name__
+
+
+def _box_frame(shape, rotation):
+    """(centre, axes (3 vectors), edge lengths) of a solid that is a rectangular box, else None;
+    the axes are the box's edge directions nearest the axes of ``rotation`` (the solid's)."""
+    if len(shape.Solids) != 1 or len(shape.Faces) != 6 or len(shape.Edges) != 12 or \
+            len(shape.Vertexes) != 8 or any(_surface_kind(f) != "Plane" for f in shape.Faces):
+        return None
+    normals = []
+    for face in shape.Faces:
+        n = face.normalAt(*face.Surface.parameter(face.CenterOfMass))
+        n.normalize()
+        if not any(abs(abs(n.dot(m)) - 1.0) < 1e-9 for m in normals):
+            normals.append(n)
+    if len(normals) != 3 or any(abs(normals[i].dot(normals[j])) > 1e-9
+                                for i, j in ((0, 1), (0, 2), (1, 2))):
+        return None
+    axes = []
+    for e in ((1, 0, 0), (0, 1, 0)):
+        own = rotation.multVec(FreeCAD.Vector(*e))
+        n = max((m for m in normals if m not in axes), key=lambda m: abs(m.dot(own)))
+        axes.append(n)
+    x, y = (n if n.dot(rotation.multVec(FreeCAD.Vector(*e))) >= 0.0 else n * -1.0
+            for n, e in zip(axes, ((1, 0, 0), (0, 1, 0))))
+    z = x.cross(y)
+    points = [v.Point for v in shape.Vertexes]
+    size = []
+    for axis in (x, y, z):
+        s = [p.dot(axis) for p in points]
+        size.append(max(s) - min(s))
+    if abs(size[0] * size[1] * size[2] - shape.Volume) > 1e-6 * shape.Volume:
+        return None                          # six planes, but not a rectangular box
+    return shape.CenterOfMass, (x, y, z), tuple(size)
+
+
+def recognise(solid, sub):
+    """The contact shape of a pick: face ``sub`` (``"Face3"``) of ``solid``, or the whole solid
+    (``sub`` ""); None when it is none (a cone, a torus, a free-form face, a solid that is not a
+    box, an edge or vertex).
+
+    A planar face is a ``plane``, a spherical face a ``sphere`` (its surface's radius), a
+    cylindrical face a ``cylinder`` (its radius, and its length along the axis); the marker the
+    marker command makes on such a face is the shape's frame (the face's middle and outward
+    normal; the sphere's centre; the axis halfway along the face). A whole solid that is a
+    rectangular box (6 planar faces at right angles) is a ``box`` of its edge lengths, whose
+    marker is attached to the solid with an offset to its centre and edge directions.
+    """
+    shape = solid_shape(solid)
+    if shape is None:
+        return None
+    if not sub:
+        frame = _box_frame(shape, solid_placement(solid).Rotation)
+        if frame is None:
+            return None
+        centre, (x, y, z), size = frame
+        wanted = FreeCAD.Placement(centre, FreeCAD.Rotation(x, y, z, "ZXY"))
+        offset = solid_placement(solid).inverse().multiply(wanted)
+        return Recognised("box", size=size, offset=offset, what=f"'{solid.Label}' (a box)")
+    try:
+        element = shape.getElement(sub)
+    except Exception:  # Part raises ValueError or IndexError for a missing element
+        return None
+    what = f"{sub} of '{solid.Label}'"
+    if element.ShapeType != "Face":
+        return None
+    kind = _surface_kind(element)
+    surface = element.Surface
+    if kind == "Plane":
+        return Recognised("plane", what=what)
+    if kind == "Sphere":
+        return Recognised("sphere", radius=float(surface.Radius), what=what)
+    if kind == "Cylinder":
+        axis = FreeCAD.Vector(surface.Axis)
+        axis.normalize()
+        s = [v.Point.dot(axis) for v in element.Vertexes]
+        length = max(s) - min(s) if s else 0.0
+        return Recognised("cylinder", radius=float(surface.Radius), length=length, what=what)
+    return None
+
+
+def surface_name(solid, sub):
+    """What a pick is, in words, for messages: ``"a cone (Face2 of 'Nose')"``."""
+    shape = solid_shape(solid)
+    if not sub:
+        return f"'{solid.Label}' (a whole solid that is not a box)"
+    try:
+        element = shape.getElement(sub)
+    except Exception:  # a missing element
+        return f"{sub} of '{solid.Label}' (gone)"
+    if element.ShapeType != "Face":
+        return f"{sub} of '{solid.Label}' (a {element.ShapeType.lower()}, not a face)"
+    kind = {"Cone": "cone", "Toroid": "torus", "SurfaceOfRevolution": "surface of revolution",
+            "BSplineSurface": "free-form surface"}.get(_surface_kind(element),
+                                                       _surface_kind(element).lower())
+    return f"{sub} of '{solid.Label}' (a {kind})"
+
+
+def supported(first, second):
+    """Whether the solver takes the pair of shape types (either order)."""
+    return (first, second) in CONTACT_PAIRS or (second, first) in CONTACT_PAIRS
+
+
+def pairs_text():
+    """The supported pairs, for messages: ``sphere-plane, sphere-sphere, ...``."""
+    return ", ".join(f"{a}-{b}" for a, b in CONTACT_PAIRS)
+
+
+# -- the stiffness a new contact gets ------------------------------------------------------------
+def elastic_constants(body):
+    """(Young's modulus in Pa, Poisson's ratio, where from) of a body: its material card's
+    ``YoungsModulus`` and ``PoissonRatio`` when it has both, else steel's."""
+    card = dict(getattr(body, "Material", {}) or {})
+    try:
+        q = FreeCAD.Units.Quantity(card["YoungsModulus"])
+        nu = float(str(card["PoissonRatio"]).split()[0])
+        if q.Unit == units.unit("Pa") and q.Value > 0 and 0.0 <= nu < 0.5:
+            return units.to_si(q.Value, "Pa"), nu, f"'{body.Label}' material"
+    except (KeyError, ValueError, TypeError, IndexError):
+        pass
+    except Exception:  # FreeCAD's quantity parser raises its own error: steel then
+        pass
+    return DEFAULT_YOUNGS_MODULUS, DEFAULT_POISSON_RATIO, "steel"
+
+
+def default_stiffness(shapes, bodies, gravity):
+    """The stiffness (SI, N/m^1.5) a new contact gets, and the rule, in words.
+
+    Parameters
+    ----------
+    shapes : sequence of 2 Recognised
+        Input and output shapes.
+    bodies : sequence of 2 Body objects
+        Their bodies (the second may be the ground).
+    gravity : float
+        Size of the gravitational acceleration, m/s^2 (9.81 if 0).
+
+    A sphere against a plane or a sphere: Hertz, ``k = 4/3 E* sqrt(R)``, ``1/E* = (1 - nu1^2)/E1
+    + (1 - nu2^2)/E2`` (each body's material, else steel: 210 GPa, 0.3), ``R`` the sphere's
+    radius or ``R1 R2 / (R1 + R2)``. A box or cylinder against a plane: the ``k`` for which the
+    moving body's weight, shared by the points at rest (:data:`POINTS_AT_REST`), presses them
+    :data:`STATIC_DEPTH` in at the exponent 1.5: ``k = m g / (n d^1.5)``.
+    """
+    types = [s.type for s in shapes]
+    if "sphere" in types:
+        radii = [units.to_si(s.radius, "m") for s in shapes if s.type == "sphere"]
+        r_eff = radii[0] if len(radii) == 1 else radii[0] * radii[1] / (radii[0] + radii[1])
+        constants = [elastic_constants(b) for b in bodies]
+        e_star = 1.0 / sum((1.0 - nu ** 2) / e for e, nu, _ in constants)
+        k = 4.0 / 3.0 * e_star * math.sqrt(r_eff)
+        sources = " and ".join(sorted({c[2] for c in constants}))
+        return k, (f"Hertz: 4/3 E* sqrt(R), E* = {e_star / 1e9:.4g} GPa ({sources}), "
+                   f"R = {r_eff * 1000:.6g} mm")
+    solid_shape_ = next(s for s in shapes if s.type in POINTS_AT_REST)
+    index = shapes.index(solid_shape_)
+    body = bodies[index]
+    mass = units.to_si(body_mass_properties(body)[2]["mass"], "kg")
+    g = gravity if gravity > 0.0 else 9.81
+    n = POINTS_AT_REST[solid_shape_.type]
+    k = mass * g / (n * STATIC_DEPTH ** 1.5)
+    return k, (f"static depth {STATIC_DEPTH * 1000:g} mm under the weight of '{body.Label}' "
+               f"({mass:.6g} kg x {g:.4g} m/s^2) on {n} points at exponent 1.5: "
+               "k = m g / (n d^1.5)")
