@@ -10,7 +10,8 @@ view providers, which open the panels.
 from ..objects.base import type_of
 
 #: Objects drawn from a marker's placement: redrawn when it moves, suspended while playing.
-DEPENDENT_TYPES = ("Multibody::Hinge", "Multibody::Force", "Multibody::Body")
+DEPENDENT_TYPES = ("Multibody::Hinge", "Multibody::Force", "Multibody::Contact",
+                   "Multibody::Body")
 
 
 def _drawn(proxy):
