@@ -48,6 +48,7 @@ PANELS = {
     "Multibody::Hinge": ("task_hinge", "HingePanel"),
     "Multibody::Body": ("task_body", "BodyPanel"),
     "Multibody::Force": ("task_force", "ForcePanel"),
+    "Multibody::Contact": ("task_contact", "ContactPanel"),
     "Multibody::Marker": ("task_marker", "MarkerPanel"),
 }
 
@@ -202,6 +203,34 @@ def internal_or_zero(w):
         return 0.0
 
 
+#: Property types whose unit FreeCAD has (its own quantity spin box shows them).
+UNIT_PROPERTIES = ("App::PropertyLength", "App::PropertyDistance", "App::PropertySpeed",
+                   "App::PropertyAcceleration", "App::PropertyForce", "App::PropertyAngle")
+
+
+def quantity_spin_box(unit):
+    """FreeCAD's ``Gui::QuantitySpinBox`` showing a quantity in ``unit`` (typed in any unit of
+    the kind, shown in the user's unit schema); a :class:`QuantityEdit` if FreeCAD makes none."""
+    try:
+        w = FreeCADGui.UiLoader().createWidget("Gui::QuantitySpinBox")
+    except Exception:  # noqa: BLE001 - no UiLoader: the workbench's own field
+        w = None
+    if w is None:
+        return QuantityEdit(unit)
+    w.setProperty("unit", unit)
+    w.setProperty("minimum", -1e12)
+    w.setProperty("maximum", 1e12)
+    return w
+
+
+def set_spin_value(w, value):
+    """Show ``value`` (a number in the field's unit) in a :func:`quantity_spin_box`."""
+    if isinstance(w, QuantityEdit):
+        w.set_internal(value * units.factor(w.unit))
+    else:
+        w.setProperty("rawValue", value)
+
+
 def property_field(obj, prop):
     """The :class:`Field` editing ``prop`` (a :class:`~MultibodyWB.objects.base.Prop`) of
     ``obj``, showing its current value; None for a property type without a field."""
@@ -262,6 +291,22 @@ def property_field(obj, prop):
                                                                            unit),
                       lambda v, w=w: w.set_internal(float(getattr(v, "Value", v))),
                       lambda f, w=w: w.textEdited.connect(f))
+    elif prop.type in UNIT_PROPERTIES and prop.unit:
+        w = quantity_spin_box(prop.unit)
+        if isinstance(w, QuantityEdit):
+            read = (lambda w=w, unit=prop.unit:
+                    units.quantity(w.internal() / units.factor(unit), unit))
+            signal = (lambda f, w=w: w.textEdited.connect(f))
+        else:
+            def read(w=w, unit=prop.unit):
+                return units.quantity(float(w.property("rawValue")), unit)
+
+            def signal(f, w=w):
+                QtCore.QObject.connect(w, QtCore.SIGNAL("valueChanged(double)"), f)
+        field = Field(prop, w, read,
+                      lambda v, w=w, unit=prop.unit: set_spin_value(
+                          w, float(getattr(v, "Value", v)) / units.factor(unit)),
+                      signal)
     elif prop.type in ("App::PropertyVector", "App::PropertyVectorDistance"):
         w = QtWidgets.QWidget()
         row = QtWidgets.QHBoxLayout(w)

@@ -1,0 +1,105 @@
+"""The Contact command: two picked faces become a contact between their bodies.
+
+Select a face on each of two bodies (one may be the ground), or a whole solid that is a box: each
+pick's surface is recognised (:func:`MultibodyWB.objects.contact.recognise`: a planar face is a
+plane, a spherical face a sphere, a cylindrical face a cylinder, a box solid a box), a marker is
+made on it as the Marker command makes one (the face's middle and outward normal, the sphere's
+centre, the cylinder's axis halfway along the face; a box's centre and edges, through the
+marker's offset), then the Contact with the stiffness of :func:`~MultibodyWB.objects.contact.
+default_stiffness`, all in one undo step; the contact's task panel then opens. A pair the solver
+does not support (two planes, a cone...) is refused with a message naming the picks and the
+supported pairs, and nothing is made.
+"""
+
+import numpy as np
+
+from ..gui.task_base import literal, with_panel
+from ..objects import contact as contact_module
+from ..objects import units
+from ..objects.base import quantity_value
+from ..objects.contact import TYPE as CONTACT
+from ..objects.mechanism import mechanism_of
+from .base import ACTIONS, DOC, Command, message, ref, run_script
+from .hinges import ordered_ends
+from .model import FACTORY, end_script, pick_argument
+from .selection import Pick, end_body
+
+TITLE = "Contact"
+
+
+def _end_shape(end):
+    """(recognised shape or None, what the end is in words) of a pick or a marker."""
+    if isinstance(end, Pick):
+        found = contact_module.recognise(end.solid, end.sub)
+        return found, (found.what if found else
+                       contact_module.surface_name(end.solid, end.sub))
+    solid_name, _, sub = end.PickedElement.partition(".")
+    solid = end.Document.getObject(solid_name)
+    if solid is None or not sub:
+        return None, f"marker '{end.Label}' (not on a face)"
+    found = contact_module.recognise(solid, sub)
+    if found is not None and found.offset is not None:
+        found = None
+    return found, (f"marker '{end.Label}' on {found.what}" if found else
+                   f"marker '{end.Label}' on {contact_module.surface_name(solid, sub)}")
+
+
+def plan(selection):
+    """``(statements, None)`` making the contact of the selection, or ``(None, (text,
+    details))`` saying why it cannot be made."""
+    ends = ordered_ends(selection)
+    shapes, words = zip(*(_end_shape(end) for end in ends))
+    if None in shapes or not contact_module.supported(shapes[0].type, shapes[1].type):
+        found = [f"{w}: {s.type}" if s else f"{w}: not a contact shape"
+                 for s, w in zip(shapes, words)]
+        return None, (f"No contact between {words[0]} and {words[1]}: the supported pairs are "
+                      f"{contact_module.pairs_text()}. Pick a planar, spherical or cylindrical "
+                      "face, or a whole box solid, on each body.", found)
+    statements, names = [], []
+    for end, shape, variable in zip(ends, shapes, ("input_marker", "output_marker")):
+        if isinstance(end, Pick) and shape.offset is not None:
+            statements.append(f"{variable} = {FACTORY}.make_marker({DOC}, {ref(end.body)}, "
+                              f"{pick_argument(end)}, offset={literal(shape.offset)})")
+            names.append(variable)
+        else:
+            lines, name = end_script(end, variable)
+            statements += lines
+            names.append(name)
+    bodies = [end_body(e) for e in ends]
+    mechanism = mechanism_of(bodies[0])
+    gravity = float(np.linalg.norm([units.to_si(g, "m/s^2")
+                                    for g in quantity_value(mechanism, "Gravity")]))
+    stiffness, rule = contact_module.default_stiffness(shapes, bodies, gravity)
+    arguments = ", ".join(repr((s.type, s.dimensions())) for s in shapes)
+    statements.append(f"{FACTORY}.make_contact({DOC}, {ref(mechanism)}, {names[0]}, {names[1]}, "
+                      f"{arguments}, {stiffness!r}, stiffness_rule={rule!r})")
+    return statements, None
+
+
+def _contact(command, selection):
+    statements, refusal = plan(selection)
+    if statements is None:
+        text, details = refusal
+        message(command.MENU_TEXT, text, details)
+        return False
+    return run_script(command.MENU_TEXT, statements)
+
+
+_contact.builder = lambda selection: plan(selection)[0]
+ACTIONS["contact"] = with_panel(_contact, CONTACT)
+
+
+class CreateContact(Command):
+    NAME = "Contact"
+    ICON = "Contact.svg"
+    MENU_TEXT = "Contact"
+    TOOL_TIP = ("Contact: the shapes of two bodies touch (compliant normal force with a "
+                "restitution, Coulomb friction). Select a face on each of two bodies (or one on "
+                "the ground): planar, spherical or cylindrical faces, or a whole box solid; "
+                f"supported pairs: {contact_module.pairs_text()}")
+    NEEDS = "ends"
+    ENDS = 2
+    ACTION = "contact"
+
+
+COMMANDS = (CreateContact,)

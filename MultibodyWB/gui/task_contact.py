@@ -1,0 +1,112 @@
+"""The Contact task panel: both shapes and their markers, the normal force's law, friction.
+
+Opened by double-clicking a contact and by the Contact command after it made one. The fields are
+the contact's properties (:class:`~MultibodyWB.objects.contact.ContactProxy`, shown as the
+property editor shows them: a shape's dimensions only when its type uses them): lengths and
+speeds in FreeCAD's quantity spin boxes, the stiffness a number in N/m^exponent with the rule
+that chose it. Live edits, one undo step on OK, Cancel puts everything back (:mod:`.task_base`).
+"""
+
+from ..objects.contact import ContactProxy, pairs_text, supported
+from .qt import QtWidgets
+from .task_base import EditPanel, EndsBox, describe_marker, label_of
+
+#: Properties with their own place in the panel.
+OWN_FIELDS = ("InputMarker", "OutputMarker", "StiffnessRule")
+
+
+def _label(prop):
+    """``"InputRadius"`` -> ``"Radius"`` (the side is the group), others as usual."""
+    for side in ("Input", "Output"):
+        if prop.name.startswith(side):
+            return label_of(prop)[len(side):].strip().capitalize()
+    return label_of(prop)
+
+
+class ContactPanel(EditPanel):
+    """The task panel of a Contact."""
+
+    TITLE = "Edit contact"
+    ICON = "Contact.svg"
+
+    def build(self):
+        obj = self.obj
+        main = QtWidgets.QWidget()
+        main.setObjectName("MultibodyContactPanel")
+        layout = QtWidgets.QVBoxLayout(main)
+        self.pair_text = QtWidgets.QLabel()
+        self.pair_text.setObjectName("pair")
+        self.pair_text.setWordWrap(True)
+        layout.addWidget(self.pair_text)
+        self.ends = EndsBox(self, ("Input shape at", "Output shape at"),
+                            (ContactProxy.prop("InputMarker").doc,
+                             ContactProxy.prop("OutputMarker").doc))
+        layout.addWidget(self.ends.widget)
+        self.property_fields(layout, skip=OWN_FIELDS, label=_label)
+        self.rule = QtWidgets.QLabel()
+        self.rule.setObjectName("StiffnessRule")
+        self.rule.setWordWrap(True)
+        self.rule.setToolTip(ContactProxy.prop("StiffnessRule").doc)
+        self.groups["Normal force"][1].addRow(self.rule)
+        self.fields["Stiffness"].label.setText("Stiffness (N/m^e)")
+        self._refresh()
+        return main
+
+    def _refresh(self):
+        obj = self.obj
+        self.pair_text.setText(
+            f"A {obj.InputShape} on {describe_marker(obj.InputMarker)} against a "
+            f"{obj.OutputShape} on {describe_marker(obj.OutputMarker)}")
+        self.ends.show([obj.InputMarker, obj.OutputMarker])
+        self.rule.setText(f"Default rule: {obj.StiffnessRule}" if obj.StiffnessRule else "")
+        for name, field in self.fields.items():
+            shown = "Hidden" not in obj.getEditorMode(name)
+            field.widget.setVisible(shown)
+            field.label.setVisible(shown)
+
+    def _field_changed(self, field):
+        try:
+            value = field.value()
+        except ValueError as exc:
+            self.say(f"Contact '{self.obj.Label}', field {label_of(field.prop)}: {exc}")
+            return
+        self.say("")
+        self.set(self.obj, field.prop.name, value, field.prop.unit)
+        if field.prop.name.endswith("Shape"):
+            for other in self.fields.values():
+                if other is not field:
+                    other.show(getattr(self.obj, other.prop.name))
+        self._refresh()
+        self.redraw(self.obj)
+
+    def set_end(self, index, marker):
+        self.set(self.obj, ("InputMarker", "OutputMarker")[index], marker)
+        self._refresh()
+        self.redraw(self.obj)
+
+    def validate(self):
+        obj = self.obj
+        problems = []
+        for field in self.fields.values():
+            if field.widget.isVisible():
+                try:
+                    field.value()
+                except ValueError as exc:
+                    problems.append(f"Contact '{obj.Label}', field {label_of(field.prop)}: {exc}")
+        for prop, what in (("InputMarker", "input"), ("OutputMarker", "output")):
+            if getattr(obj, prop) is None:
+                problems.append(f"Contact '{obj.Label}': pick the {what} shape's marker")
+        if obj.InputMarker is not None and obj.OutputMarker is not None and \
+                obj.InputMarker.Body == obj.OutputMarker.Body:
+            problems.append(f"Contact '{obj.Label}': both shapes are on one body")
+        if not supported(obj.InputShape, obj.OutputShape):
+            problems.append(f"Contact '{obj.Label}', field Input shape: a {obj.InputShape} "
+                            f"against a {obj.OutputShape} is not supported; the supported pairs "
+                            f"are {pairs_text()}")
+        if not obj.Stiffness > 0.0:
+            problems.append(f"Contact '{obj.Label}', field Stiffness: {obj.Stiffness:g}; give a "
+                            "positive stiffness (N/m^exponent)")
+        return problems
+
+    def stop(self):
+        self.ends.stop()
