@@ -52,6 +52,8 @@ def test_the_command_makes_markers_and_contact_in_one_undo_step_and_opens_the_pa
     e_star = 1.0 / (2 * (1 - 0.3 ** 2) / 210e9)
     assert run["stiffness"] == pytest.approx(4 / 3 * e_star * math.sqrt(0.01), rel=1e-12)
     assert run["rule"].startswith("Hertz")
+    assert run["stiffness_label"] == "Stiffness (N/m^1.5)"
+    assert float(run["stiffness_shown"]) == pytest.approx(run["stiffness"], rel=1e-9)
     # the shapes' dimensions they use, and the law
     assert "InputRadius" in run["visible_fields"] and "InputSize" not in run["visible_fields"]
     assert "OutputRadius" not in run["visible_fields"]

@@ -281,8 +281,10 @@ def property_field(obj, prop):
                 return kind(w.text().strip().replace(",", ".") if kind is float else w.text())
             except ValueError:
                 raise ValueError(f"'{w.text()}' is not a number") from None
-        field = Field(prop, w, read, lambda v, w=w: w.setText(format_number(v)),
-                      lambda f, w=w: w.textEdited.connect(f))
+        def write(v, w=w):
+            w.setText(format_number(v))
+            w.setCursorPosition(0)             # a long number shows from its start
+        field = Field(prop, w, read, write, lambda f, w=w: w.textEdited.connect(f))
     elif prop.type == units.QUANTITY:
         w = QuantityEdit(prop.unit)
         tip = f"{prop.doc}\nA number in {pretty_unit(prop.unit)}, or a quantity with its unit"

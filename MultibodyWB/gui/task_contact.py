@@ -48,7 +48,6 @@ class ContactPanel(EditPanel):
         self.rule.setWordWrap(True)
         self.rule.setToolTip(ContactProxy.prop("StiffnessRule").doc)
         self.groups["Normal force"][1].addRow(self.rule)
-        self.fields["Stiffness"].label.setText("Stiffness (N/m^e)")
         self._refresh()
         return main
 
@@ -59,6 +58,7 @@ class ContactPanel(EditPanel):
             f"{obj.OutputShape} on {describe_marker(obj.OutputMarker)}")
         self.ends.show([obj.InputMarker, obj.OutputMarker])
         self.rule.setText(f"Default rule: {obj.StiffnessRule}" if obj.StiffnessRule else "")
+        self.fields["Stiffness"].label.setText(f"Stiffness (N/m^{obj.Exponent:g})")
         for name, field in self.fields.items():
             shown = "Hidden" not in obj.getEditorMode(name)
             field.widget.setVisible(shown)

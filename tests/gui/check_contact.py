@@ -130,6 +130,8 @@ def check():
     result["visible_fields"] = sorted(name for name, f in p.fields.items()
                                       if f.widget.isVisible())
     result["speed_widget"] = widget("ImpactSpeed").metaObject().className()
+    result["stiffness_label"] = p.fields["Stiffness"].label.text()
+    result["stiffness_shown"] = widget("Stiffness").text()
     type_into("Restitution", "0.8")
     type_into("ImpactSpeed", "0.5 m/s")
     result["live"] = [hit.Restitution, hit.ImpactSpeed.Value]
