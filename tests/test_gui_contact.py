@@ -110,3 +110,13 @@ def test_an_unsupported_pair_is_refused_naming_the_faces_and_the_pairs(run):
     assert "No contact between" in run["report"]
     others = [p for p in run["_problems"] if "No contact between" not in p]
     assert not others, others
+
+
+def test_a_box_solid_clicked_whole_is_a_box_centred_on_its_marker(run):
+    box = run["box"]
+    assert box["shapes"] == ["box", "plane", pytest.approx([20.0, 30.0, 10.0])]
+    assert box["marker_body"] and box["axes_same"] and box["panel"] == "ContactPanel"
+    assert box["centre_error"] < 1e-9 and box["centre_error_moved"] < 1e-9
+    # its weight on four corners presses them 0.01 mm in at the exponent 1.5
+    assert 4 * box["stiffness"] * 1e-5 ** 1.5 == pytest.approx(box["mass"] * 9.81, rel=1e-9)
+    assert "static depth" in box["rule"]

@@ -192,6 +192,37 @@ def check():
     in_freecad.wait(1.0)
     result["refused_made"] = len(doc.Objects) - count
     result["refused_panel"] = bool(FreeCADGui.Control.activeDialog())
+
+    # a whole box solid (clicked in the tree) on the plate: a box, its marker at the centre
+    block = doc.addObject("Part::Box", "Block")
+    block.Length, block.Width, block.Height = 20, 30, 10
+    block.Placement = FreeCAD.Placement(FreeCAD.Vector(10, -20, 40),
+                                        FreeCAD.Rotation(FreeCAD.Vector(0, 0, 1), 30))
+    doc.recompute()
+    cube = factory.make_body(doc, mech, block, name="Block body")
+    doc.recompute()
+    FreeCADGui.Selection.clearSelection()
+    FreeCADGui.Selection.addSelection(doc.Name, block.Name)
+    FreeCADGui.Selection.addSelection(doc.Name, plate.Name, top)
+    before = {o.Name for o in doc.Objects}
+    FreeCADGui.runCommand("MultibodyWB_Contact")
+    in_freecad.wait(0.5)
+    made = [o for o in doc.Objects if o.Name not in before]
+    box = next(o for o in made if type_of(o) == "Multibody::Contact")
+    marker = box.InputMarker
+    result["box"] = {
+        "shapes": [box.InputShape, box.OutputShape, list(box.InputSize)],
+        "marker_body": marker.Body.Name == cube.Name,
+        "centre_error": (marker.Placement.Base - block.Shape.CenterOfMass).Length,
+        "axes_same": marker.Placement.Rotation.isSame(block.Placement.Rotation, 1e-9),
+        "stiffness": box.Stiffness, "rule": box.StiffnessRule,
+        "mass": block.Shape.Volume * 7850e-9,
+        "panel": type(panel()).__name__ if panel() is not None else None}
+    click("Cancel")
+    block.Placement.Base = FreeCAD.Vector(0, 0, 60)        # the marker follows the solid
+    doc.recompute()
+    result["box"]["centre_error_moved"] = \
+        (marker.Placement.Base - block.Shape.CenterOfMass).Length
     result["report"] = in_freecad.report_view_text()
     return result
 
