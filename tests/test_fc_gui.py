@@ -111,11 +111,14 @@ def test_every_command_is_in_the_toolbars_and_the_menu(commands_run):
         "MultibodyWB_Simulate", "MultibodyWB_Play", "MultibodyWB_Plot"]
     assert r["menu"] == r["commands"]
     names = [n for n in r["commands"] if n != "Separator"]
-    assert len(names) == len(set(names)) == 11 + len(r["hinge_types"]) + len(r["force_types"])
+    # 11 model, file, check and simulation commands, one per hinge and force type, Contact
+    assert len(names) == len(set(names)) == \
+        11 + len(r["hinge_types"]) + len(r["force_types"]) + 1
     assert set(names) <= set(r["registered"])
     hinges = r["toolbars"]["Multibody hinges"]
     assert hinges == [f"MultibodyWB_Hinge{t.capitalize()}" for t in r["hinge_types"]]
-    assert len(r["toolbars"]["Multibody forces"]) == len(r["force_types"])
+    forces = r["toolbars"]["Multibody forces"]
+    assert len(forces) == len(r["force_types"]) + 1 and forces[-1] == "MultibodyWB_Contact"
     for name, res in r["resources"].items():
         assert res["menu_text"] and len(res["tool_tip"]) > 30, name
         assert res["icon_file"] and res["icon_loads"], (name, res["icon"])
@@ -142,6 +145,7 @@ def test_commands_are_enabled_by_what_is_selected(commands_run):
     two = states["faces_on_two_bodies"]
     assert all(on for name, on in two.items() if name.startswith("MultibodyWB_Hinge"))
     assert two["MultibodyWB_SpringDamper"] and not two["MultibodyWB_PointForce"]
+    assert two["MultibodyWB_Contact"] and not on_body["MultibodyWB_Contact"]
 
 
 @pytest.mark.gui
