@@ -24,8 +24,6 @@ from .hinges import ordered_ends
 from .model import FACTORY, end_script, pick_argument
 from .selection import Pick, end_body
 
-TITLE = "Contact"
-
 
 def _end_shape(end):
     """(recognised shape or None, what the end is in words) of a pick or a marker."""
