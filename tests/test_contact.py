@@ -224,3 +224,34 @@ def test_contact_file_round_trip_and_checks():
     m.contacts[1].output_shape.type = "box"
     msgs = [str(p) for p in m.validate()]
     assert any("Contact 'Side'" in s and "box against a box is not supported" in s for s in msgs)
+
+
+def test_too_stiff_contact_for_the_step_is_named_with_a_stable_step():
+    """A contact far too stiff for rk4 at 1 ms: the run stops with a message naming the contact
+    and a step that would be stable (from its stiffness at the depth of an impact)."""
+    from MultibodyWB.solver.methods.runtime import RunError
+    m = _ball(v0=-1.0, k=1e12)
+    with pytest.raises(RunError) as info:
+        simulate(m, method="mstmm", integrator="rk4", t_end=0.05, step=1e-3, output_step=1e-3)
+    p = info.value.problems[0]
+    assert p.element == "Contact 'Hit'" and p.field == "Stiffness"
+    step = float(p.message.split("a Step below ")[1].split(" s")[0])
+    # the same ball at that step bounces (the law's restitution)
+    res = simulate(m, method="mstmm", integrator="rk4", t_end=0.02, step=step / 2,
+                   output_step=1e-3)
+    assert res["Ball.vz"][-1] == pytest.approx(0.7, rel=1e-3)
+
+
+def test_bodies_drawn_overlapping_are_refused_with_the_pair_and_depth_in_mm():
+    """A ball drawn 2 mm into the ground: the run refuses to start, naming the contact, the two
+    bodies and the depth in mm; drawn touching at its resting depth, it starts."""
+    from MultibodyWB.solver.model import ModelError
+    m = _ball(v0=0.0, gravity=G, z0=0.048)
+    with pytest.raises(ModelError) as info:
+        simulate(m, method="mstmm", integrator="rk4", t_end=0.001, step=1e-5, output_step=1e-3)
+    text = str(info.value)
+    assert "Contact 'Hit'" in text and "'Ball' and 'Ground' overlap by 2 mm" in text
+    rest = (1.0 * G / 1e7) ** (1 / 1.5)                  # the static depth under the weight
+    m = _ball(v0=0.0, gravity=G, z0=0.05 - rest)
+    res = simulate(m, method="mstmm", integrator="rk4", t_end=0.01, step=1e-5, output_step=1e-3)
+    assert res["Hit.Fn"][0] == pytest.approx(G, rel=1e-9)

@@ -68,8 +68,13 @@ def hinge_options(type_name, seed=1.0):
     if "damping" in kind.options:
         kw["damping"] = [abs(v) for v in _values(n, 3.0)]
     if "limits" in kind.options:
-        kw["lower_limits"] = [-np.inf] + [-1.5] * (n - 1)
-        kw["upper_limits"] = [np.inf] + [2.5e-3] * (n - 1)
+        # three-angle rotations take no limits (stops), the others within a half turn
+        free = [kind.quaternion and COORDINATE_KIND[c] == "rotation" for c in kind.coordinates]
+        kw["lower_limits"] = [-np.inf] + [-np.inf if f else -1.5 for f in free[1:]]
+        kw["upper_limits"] = [np.inf] + [np.inf if f else 2.5e-3 for f in free[1:]]
+        kw["stop_stiffness"] = [1e4 * seed] * n
+        kw["stop_restitution"] = [0.25] * n
+        kw["stop_impact_speed"] = [0.5 / seed] * n
     if "driver" in kind.options:
         kw["drivers"] = [Driver(kind.coordinates[-1], "0.5*sin(2*pi*t) + step(t, 0, 0, 0.2, 1)")]
     return kw
@@ -109,6 +114,12 @@ def full_model() -> MultibodySystem:
     m.add_force("Torsion", "rotational_spring_damper", MarkerRef(b1, 1),
                 MarkerRef(g.name, 1), stiffness=0.0,
                 damping=1e-3)
+    m.add_contact("Touch", MarkerRef(b0, 2), MarkerRef(g.name, 1), ("sphere", {"radius": 0.02}),
+                  ("plane",), stiffness=2.5e8, exponent=1.25, restitution=0.75,
+                  impact_speed=0.3, static_friction=0.6, dynamic_friction=0.45,
+                  stiction_velocity=2e-3, label="touch")
+    m.add_contact("Crate", MarkerRef(g.name, 2), MarkerRef(b1, 1), ("plane",),
+                  ("box", {"size": (0.1, 0.2, 1 / 3)}), stiffness=1e6)
     return m
 
 

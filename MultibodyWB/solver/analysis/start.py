@@ -424,6 +424,42 @@ def _zero_length_springs(model, poses, drawn) -> list[Problem]:
     return out
 
 
+#: A contact whose shapes overlap at the start with more than this many times the weight of the
+#: lighter body it moves is refused (a drawing that overlaps, not one that rests).
+OVERLAP_WEIGHTS = 10.0
+
+
+def _start_overlaps(model, poses) -> list[Problem]:
+    """Contacts whose shapes overlap at the start by more than a resting contact would: refused,
+    naming the pair and the depth (the run would throw them apart; nothing is moved)."""
+    from .kinematics import marker_pose
+    from ..elements.forces.contact import canonical, depths
+    out = []
+    g = float(np.linalg.norm(model.gravity)) or 9.81
+    for k in model.contacts:
+        code, dim, ref_i, ref_o, _ = canonical(k)
+        mi, mo = marker_pose(model, ref_i, poses), marker_pose(model, ref_o, poses)
+        d = depths(code, dim, mi.R, mi.p, mo.R, mo.p)
+        d = d[d > 0.0]
+        if not d.size:
+            continue
+        force = float(np.sum(k.stiffness * d ** k.exponent))
+        moved = [model.body(r.body) for r in (k.input, k.output) if model.body(r.body)]
+        if not moved:
+            continue
+        body = min(moved, key=lambda b: b.mass)
+        weight = body.mass * g
+        if force <= OVERLAP_WEIGHTS * weight:
+            continue
+        out.append(Problem(
+            f"Contact '{k.name}'", "Input",
+            f"'{k.input.body}' and '{k.output.body}' overlap by {format_length(float(d.max()))} "
+            f"at the start: the contact would throw them apart with {force:.3g} N, "
+            f"{force / weight:.3g} times the weight of '{body.name}'; draw them touching or "
+            "apart (nothing is moved)"))
+    return out
+
+
 def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
                  relative=None) -> StartReport:
     """Where every body starts, compared with the drawing (a resolved, valid model).
@@ -493,7 +529,7 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
                    else _forward(model, topology, q_intended, drawn, steps))
     poses = (dict(fk_intended) if np.array_equal(q_start, q_intended)
              else _forward(model, topology, q_start, drawn, steps))
-    springs = _zero_length_springs(model, poses, drawn)
+    springs = _zero_length_springs(model, poses, drawn) + _start_overlaps(model, poses)
     if springs:
         raise ModelError(springs)
     intended, moves = _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses)

@@ -61,7 +61,9 @@ def stiff_elements(model: MultibodySystem) -> list:
     (translations) or the moment of inertia about the hinge's axis at its marker (rotations) of
     the lighter body the element moves (the other bodies of the mechanism are left out: an upper
     bound of the rate). ``text`` says the values and the time scale ``1 / rate``. Hinges'
-    stiffness and damping per coordinate, spring-dampers and rotational spring-dampers.
+    stiffness, damping and stop stiffness per coordinate, spring-dampers, rotational
+    spring-dampers and contacts (their stiffness at the depth of an impact at their impact
+    speed).
     """
     from ..elements.hinges import DAMPING_UNIT, STIFFNESS_UNIT
     from ..maths.rotations import inertia_vector_to_tensor, parallel_axis
@@ -78,7 +80,7 @@ def stiff_elements(model: MultibodySystem) -> list:
     def add(value, inertia, what, element, field, unit, per):
         if not (np.isfinite(value) and value > 0 and np.isfinite(inertia) and inertia > 0):
             return
-        rate = math.sqrt(value / inertia) if field == "Stiffness" else value / inertia
+        rate = math.sqrt(value / inertia) if field.endswith("Stiffness") else value / inertia
         if not math.isfinite(rate):
             rate = math.inf
         scale = (f"a time scale of {1.0 / rate:.2g} s" if 1.0 / rate >= 1e-300 else
@@ -101,7 +103,8 @@ def stiff_elements(model: MultibodySystem) -> list:
         J = parallel_axis(centre_inertia(body), body.mass,
                           marker.frame.position - body.mass_center.position)
         for field, attr, units in (("Stiffness", "stiffness", STIFFNESS_UNIT),
-                                   ("Damping", "damping", DAMPING_UNIT)):
+                                   ("Damping", "damping", DAMPING_UNIT),
+                                   ("StopStiffness", "stop_stiffness", STIFFNESS_UNIT)):
             values = getattr(h, attr)
             if values is None:
                 continue
@@ -128,6 +131,17 @@ def stiff_elements(model: MultibodySystem) -> list:
         units = (STIFFNESS_UNIT[spring], DAMPING_UNIT[spring])
         add(float(f.stiffness), m, what, f"Force '{f.name}'", "Stiffness", units[0], per)
         add(float(f.damping), m, what, f"Force '{f.name}'", "Damping", units[1], per)
+    for k in model.contacts:
+        moved = bodies_of(k.input, k.output)
+        if not moved or k.stiffness is None:
+            continue
+        body = min(moved, key=lambda b: b.mass)
+        e, v = float(k.exponent), float(k.impact_speed)
+        # the contact's stiffness at the depth of an impact at ImpactSpeed (nonlinear law)
+        depth = ((e + 1.0) * body.mass * v * v / (2.0 * float(k.stiffness))) ** (1.0 / (e + 1.0))
+        k_eff = e * float(k.stiffness) * depth ** (e - 1.0)
+        add(k_eff, body.mass, f"'{body.name}', a mass", f"Contact '{k.name}'", "Stiffness",
+            f"N/m (k d^{e:g} at the depth d = {depth:.2g} m of an impact at {v:g} m/s)", "kg")
     out.sort(key=lambda e: -e[0])
     return out
 

@@ -56,6 +56,8 @@ def _hinge_columns() -> dict[str, tuple[str, str]]:
         cols[f"{c}_rate"] = (rate[u], f"rate of coordinate {c}{note}")
         cols[f"{c}_acc"] = (acc[u], f"second derivative of coordinate {c}{note}")
         cols[f"{c}_drive"] = (LOAD_UNIT[kind], f"generalised load the driver of {c} applies")
+        cols[f"{c}_stop"] = (LOAD_UNIT[kind], f"generalised load of the stop of {c} (its limits; "
+                                              "0 between them)")
     for a in "wxyz":
         cols[f"q{a}"] = ("1", f"quaternion component {a} of the relative rotation "
                               "(spherical, free, bushing)")

@@ -273,6 +273,10 @@ class Hinge(_Named):
     are estimates (seed 003's "initial estimate for closed loop systems") that the assembly of
     closed loops may change.
 
+    ``lower_limits``/``upper_limits`` are enforced by stops (:mod:`~..elements.forces.stop`):
+    ``stop_stiffness`` (N/m or N m/rad per coordinate; needed for every limited coordinate),
+    ``stop_restitution`` (1, default 0.5) at ``stop_impact_speed`` (m/s or rad/s, default 1).
+
     ``initial_angular_velocity`` (spherical, free and bushing hinges): the input marker's angular
     velocity relative to the output marker at t = 0, in output-marker axes (rad/s), the results'
     ``wx, wy, wz``; it replaces the rotation entries of ``initial_rates`` (Bryant-angle rates).
@@ -298,9 +302,13 @@ class Hinge(_Named):
     initial_coordinates_estimate: bool = False
     initial_rates_estimate: bool = False
     initial_angular_velocity: Optional[np.ndarray] = None
+    stop_stiffness: Optional[np.ndarray] = None
+    stop_restitution: Optional[np.ndarray] = None
+    stop_impact_speed: Optional[np.ndarray] = None
 
     _VECTORS = ("initial_coordinates", "initial_rates", "stiffness", "damping",
-                "spring_reference", "lower_limits", "upper_limits", "initial_angular_velocity")
+                "spring_reference", "lower_limits", "upper_limits", "initial_angular_velocity",
+                "stop_stiffness", "stop_restitution", "stop_impact_speed")
 
     def __post_init__(self):
         for name in self._VECTORS:

@@ -15,7 +15,8 @@ import numpy as np
 from ..elements.forces import FORCE_TYPES
 from ..elements.forces.contact import PAIRS as CONTACT_PAIRS
 from ..elements.forces.contact import SHAPES as CONTACT_SHAPES
-from ..elements.hinges import HINGE_TYPES, QUATERNION_TYPES
+from ..elements.forces.stop import ROTATION_STOPS, stops_of
+from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES, STIFFNESS_UNIT
 from .settings import INTEGRATORS, METHODS
 from .problems import Problem
 from .timefunction import EvaluationError, ExpressionError, parse, shorten
@@ -43,6 +44,9 @@ _HINGE_VECTOR_FIELDS = {
     "spring_reference": ("SpringReference", "stiffness"),
     "lower_limits": ("LowerLimits", "limits"),
     "upper_limits": ("UpperLimits", "limits"),
+    "stop_stiffness": ("StopStiffness", "limits"),
+    "stop_restitution": ("StopRestitution", "limits"),
+    "stop_impact_speed": ("StopImpactSpeed", "limits"),
 }
 
 
@@ -321,9 +325,14 @@ def _check_hinge(model, h: Hinge, c):
             c.add(h, xml, "needs finite numbers")
         elif attr in ("stiffness", "damping") and np.any(v < 0):
             c.add(h, xml, "must not be negative")
+        elif attr == "stop_restitution" and np.any((v <= 0) | (v > 1)):
+            c.add(h, xml, "must be above 0 and at most 1")
+        elif attr == "stop_impact_speed" and np.any(v <= 0):
+            c.add(h, xml, "must be positive (m/s or rad/s)")
     lo, hi = h.lower_limits, h.upper_limits
     if lo is not None and hi is not None and lo.size == hi.size and np.any(lo > hi):
         c.add(h, "UpperLimits", "is below LowerLimits")
+    _check_stops(h, kind, c)
     if kind.elastic and h.stiffness is None:
         c.add(h, "Stiffness", f"a {kind.name} hinge needs its six stiffnesses")
     seen = set()
@@ -362,6 +371,33 @@ def _check_hinge(model, h: Hinge, c):
     if h.spring_reference_start and h.spring_reference is not None:
         c.add(h, "SpringReference", "give either SpringReference values or "
                                     "SpringReferenceFrom=\"start\", not both")
+
+
+def _check_stops(h, kind, c):
+    """Limits are enforced by stops: each limited coordinate needs a stop stiffness; rotations
+    are limited within a half turn, and not at all for three-angle rotations."""
+    limited = [(i, name) for h_, name, i in stops_of([h])]
+    if not limited:
+        return
+    k = h.stop_stiffness
+    need = [name for i, name in limited
+            if k is None or k.size != kind.dof or not (np.isfinite(k[i]) and k[i] > 0)]
+    if need:
+        units = ", ".join(f"{n} in {STIFFNESS_UNIT[COORDINATE_KIND[n]]}" for n in need)
+        c.add(h, "StopStiffness", f"the limits of {', '.join(need)} are enforced by a stop: give "
+                                  f"its positive stiffness ({units})")
+    for i, name in limited:
+        if COORDINATE_KIND[name] != "rotation":
+            continue
+        if kind.name not in ROTATION_STOPS:
+            c.add(h, "LowerLimits", f"a {kind.name} hinge's rotation ({name}) cannot be limited "
+                                    "(three angles); limit a revolute or universal hinge instead")
+            break
+        for field, v in (("LowerLimits", h.lower_limits), ("UpperLimits", h.upper_limits)):
+            if v is not None and v.size == kind.dof and np.isfinite(v[i]) and \
+                    abs(v[i]) > math.pi:
+                c.add(h, field, f"the {name} limit {math.degrees(v[i]):.6g} deg is beyond a "
+                                "half turn; rotation limits lie within -180 .. 180 deg")
 
 
 def _check_force(model, f, c):
@@ -472,6 +508,7 @@ def _check_columns(model, c):
     """Elements whose result columns would share names (``<prefix>.<quantity>``): a hinge
     called like a body is written ``hinge:<name>``, which a body may be called too."""
     from .columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    from ..elements.forces.stop import SUFFIX as STOP_SUFFIX
     closure = {"closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate"}
     taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS))}
     bodies = {b.name for b in model.bodies}
@@ -480,6 +517,7 @@ def _check_columns(model, c):
     for h in model.hinges:
         if h.type in HINGE_TYPES:
             q = set(hinge_quantities(h.type, [d.coordinate for d in h.drivers])) | closure
+            q |= {f"{c}{STOP_SUFFIX}" for h_, c, i in stops_of([h])}
             owners.append((h, f"hinge:{h.name}" if h.name in bodies else h.name, q))
     contact_columns = frozenset(CONTACT_COLUMNS)
     owners += [(k, k.name, contact_columns) for k in model.contacts]
@@ -582,6 +620,7 @@ def run_size_problems(model, end_time, step, output_step, method, integrator) ->
                            f"OutputStep {dt:g} s is {per_output:.3g} steps of {h:g} s; at most "
                            f"{MAX_STEPS:.3g} are allowed: use an OutputStep of at most EndTime"))
     from .columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    from ..elements.forces.stop import SUFFIX as STOP_SUFFIX
     columns = 1 + len(BODY_COLUMNS) * len(model.bodies) + len(ENERGY_COLUMNS) + sum(
         len(hinge_quantities(h.type)) for h in model.hinges if h.type in HINGE_TYPES)
     size = rows * columns * 8.0

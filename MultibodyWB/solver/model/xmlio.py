@@ -43,7 +43,9 @@ HINGE_VECTORS = (("initial_coordinates", "InitialCoordinates"), ("initial_rates"
                  ("initial_angular_velocity", "InitialAngularVelocity"),
                  ("stiffness", "Stiffness"), ("damping", "Damping"),
                  ("spring_reference", "SpringReference"), ("lower_limits", "LowerLimits"),
-                 ("upper_limits", "UpperLimits"))
+                 ("upper_limits", "UpperLimits"), ("stop_stiffness", "StopStiffness"),
+                 ("stop_restitution", "StopRestitution"),
+                 ("stop_impact_speed", "StopImpactSpeed"))
 #: XML element of each Simulation field, in file order.
 SIMULATION_FIELDS = (("end_time", "EndTime"), ("step", "Step"), ("output_step", "OutputStep"),
                      ("method", "Method"), ("integrator", "Integrator"),

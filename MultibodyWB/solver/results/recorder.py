@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..elements import forces
-from ..elements.forces import contact
+from ..elements.forces import contact, stop
 from ..elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from ..model.columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
 from ..maths.rows import _mat_vec, _matT_vec, _mat_mat, _cross, _quat_matrices, _rotvec
@@ -134,6 +134,9 @@ class Recorder:
                 nq=int(T.nq[i]), nu=int(T.nu[i]), sgn=float(T.sgn[i]), drv=drv,
                 ntrans=3 if h.type in SIX_DOF_TYPES else 0, ncols=len(qties)))
         self.n_quat = sum(1 for s in self.hinge_specs if s["quat"])
+        self.stops = [(f"hinge:{h.name}" if h.name in body_set else h.name) + f".{c}{stop.SUFFIX}"
+                      for h, c, _ in stop.stops_of(model.hinges)]
+        names += self.stops
         self.contacts = [c.name for c in getattr(model, "contacts", ())]
         for c in self.contacts:
             names += [f"{c}.{q}" for q in CONTACT_COLUMNS]
@@ -223,7 +226,13 @@ class Recorder:
                 # the hinge's total generalised load minus its own spring and damper
                 out[:, k] = tau[:, j] + T.hk[j] * (q[:, jq] - T.href[j]) + T.hc[j] * u[:, j]
                 k += 1
-        # contacts
+        # stops, contacts
+        if self.stops:
+            ns = len(self.stops)
+            stop.columns(self.system.forces, np.ascontiguousarray(R), np.ascontiguousarray(pb),
+                         np.ascontiguousarray(b.pc), np.ascontiguousarray(hp),
+                         np.ascontiguousarray(w), np.ascontiguousarray(vh), out[:, k:k + ns])
+            k += ns
         if self.contacts:
             nc, ncol = len(self.contacts), len(CONTACT_COLUMNS)
             block = np.empty((k_rows, nc, ncol))

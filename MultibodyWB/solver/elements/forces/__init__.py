@@ -14,7 +14,8 @@ A law's module holds:
 - ``add_potential``: its elastic energy over many result rows; ``does_work``: whether its
   elements do work (magnitudes, dampers, friction);
 - ``ELEMENTS`` (optional): the model's list its elements come from, when it is not
-  ``forces`` filtered by the law's types (:mod:`.contact` packs ``contacts``).
+  ``forces`` filtered by the law's types (:mod:`.contact` packs ``contacts``, :mod:`.stop`
+  the hinges' limits).
 
 Adding a force law: write its module (the existing ones are the examples:
 :mod:`.spring_damper` is the fullest) and register it here, in :data:`LAWS` and in the three
@@ -29,11 +30,11 @@ import numpy as np
 from numba import njit
 
 from ...maths.small import _JIT
-from . import contact, point, rotational_spring_damper, spring_damper
+from . import contact, point, rotational_spring_damper, spring_damper, stop
 from .base import ForceType
 
 #: The registered laws, in the order their arrays are in :data:`Forces`.
-LAWS = (point, spring_damper, rotational_spring_damper, contact)
+LAWS = (point, spring_damper, rotational_spring_damper, contact, stop)
 
 #: Every force type: name -> :class:`~.base.ForceType`.
 FORCE_TYPES: dict[str, ForceType] = {t.name: t for law in LAWS for t in law.TYPES}
@@ -85,7 +86,7 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
 @njit(**_JIT)
 def has_loads(F):
     """Whether any force element or contact is there (gravity alone: False)."""
-    return F.pf_body.size + F.sd_bi.size + F.rs_bi.size + F.ct_bi.size > 0
+    return F.pf_body.size + F.sd_bi.size + F.rs_bi.size + F.ct_bi.size + F.st_bi.size > 0
 
 
 @njit(**_JIT)
@@ -106,6 +107,7 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
     spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
     rotational_spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
     contact.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    stop.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
 
 
 @njit(**_JIT)
@@ -115,6 +117,7 @@ def force_power(mags, F, R, pb, pc, hp, w, vh, out):
     spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
     rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
     contact.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    stop.add_power(F, mags, R, pb, pc, hp, w, vh, out)
 
 
 def does_work(F) -> bool:

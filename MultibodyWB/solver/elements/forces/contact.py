@@ -63,6 +63,8 @@ SHAPES = {
 #: reversed pair is accepted too (the sides are swapped inside, the results are the input's).
 PAIRS = {("sphere", "plane"): (0, 1), ("sphere", "sphere"): (1, 1), ("box", "plane"): (2, 8),
          ("cylinder", "plane"): (3, 2)}
+#: Number of candidate points by pair code.
+PAIRS_POINTS = {code: n for code, n in PAIRS.values()}
 
 #: Result quantities of a contact, in column order: name -> (unit, description).
 COLUMNS = {
@@ -123,34 +125,49 @@ def hunt_crossley_damping(restitution: float, impact_speed: float) -> float:
     return 0.5 * (lo + hi) / float(impact_speed)
 
 
+def canonical(contact):
+    """A contact's sides in :data:`PAIRS` order: ``(code, dim (4,), input ref, output ref,
+    sign)``, ``sign`` -1 when the model's sides were swapped (see :data:`FIELDS` for ``dim``)."""
+    pair = (contact.input_shape.type, contact.output_shape.type)
+    sides = ((contact.input, contact.input_shape), (contact.output, contact.output_shape))
+    sign = 1.0
+    if pair not in PAIRS:
+        pair = pair[::-1]
+        sides = sides[::-1]
+        sign = -1.0
+    code, _ = PAIRS[pair]
+    si, so = sides[0][1], sides[1][1]
+    dim = np.zeros(4)
+    if code == 0:
+        dim[0] = si.radius
+    elif code == 1:
+        dim[0], dim[1] = si.radius, so.radius
+    elif code == 2:
+        dim[:3] = 0.5 * np.asarray(si.size, dtype=float)
+    else:
+        dim[0], dim[1] = si.radius, 0.5 * si.length
+    return code, dim, sides[0][0], sides[1][0], sign
+
+
+def depths(code, dim, Ri, pi_, Ro, po) -> np.ndarray:
+    """The candidate points' depths (m) of a pair (:func:`canonical`) with the markers' global
+    frames (positive: overlapping)."""
+    Ri, pi_, Ro, po = (np.ascontiguousarray(a, dtype=float) for a in (Ri, pi_, Ro, po))
+    return np.array([_candidate(code, dim, Ri, pi_, Ro, po, j)[0]
+                     for j in range(PAIRS_POINTS[code])])
+
+
 def pack(contacts, marker, magnitude, drawn_distance) -> dict:
     """The :data:`FIELDS` of ``contacts`` (:class:`~...model.mechanism.Contact`, valid pairs);
     ``marker(ref) -> (body, R, p)`` as in :func:`.point.pack`."""
     out = {name: [] for name, _, _ in FIELDS}
     for c in contacts:
-        pair = (c.input_shape.type, c.output_shape.type)
-        sides = ((c.input, c.input_shape), (c.output, c.output_shape))
-        sign = 1.0
-        if pair not in PAIRS:
-            pair = pair[::-1]
-            sides = sides[::-1]
-            sign = -1.0
-        code, _ = PAIRS[pair]
-        for side, (ref, _) in zip("io", sides):
+        code, dim, ref_i, ref_o, sign = canonical(c)
+        for side, ref in (("i", ref_i), ("o", ref_o)):
             b, Rl, pl = marker(ref)
             out["ct_b" + side].append(b)
             out["ct_R" + side].append(Rl)
             out["ct_p" + side].append(pl)
-        si, so = sides[0][1], sides[1][1]
-        dim = np.zeros(4)
-        if code == 0:
-            dim[0] = si.radius
-        elif code == 1:
-            dim[0], dim[1] = si.radius, so.radius
-        elif code == 2:
-            dim[:3] = 0.5 * np.asarray(si.size, dtype=float)
-        else:
-            dim[0], dim[1] = si.radius, 0.5 * si.length
         out["ct_code"].append(code)
         out["ct_dim"].append(dim)
         out["ct_k"].append(c.stiffness)
