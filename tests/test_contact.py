@@ -197,8 +197,8 @@ def test_methods_agree_on_a_bounce_with_friction(method):
     m.contacts[0].static_friction = 0.4
     m.contacts[0].dynamic_friction = 0.3
     m.contacts[0].stiction_velocity = 1e-2
-    ref = simulate(m, method="mstmm", integrator="rk4", t_end=0.03, step=1e-6, output_step=1e-3)
-    other = simulate(m, method=method, integrator="rk4", t_end=0.03, step=1e-6,
+    ref = simulate(m, method="mstmm", integrator="rk4", t_end=0.02, step=5e-6, output_step=1e-3)
+    other = simulate(m, method=method, integrator="rk4", t_end=0.02, step=5e-6,
                      output_step=1e-3)
     for col in ("Ball.vx", "Ball.vz", "Ball.wy", "Ball.z"):
         scale = max(1.0, np.abs(ref[col]).max())

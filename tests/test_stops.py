@@ -35,7 +35,7 @@ def test_rotor_rebounds_from_its_stop_at_the_restitution(method):
     energy lost is 1/2 J w0^2 (1 - e^2); the stop torque's impulse is J (w_after - w_before)."""
     w0, e = 3.0, 0.6
     m, J = _rotor(w0=w0, restitution=e)
-    res = simulate(m, method=method, integrator="rk4", t_end=0.4, step=1e-5, output_step=1e-4)
+    res = simulate(m, method=method, integrator="rk4", t_end=0.16, step=1e-5, output_step=1e-4)
     w = res["Pivot.rz_rate"]
     tau = res["Pivot.rz_stop"]
     assert w[0] == pytest.approx(w0, rel=1e-12)
@@ -82,9 +82,11 @@ def test_pendulum_between_two_stops_keeps_its_energy_balance_and_methods_agree()
     # (RK4 over the kink where a stop engages: 1.5e-7 seen)
     assert abs(ref["energy.residual"]).max() < 1e-6 * abs(ref["energy.kinetic"]).max()
     assert ref["energy.dissipated"][-1] > 0
-    other = simulate(m, method="constrained", integrator="rk4", t_end=1.0, step=1e-5,
+    # the constrained method (dense, in Python) over the first impact only
+    other = simulate(m, method="constrained", integrator="rk4", t_end=0.2, step=1e-5,
                      output_step=1e-3)
-    np.testing.assert_allclose(other["Pivot.rz"], q, rtol=0, atol=1e-6)
+    assert other["Pivot.rz_stop"].min() < 0
+    np.testing.assert_allclose(other["Pivot.rz"], q[:other.time.size], rtol=0, atol=1e-6)
 
 
 def test_prismatic_stop_carries_the_weight():

@@ -120,6 +120,12 @@ def full_model() -> MultibodySystem:
                   stiction_velocity=2e-3, label="touch")
     m.add_contact("Crate", MarkerRef(g.name, 2), MarkerRef(b1, 1), ("plane",),
                   ("box", {"size": (0.1, 0.2, 1 / 3)}), stiffness=1e6)
+    m.add_coupler("Mesh", "gear", ("J_revolute", "rz"), ("J_cylindrical", "rz"), ratio=-1 / 3,
+                  label="mesh")
+    m.add_coupler("Teeth", "rack_pinion", ("J_revolute", "rz"), ("J_prismatic", "z"),
+                  pitch_radius=0.025)
+    m.add_coupler("Link", "linear", ("J_planar", "x"), ("J_universal", "ry"),
+                  coefficients=[2.0, -0.5])
     return m
 
 

@@ -8,6 +8,7 @@ names to find elements whose columns would clash.
 
 from __future__ import annotations
 
+from ..elements.couplers import COUPLER_COLUMNS
 from ..elements.forces.contact import COLUMNS as CONTACT_COLUMNS
 from ..elements.hinges import (COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES, LOAD_UNIT,
                                QUATERNION_TYPES)
@@ -149,6 +150,8 @@ def unit_of(name: str) -> str:
         return HINGE_COLUMNS[qty][0]
     if qty in CONTACT_COLUMNS:
         return CONTACT_COLUMNS[qty][0]
+    if qty in COUPLER_COLUMNS:
+        return COUPLER_COLUMNS[qty][0]
     raise KeyError(f"'{name}': no quantity '{qty}' (see results.BODY_COLUMNS, HINGE_COLUMNS, "
                    "CONTACT_COLUMNS, ENERGY_COLUMNS)")
 
@@ -159,7 +162,8 @@ def describe(name: str) -> str:
         return f"time [s]: {TIME_COLUMN[2]}"
     owner, _, qty = name.rpartition(".")
     for table in ((ENERGY_COLUMNS,) if owner == "energy" else ()) + (BODY_COLUMNS, HINGE_COLUMNS,
-                                                                    CONTACT_COLUMNS):
+                                                                    CONTACT_COLUMNS,
+                                                                    COUPLER_COLUMNS):
         if qty in table:
             unit, text = table[qty]
             return f"{name} [{unit}]: {text}"
@@ -172,6 +176,7 @@ def columns_table() -> str:
     for title, prefix, table in (("bodies", "<Body>.", BODY_COLUMNS),
                                  ("hinges", "<Hinge>.", HINGE_COLUMNS),
                                  ("contacts", "<Contact>.", CONTACT_COLUMNS),
+                                 ("couplers", "<Coupler>.", COUPLER_COLUMNS),
                                  ("system", "energy.", ENERGY_COLUMNS)):
         lines.append(f"-- {title}")
         for q, (unit, text) in table.items():

@@ -19,6 +19,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..elements.couplers import COUPLER_TYPES
 from ..elements.forces import FORCE_TYPES, ForceType
 from ..elements.forces.contact import PAIRS as CONTACT_PAIRS
 from ..elements.forces.contact import SHAPES as CONTACT_SHAPES
@@ -85,6 +86,14 @@ class Frame:
                   for s in (input_shape, output_shape)]
         c = Contact(name, input, output, *shapes, **kw)
         self.contacts.append(c)
+        return c
+
+    def add_coupler(self, name, type, first, second, **kw) -> Coupler:
+        """Add a coupler; ``first`` and ``second`` are :class:`CoordinateRef` or ``(hinge,
+        coordinate)``."""
+        refs = [r if isinstance(r, CoordinateRef) else CoordinateRef(*r) for r in (first, second)]
+        c = Coupler(name, type, *refs, **kw)
+        self.couplers.append(c)
         return c
 
     def __getstate__(self):           # copies and pickles leave the cached rotation out
@@ -405,6 +414,39 @@ class Contact:
 
 
 @dataclass
+class CoordinateRef:
+    """A hinge coordinate: the hinge's name and the coordinate's name (``rz``, ``z``, ...)."""
+
+    hinge: str
+    coordinate: str
+
+    def __str__(self) -> str:
+        return f"{self.hinge}.{self.coordinate}"
+
+
+@dataclass
+class Coupler:
+    """A linear constraint between two hinge coordinates (:data:`COUPLER_TYPES`): gear pair,
+    belt, rack and pinion, or ``a u1 + b u2 = 0``. ``ratio`` (1) for gear and belt,
+    ``pitch_radius`` (m/rad) for rack_pinion, ``coefficients`` (a, b) for linear; see
+    :mod:`~..elements.couplers`."""
+
+    element = "Coupler"
+    name: str
+    type: str
+    first: CoordinateRef
+    second: CoordinateRef
+    label: str = ""
+    ratio: Optional[float] = None
+    pitch_radius: Optional[float] = None
+    coefficients: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        if self.coefficients is not None:
+            self.coefficients = np.array(self.coefficients, dtype=float).reshape(-1)
+
+
+@dataclass
 class Simulation:
     """Simulation settings (s for times)."""
 
@@ -432,6 +474,7 @@ class MultibodySystem:
     hinges: list[Hinge] = field(default_factory=list)
     forces: list[Force] = field(default_factory=list)
     contacts: list[Contact] = field(default_factory=list)
+    couplers: list[Coupler] = field(default_factory=list)
     gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     simulation: Simulation = field(default_factory=Simulation)
     description: str = ""
@@ -483,6 +526,14 @@ class MultibodySystem:
                   for s in (input_shape, output_shape)]
         c = Contact(name, input, output, *shapes, **kw)
         self.contacts.append(c)
+        return c
+
+    def add_coupler(self, name, type, first, second, **kw) -> Coupler:
+        """Add a coupler; ``first`` and ``second`` are :class:`CoordinateRef` or ``(hinge,
+        coordinate)``."""
+        refs = [r if isinstance(r, CoordinateRef) else CoordinateRef(*r) for r in (first, second)]
+        c = Coupler(name, type, *refs, **kw)
+        self.couplers.append(c)
         return c
 
     def __getstate__(self):           # copies and pickles leave the name indexes out

@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from ..elements.couplers import COUPLER_TYPES
 from ..elements.forces import FORCE_TYPES
 from ..elements.forces.contact import PAIRS as CONTACT_PAIRS
 from ..elements.forces.contact import SHAPES as CONTACT_SHAPES
@@ -158,6 +159,8 @@ def validate(model: MultibodySystem) -> list[Problem]:
         _check_force(model, force, c)
     for contact in model.contacts:
         _check_contact(model, contact, c)
+    for coupler in model.couplers:
+        _check_coupler(model, coupler, c)
     _check_connectivity(model, c)
     _check_simulation(model, c)
     _check_columns(model, c)
@@ -185,7 +188,7 @@ def _check_names(model, c):
         elif len(objs) > 1:
             c.add(objs[1], "Name", f"'{name}' is used by {len(objs)} parts; names must be unique")
     for kind, objs in (("hinge", model.hinges), ("force", model.forces),
-                       ("contact", model.contacts)):
+                       ("contact", model.contacts), ("coupler", model.couplers)):
         seen = set()
         for o in objs:
             if not o.name:
@@ -481,6 +484,57 @@ def _check_contact(model, k, c):
         c.add(k, "StictionVelocity", f"{k.stiction_velocity!r} m/s; must be positive")
 
 
+def _check_coupler(model, k, c):
+    """A coupler: its type, its two coordinates (of the kinds the type couples) and its field."""
+    t = COUPLER_TYPES.get(k.type)
+    if t is None:
+        c.add(k, "Type", f"'{k.type}' is not a coupler type; use one of "
+                         f"{', '.join(COUPLER_TYPES)}")
+    kinds = []
+    for field, ref, i in (("First", k.first, 0), ("Second", k.second, 1)):
+        if ref is None:
+            c.add(k, field, "is missing: name a hinge and one of its coordinates")
+            continue
+        h = model.hinge(ref.hinge)
+        if h is None:
+            c.add(k, field, f"refers to '{ref.hinge}', which is no hinge of the model")
+            continue
+        if h.kind is None:
+            continue
+        if ref.coordinate not in h.kind.coordinates:
+            c.add(k, field, f"coordinate '{ref.coordinate}' is not one of the {h.type} hinge "
+                            f"'{h.name}''s ({', '.join(h.kind.coordinates)})")
+            continue
+        kind = COORDINATE_KIND[ref.coordinate]
+        if h.kind.quaternion and kind == "rotation":
+            c.add(k, field, f"the {h.type} hinge '{h.name}''s rotations are three angles; couple "
+                            "a revolute, cylindrical, universal or planar hinge's rotation")
+            continue
+        if t is not None and t.kinds[i] is not None and t.kinds[i] != kind:
+            c.add(k, field, f"a {t.name} coupler's {field.lower()} coordinate is a "
+                            f"{t.kinds[i]}; '{ref}' is a {kind}")
+        kinds.append(kind)
+    if k.first is not None and k.second is not None and \
+            (k.first.hinge, k.first.coordinate) == (k.second.hinge, k.second.coordinate):
+        c.add(k, "Second", f"couples '{k.first}' with itself")
+    if t is None:
+        return
+    for attr, field in (("ratio", "Ratio"), ("pitch_radius", "PitchRadius"),
+                        ("coefficients", "Coefficients")):
+        v = getattr(k, attr)
+        if attr != t.field:
+            if v is not None:
+                c.add(k, field, f"a {t.name} coupler takes no {field}")
+            continue
+        if v is None:
+            c.add(k, field, f"is missing (a {t.name} coupler needs it)")
+        elif attr == "coefficients":
+            if v.size != 2 or not _finite(v) or v[1] == 0.0:
+                c.add(k, field, "needs two finite numbers a, b with b not 0")
+        elif not (np.isfinite(v) and v != 0.0):
+            c.add(k, field, f"{v!r}; must be a finite number, not 0")
+
+
 def _check_expression(model, obj, field, text, order, c) -> None:
     """Parse a function of time and its derivatives up to ``order`` (a driver's velocity and
     acceleration) and evaluate them at t = 0 and at :data:`EXPRESSION_SAMPLES` times up to the
@@ -507,7 +561,8 @@ def _check_expression(model, obj, field, text, order, c) -> None:
 def _check_columns(model, c):
     """Elements whose result columns would share names (``<prefix>.<quantity>``): a hinge
     called like a body is written ``hinge:<name>``, which a body may be called too."""
-    from .columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    from .columns import (BODY_COLUMNS, CONTACT_COLUMNS, COUPLER_COLUMNS, ENERGY_COLUMNS,
+                          hinge_quantities)
     from ..elements.forces.stop import SUFFIX as STOP_SUFFIX
     closure = {"closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate"}
     taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS))}
@@ -521,6 +576,7 @@ def _check_columns(model, c):
             owners.append((h, f"hinge:{h.name}" if h.name in bodies else h.name, q))
     contact_columns = frozenset(CONTACT_COLUMNS)
     owners += [(k, k.name, contact_columns) for k in model.contacts]
+    owners += [(k, k.name, frozenset(COUPLER_COLUMNS)) for k in model.couplers]
     for obj, prefix, qties in owners:
         other = taken.get(prefix)
         if other is None:
@@ -619,7 +675,8 @@ def run_size_problems(model, end_time, step, output_step, method, integrator) ->
         out.append(Problem("Simulation", "OutputStep",
                            f"OutputStep {dt:g} s is {per_output:.3g} steps of {h:g} s; at most "
                            f"{MAX_STEPS:.3g} are allowed: use an OutputStep of at most EndTime"))
-    from .columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    from .columns import (BODY_COLUMNS, CONTACT_COLUMNS, COUPLER_COLUMNS, ENERGY_COLUMNS,
+                          hinge_quantities)
     from ..elements.forces.stop import SUFFIX as STOP_SUFFIX
     columns = 1 + len(BODY_COLUMNS) * len(model.bodies) + len(ENERGY_COLUMNS) + sum(
         len(hinge_quantities(h.type)) for h in model.hinges if h.type in HINGE_TYPES)

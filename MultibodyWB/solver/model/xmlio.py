@@ -5,7 +5,7 @@ with every unit, by ``resources/multibody.xsd`` (:data:`SCHEMA_PATH`)::
 
     <MultibodySystem Name="..." FormatVersion="1">
       <Description/>? <Gravity/>? <Ground/>* <RigidBody/>* <Hinge/>* <Force/>* <Contact/>*
-      <Simulation/>?
+      <Coupler/>* <Simulation/>?
     </MultibodySystem>
 
 Reading collects every problem of a file at once: XML syntax, then every schema violation, then a
@@ -28,8 +28,9 @@ from typing import Optional, Union
 import numpy as np
 from lxml import etree
 
-from .mechanism import (FORMAT_VERSION, Contact, ContactShape, Driver, Force, Frame, Ground, Hinge,
-                        Marker, MarkerRef, Motor, MultibodySystem, RigidBody, Simulation)
+from .mechanism import (FORMAT_VERSION, Contact, ContactShape, CoordinateRef, Coupler, Driver,
+                        Force, Frame, Ground, Hinge, Marker, MarkerRef, Motor, MultibodySystem,
+                        RigidBody, Simulation)
 from .problems import ModelError, Problem
 from .validation import validate
 
@@ -204,6 +205,19 @@ def _write_contact(root, c: Contact):
             _sub(el, tag, format_number(v))
 
 
+def _write_coupler(root, c: Coupler):
+    el = _sub(root, "Coupler", Name=c.name, Type=c.type, Label=_label(c))
+    for tag, ref in (("First", c.first), ("Second", c.second)):
+        if ref is not None:
+            _sub(el, tag, Hinge=ref.hinge, Coordinate=ref.coordinate)
+    if c.ratio is not None:
+        _sub(el, "Ratio", format_number(c.ratio))
+    if c.pitch_radius is not None:
+        _sub(el, "PitchRadius", format_number(c.pitch_radius))
+    if c.coefficients is not None:
+        _sub(el, "Coefficients", format_vector(c.coefficients))
+
+
 def _write_simulation(root, s: Simulation):
     el = _sub(root, "Simulation")
     for attr, tag in SIMULATION_FIELDS:
@@ -227,6 +241,8 @@ def to_element(model: MultibodySystem) -> etree._Element:
         _write_force(root, f)
     for c in model.contacts:
         _write_contact(root, c)
+    for c in model.couplers:
+        _write_coupler(root, c)
     if model.simulation is not None:
         _write_simulation(root, model.simulation)
     return root
@@ -399,6 +415,19 @@ def _read_contact(el) -> Contact:
     return c
 
 
+def _read_coupler(el) -> Coupler:
+    refs = []
+    for tag in ("First", "Second"):
+        r = _child(el, tag)
+        refs.append(None if r is None else CoordinateRef(r.get("Hinge", ""),
+                                                         r.get("Coordinate", "")))
+    c = Coupler(el.get("Name", ""), el.get("Type", ""), *refs, label=el.get("Label", ""))
+    c.ratio = _number(el, "Ratio")
+    c.pitch_radius = _number(el, "PitchRadius")
+    c.coefficients = _vector(el, "Coefficients")
+    return c
+
+
 def _read_simulation(el) -> Simulation:
     s = Simulation()
     for attr, tag in SIMULATION_FIELDS:
@@ -422,6 +451,7 @@ def from_element(root) -> MultibodySystem:
     model.hinges = [_read_hinge(h) for h in root.findall("Hinge")]
     model.forces = [_read_force(f) for f in root.findall("Force")]
     model.contacts = [_read_contact(c) for c in root.findall("Contact")]
+    model.couplers = [_read_coupler(c) for c in root.findall("Coupler")]
     sim = root.find("Simulation")
     if sim is not None:
         model.simulation = _read_simulation(sim)
@@ -452,6 +482,7 @@ _TYPE_PHRASES = {
     "HingeTypeName": "a hinge type",
     "ForceTypeName": "a force type",
     "ShapeTypeName": "a contact shape",
+    "CouplerTypeName": "a coupler type",
     "CoordinateName": "a hinge coordinate",
     "DirectionFrame": "a direction frame",
     "MethodName": "a solution method",
@@ -508,7 +539,7 @@ def schema_info() -> _SchemaInfo:
 # Problems: where they are, schema messages in words, merging with the semantic check
 # --------------------------------------------------------------------------------------------------
 
-_NAMED = ("Ground", "RigidBody", "Hinge", "Force", "Contact")
+_NAMED = ("Ground", "RigidBody", "Hinge", "Force", "Contact", "Coupler")
 
 
 def _component(el, attr=None) -> str:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..elements import forces
+from ..elements.couplers import coefficients as coupler_coefficients
+from ..elements.couplers import quantities as coupler_quantities
 from ..elements.forces import contact, stop
-from ..elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
+from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from ..model.columns import BODY_COLUMNS, CONTACT_COLUMNS, ENERGY_COLUMNS, hinge_quantities
 from ..maths.rows import _mat_vec, _matT_vec, _mat_mat, _cross, _quat_matrices, _rotvec
 
@@ -80,7 +82,7 @@ def stack_instants(instants) -> Stacked:
     out = Stacked(t=np.array([i.t for i in instants], dtype=float),
                   rank=np.array([i.loop_rank for i in instants]))
     for name in ("q", "u", "udot", "R", "pb", "pc", "hp", "w", "vh", "x", "Wh", "tau", "Wext",
-                 "Wcut", "phi"):
+                 "Wcut", "phi", "coupler_lam"):
         setattr(out, name, st(name) if hasattr(first, name) else None)
     return out
 
@@ -137,6 +139,19 @@ class Recorder:
         self.stops = [(f"hinge:{h.name}" if h.name in body_set else h.name) + f".{c}{stop.SUFFIX}"
                       for h, c, _ in stop.stops_of(model.hinges)]
         names += self.stops
+        # couplers: their loads on both coordinates and the position residual (from t = 0)
+        self.couplers = []
+        for c in getattr(model, "couplers", ()):
+            a, bb = coupler_coefficients(c)
+            qidx = []
+            for ref in (c.first, c.second):
+                i = tree_index[ref.hinge]
+                qidx.append(int(T.qo[i]) + HINGE_TYPES[model.hinge(ref.hinge).type]
+                            .coordinates.index(ref.coordinate))
+            names += [f"{c.name}.{q}" for q in coupler_quantities(
+                COORDINATE_KIND[c.first.coordinate], COORDINATE_KIND[c.second.coordinate])]
+            self.couplers.append((qidx[0], qidx[1], a, bb))
+        self._q0 = None
         self.contacts = [c.name for c in getattr(model, "contacts", ())]
         for c in self.contacts:
             names += [f"{c}.{q}" for q in CONTACT_COLUMNS]
@@ -233,6 +248,16 @@ class Recorder:
                          np.ascontiguousarray(b.pc), np.ascontiguousarray(hp),
                          np.ascontiguousarray(w), np.ascontiguousarray(vh), out[:, k:k + ns])
             k += ns
+        if self.couplers:
+            if self._q0 is None:
+                self._q0 = b.q[0].copy()            # the first row: t = 0
+            for j, (i1, i2, a, bb) in enumerate(self.couplers):
+                lam = b.coupler_lam[:, j]
+                out[:, k] = a * lam
+                out[:, k + 1] = bb * lam
+                out[:, k + 2] = (a * (b.q[:, i1] - self._q0[i1])
+                                 + bb * (b.q[:, i2] - self._q0[i2])) / bb
+                k += 3
         if self.contacts:
             nc, ncol = len(self.contacts), len(CONTACT_COLUMNS)
             block = np.empty((k_rows, nc, ncol))

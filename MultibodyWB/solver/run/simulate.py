@@ -396,6 +396,7 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
     else:
         rec, report = Recorder(system), None
         y0 = system.initial_state()
+    coupled = system.couple_initial_rates(y0) if model.couplers else []
     K.normalise_quaternions(y0, system.tree.quat)
     if not np.all(np.isfinite(y0)):
         hinge, body, others = blown_up(system, 0.0, None, y0)
@@ -417,6 +418,8 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
     if system.cuts:
         monitor.finish()
         meta.update(_loop_report(system, report, rec, monitor, times, states))
+    if coupled:
+        meta["warnings"] = list(meta.get("warnings", [])) + coupled
     return _with_energy_check(Results(rec.names, data, meta, states))
 
 

@@ -303,6 +303,8 @@ class GlobalResult:
     rows: int = 0
     redundant: tuple = ()
     indeterminate: tuple = ()
+    #: (ncp,) the couplers' multipliers: loads ``a lam`` and ``b lam`` on their coordinates
+    coupler_lam: np.ndarray = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -764,7 +766,9 @@ def _core(system, t, y, details=True) -> _Solution:
 
     nz = 6 * n + nu
     nd = len(st.driven)
-    m = 6 * n + sum(cf.P.shape[1] for cf in cuts) + nd
+    couplers = system.tree.loops
+    ncp = couplers.cp_ab.shape[0]
+    m = 6 * n + sum(cf.P.shape[1] for cf in cuts) + ncp + nd
     M = np.zeros((nz, nz))
     f = np.empty(nz)
     for i in range(n):
@@ -810,6 +814,13 @@ def _core(system, t, y, details=True) -> _Solution:
         b[r0:r0 + r] = cf.P.T @ bias
         rot_rows[r0:r0 + r] = cf.rot_rows
         r0 += r
+    # couplers: a du1 + b du2 = 0 (linear in the state: the integrators keep it exactly)
+    for kc in range(ncp):
+        for side in range(2):
+            G[r0, 6 * n + couplers.cp_u[kc, side]] += couplers.cp_ab[kc, side]
+        b[r0] = 0.0
+        rot_rows[r0] = not trans_cols[couplers.cp_u[kc, 1]]
+        r0 += 1
     for j, _ in st.driven:
         G[r0, 6 * n + j] = 1.0
         b[r0] = st.dd[j]
@@ -856,6 +867,7 @@ def _core(system, t, y, details=True) -> _Solution:
             labels += [f"{hf.name}: {c}" for c in ("Tx", "Ty", "Tz", "Fx", "Fy", "Fz")]
         for cf in cuts:
             labels += list(cf.labels)
+        labels += [f"{c.name}: coupler" for c in system.model.couplers]
         for j, k in st.driven:
             hname, coord, _ = system.drivers[k]
             labels.append(f"{hname}.{coord}: driver")
@@ -932,6 +944,10 @@ def accelerations(system, t: float, y, details: bool = True) -> GlobalResult:
         cut_out[i, :3] = -cut_in[i, :3] - _cross(cf.p - cf.pA, cut_in[i, 3:])
         cut_out[i, 3:] = -cut_in[i, 3:]
         r0 += r
+    CP = system.tree.loops
+    ncp = CP.cp_ab.shape[0]
+    coupler_lam = lam[r0:r0 + ncp].copy()
+    r0 += ncp
     driver_loads = np.zeros(len(system.drivers))
     for r, (_, kdrv) in enumerate(st.driven):
         driver_loads[kdrv] = lam[r0 + r]
@@ -954,6 +970,10 @@ def accelerations(system, t: float, y, details: bool = True) -> GlobalResult:
         react_out[i, 3:] = -lam_h[i, 3:]
         k = hf.S.shape[1]
         hinge_loads[hf.uo:hf.uo + k] = hf.S.T @ lam_h[i]
+    # the hinges' own loads: without the couplers' (as the mstmm method's tau)
+    for kc in range(ncp):
+        for side in range(2):
+            hinge_loads[CP.cp_u[kc, side]] -= CP.cp_ab[kc, side] * coupler_lam[kc]
 
     # the cut hinges' relative accelerations
     def point_acc(b, p):
@@ -990,7 +1010,8 @@ def accelerations(system, t: float, y, details: bool = True) -> GlobalResult:
                         cut_q=tuple(cf.q for cf in cuts), cut_u=tuple(cf.u for cf in cuts),
                         cut_udot=tuple(cut_udot), closure=closure, closure_rate=closure_rate,
                         closure_rows=closure_rows, loop_rank=loop_rank, rank=rank, rows=m,
-                        redundant=redundant, indeterminate=indeterminate)
+                        redundant=redundant, indeterminate=indeterminate,
+                        coupler_lam=coupler_lam)
 
 
 def derivative(system, t: float, y) -> np.ndarray:

@@ -75,7 +75,7 @@ class _View:
         have = dict(t=t, q=res.q, u=res.u, udot=res.udot, R=res.R, pb=res.pb, pc=res.pc,
                     hp=res.hp, w=res.w, vh=res.vh, x=res.x, Wh=res.Wh, tau=res.hinge_loads,
                     Wext=res.Wext, Wcut=res.cut_reaction_on_input, loop_rank=res.loop_rank,
-                    phi=res.closure)
+                    phi=res.closure, coupler_lam=res.coupler_lam)
         return Instant(**{f.name: have.get(f.name) for f in fields(Instant)})
 
 
@@ -447,6 +447,7 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
     cancel = cancel or (lambda: False)
     system = tree_system(model)
     y0, report = initial_state(system)
+    coupled = system.couple_initial_rates(y0) if model.couplers else []
     dc = DriftControl(system)
 
     def project(t, y):
@@ -576,6 +577,7 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
         dict(kind=s.kind, time=s.time, start=s.start, end=s.end, ratio=s.ratio)
         for s in dc.singularities]
     warnings += [str(s) for s in dc.singularities]
+    warnings += coupled
     info["repartitions"] = [dict(time=t, independent=list(ind)) for t, ind in dc.repartitions]
     if system.topology.cut_hinges:
         cl = np.array(rows.data)

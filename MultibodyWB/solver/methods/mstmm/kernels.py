@@ -1070,17 +1070,23 @@ def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, bas
     L.paB, L.rB (n, 6), L.xrel (nc, 6); base, rr, xp (6).
     """
     n = parent.size
-    m = C.c_of_row.size
+    mc = C.c_of_row.size
+    m = mc + C.cp_ab.shape[0]
     load, pB, paB, rB = L.loadm, L.pB, L.paB, L.rB
     Ncol, pcut, xr, A = L.Ncol, L.pcut, L.xrel, L.Acon
     dud, dx, dWh = L.dud, L.dx, L.dWh
     nu_tot = dud.shape[1]
     for j in range(m):
-        k = C.c_of_row[j]
         for i in range(n):
             for a in range(6):
                 load[i, a] = 0.0
-        for side in range(2):
+        # a coupler's column: generalised loads a, b on its two coordinates, no wrench
+        cu1, cu2, ca, cb = -1, -1, 0.0, 0.0
+        if j >= mc:
+            cu1, cu2 = C.cp_u[j - mc, 0], C.cp_u[j - mc, 1]
+            ca, cb = C.cp_ab[j - mc, 0], C.cp_ab[j - mc, 1]
+        for side in range(2 if j < mc else 0):
+            k = C.c_of_row[j]
             b = C.c_bi[k] if side == 0 else C.c_bo[k]
             if b < 0:
                 continue
@@ -1102,8 +1108,13 @@ def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, bas
             for jf in range(nf):
                 jj = fidx[i, jf]
                 r = 3 * COLKIND[ci, jj]
-                rB[i, jf] = -(Sg[i, r, jj] * pB[i, r] + Sg[i, r + 1, jj] * pB[i, r + 1]
-                              + Sg[i, r + 2, jj] * pB[i, r + 2])
+                g = 0.0
+                if uo[i] + jj == cu1:
+                    g += ca
+                if uo[i] + jj == cu2:
+                    g += cb
+                rB[i, jf] = g - (Sg[i, r, jj] * pB[i, r] + Sg[i, r + 1, jj] * pB[i, r + 1]
+                                 + Sg[i, r + 2, jj] * pB[i, r + 2])
             par = parent[i]
             if par < 0:
                 continue
@@ -1188,6 +1199,9 @@ def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, bas
                     s += Ncol[r, a] * xr[k2, a]
                 A[r, j] = s
             row += C.c_m[k2]
+        for kc in range(C.cp_ab.shape[0]):
+            A[mc + kc, j] = (C.cp_ab[kc, 0] * dud[j, C.cp_u[kc, 0]]
+                             + C.cp_ab[kc, 1] * dud[j, C.cp_u[kc, 1]])
 
 
 @njit(**_JIT)
@@ -1316,7 +1330,8 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     factorisation with symmetric pivoting (:func:`psd_solve`), pivots below 1e-10 of the
     largest diagonal ending it: redundant constraints give the minimum-norm loads.
     """
-    m = C.c_of_row.size
+    mc = C.c_of_row.size
+    m = mc + C.cp_ab.shape[0]
     if m == 0:
         return
     n = parent.size
@@ -1340,6 +1355,11 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
                 s += Ncol[r, a] * xr[k, a]
             rhs[r] = -s - C.stab[0] * L.vres[r] - C.stab[1] * L.phi[r]
         row += C.c_m[k]
+    # couplers: a udot1 + b udot2 = 0 (linear in the state: the integrators keep the rates'
+    # and the coordinates' combination exactly; no stabilisation)
+    for kc in range(C.cp_ab.shape[0]):
+        rhs[mc + kc] = -(C.cp_ab[kc, 0] * udot[C.cp_u[kc, 0]]
+                         + C.cp_ab[kc, 1] * udot[C.cp_u[kc, 1]])
     # response to each unit constraint load, and the compliance A
     load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, t6a, t6b, t6c,
                 wrenches)
@@ -1376,7 +1396,7 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     for k in range(C.c_code.size):
         for a in range(6):
             Wcut[k, a] = 0.0
-    for j in range(m):
+    for j in range(mc):
         k = C.c_of_row[j]
         for a in range(6):
             Wcut[k, a] += Ncol[j, a] * lam[j]
@@ -1389,6 +1409,12 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
                 for a in range(6):
                     s += Sg[i, a, j] * Wh[i, a]
                 tau[o + j] = s
+    # a coupler's load on a driven coordinate is not the driver's
+    for kc in range(C.cp_ab.shape[0]):
+        for side in range(2):
+            jv = C.cp_u[kc, side]
+            if driven[jv]:
+                tau[jv] -= C.cp_ab[kc, side] * lam[mc + kc]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1428,5 +1454,6 @@ def instants_into(Y, drv, mags, T, F, W, ydot, B):
             B.vres[k, :] = L.vres
             B.rank[k] = L.loop_rank[0]
             B.svr[k] = L.svr[0]
+            B.lam[k, :] = L.lam
 
 

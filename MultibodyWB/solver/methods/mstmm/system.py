@@ -44,7 +44,8 @@ from ...analysis.kinematics import (drawn_distance_of, drawn_poses, hinge_coordi
                                     local_motion_subspace)
 from ...elements import forces
 from ...elements.forces import Forces  # noqa: F401  (the struct's type, for the other formulations)
-from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
+from ...elements.couplers import coefficients as coupler_coefficients
+from ...elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from ...model.mechanism import MultibodySystem
 from ...model.problems import ModelError, Problem
 from ...maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
@@ -55,12 +56,12 @@ from ...maths.rotations import bryant_to_quaternion
 Tree = namedtuple("Tree", "parent code sgn qo uo nq nu mo_R mo_p mi_R mi_p rc mass JCl "
                           "hk hc href hRref driven drv_idx drv_q quat nq_tot m_tot loops")
 #: the cut hinges (closed loops): ``Tree.loops``
-Cuts = namedtuple("Cuts", "c_code c_bi c_Ri c_pi c_bo c_Ro c_po c_m c_of_row stab")
+Cuts = namedtuple("Cuts", "c_code c_bi c_Ri c_pi c_bo c_Ro c_po c_m c_of_row stab cp_u cp_ab")
 #: the forces: :data:`...elements.forces.Forces` (every law's arrays)
 Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA "
                           "U Dinv r0 ck nfree fidx FC TC paS kd kacc ytmp scratch loops")
 #: instants at k times stacked (:meth:`System.instants`, ``kernels.instants_into``)
-Stack = namedtuple("Stack", "q u udot tau R pb pc hp w vh x Wh Wext Wcut phi vres rank svr")
+Stack = namedtuple("Stack", "q u udot tau R pb pc hp w vh x Wh Wext Wcut phi vres rank svr lam")
 #: small scratch arrays of the kernels: ``Work.scratch``
 Scratch = namedtuple("Scratch", "M Rrel dloc Sloc bias t6a t6b t6c t66b t66c")
 #: work arrays of the loop closure: ``Work.loops``
@@ -126,6 +127,8 @@ class Instant:
     loop_rank : rank of the loop constraints at this instant (less than their number when some
         are redundant or the configuration is singular)
     phi : loop-closure residuals (m): blocked rotations (rad) and translations (m)
+    coupler_lam : (ncp,) the couplers' multipliers (their loads are a lam and b lam on their two
+        coordinates); None without couplers
     """
 
     t: float
@@ -147,6 +150,7 @@ class Instant:
     Wcut: np.ndarray
     loop_rank: int
     phi: np.ndarray
+    coupler_lam: np.ndarray = None
 
 
 def marker_attachment(model: MultibodySystem, index, ref):
@@ -262,7 +266,8 @@ class System:
         cuts = self._cut_arrays()
         self.tree = Tree(parent, code, sgn, qo, uo, nq, nu, mo_R, mo_p, mi_R, mi_p, rc, mass, JCl,
                          hk, hc, href, hRref, driven, drv_idx, drv_q,
-                         np.array(quat, dtype=np.int64), self.nq_tot, int(cuts.c_m.sum()), cuts)
+                         np.array(quat, dtype=np.int64), self.nq_tot,
+                         int(cuts.c_m.sum()) + cuts.cp_ab.shape[0], cuts)
 
     def _cut_arrays(self):
         """Arrays of the cut hinges (closed loops) and the loop stabilisation."""
@@ -289,12 +294,78 @@ class System:
                    for v in ("stiffness", "damping")):
                 problems.append(Problem(f"Hinge '{name}'", "Stiffness", "a hinge that closes a "
                                         "loop cannot carry a spring or damper yet"))
+        # couplers: rows after the cut hinges' (a u1 + b u2 = 0 on two tree coordinates)
+        cp_u, cp_ab = self._coupler_arrays(problems)
         if problems:
             raise ModelError(problems)
         # Baumgarte stabilisation of the loop constraints: critically damped at w = STAB / step
         w = LOOP_STABILISATION / self.model.simulation.step
         return Cuts(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, np.array(rows, dtype=np.int64),
-                    np.array([2.0 * w, w * w]))
+                    np.array([2.0 * w, w * w]), cp_u, cp_ab)
+
+    def _coupler_arrays(self, problems):
+        """The couplers' velocity indices (ncp, 2) and coefficients (ncp, 2); a coupler on a
+        hinge that closes a loop is a problem (the tree's coordinates only)."""
+        tree_index = {h: i for i, h in enumerate(self.hinges)}
+        couplers = self.model.couplers
+        cp_u = np.zeros((len(couplers), 2), dtype=np.int64)
+        cp_ab = np.zeros((len(couplers), 2))
+        self.coupler_velocity = []            # per coupler: the two velocity indices
+        for k, c in enumerate(couplers):
+            for side, (field, ref) in enumerate((("First", c.first), ("Second", c.second))):
+                i = tree_index.get(ref.hinge)
+                if i is None:
+                    problems.append(Problem(f"Coupler '{c.name}'", field, f"hinge '{ref.hinge}' "
+                                            "closes a loop: couple hinges of the tree (another "
+                                            "hinge of the loop)"))
+                    continue
+                kind = HINGE_TYPES[self.model.hinge(ref.hinge).type]
+                cp_u[k, side] = self._uo_of(i) + kind.coordinates.index(ref.coordinate)
+            cp_ab[k] = coupler_coefficients(c)
+        return cp_u, cp_ab
+
+    def _uo_of(self, i: int) -> int:
+        """Offset of tree hinge ``i``'s velocity coordinates (before the tree arrays exist)."""
+        return int(sum(HINGE_TYPES[self.model.hinge(h).type].dof for h in self.hinges[:i]))
+
+    def couple_initial_rates(self, y: np.ndarray) -> list[str]:
+        """Make the initial rates ``y`` (state, changed in place) meet the couplers: a coupled
+        coordinate whose hinge has no initial rates given (and no driver) takes the rate the
+        coupler implies; given rates that contradict a coupler are a :class:`ModelError` naming
+        it and the consistent value. Returns notes on the rates filled in."""
+        notes, problems = [], []
+        T = self.tree
+        drv = self.driver_values(0.0) if self.drivers else None
+        for k, c in enumerate(self.model.couplers):
+            (u1, u2), (a, b) = T.loops.cp_u[k], T.loops.cp_ab[k]
+
+            def rate(j):
+                if T.driven[j]:
+                    return float(drv[T.drv_idx[j], 1])
+                return float(y[self.nq_tot + j])
+
+            r1, r2 = rate(u1), rate(u2)
+            scale = max(abs(a * r1), abs(b * r2), 1e-300)
+            if abs(a * r1 + b * r2) <= 1e-12 * scale or (r1 == 0.0 and r2 == 0.0):
+                continue
+            free = [j for j, ref in ((u2, c.second), (u1, c.first))
+                    if not T.driven[j] and self.model.hinge(ref.hinge).initial_rates is None]
+            if free:
+                j = free[0]
+                ref, value = ((c.second, -a * r1 / b) if j == u2 else (c.first, -b * r2 / a))
+                y[self.nq_tot + j] = value
+                notes.append(f"Coupler '{c.name}': '{ref}' starts at the rate {value:.6g} the "
+                             "coupler implies (no initial rate given)")
+                continue
+            unit = "rad/s" if COORDINATE_KIND[c.second.coordinate] == "rotation" else "m/s"
+            problems.append(Problem(
+                f"Coupler '{c.name}'", "Second",
+                f"the initial rates contradict it: '{c.first}' at {r1:.6g} and '{c.second}' at "
+                f"{r2:.6g}; with '{c.first}' at {r1:.6g}, '{c.second}' must start at "
+                f"{-a * r1 / b:.6g} {unit} (or give one of the two rates only)"))
+        if problems:
+            raise ModelError(problems)
+        return notes
 
     def set_stabilisation(self, step: float) -> None:
         """Tune the loops' Baumgarte stabilisation to an integrator step (s)."""
@@ -447,9 +518,11 @@ class System:
         B = Stack(z((k, self.nq_tot)), z((k, self.nu_tot)), z((k, self.nu_tot)),
                   z((k, self.nu_tot)), z((k, n, 3, 3)), z((k, n, 3)), z((k, n, 3)), z((k, n, 3)),
                   z((k, n, 3)), z((k, n, 3)), z((k, n, 6)), z((k, n, 6)), z((k, n, 6)),
-                  z((k, nc, 6)), z((k, m)), z((k, m)), z(k, dtype=np.int64), z(k))
+                  z((k, nc, 6)), z((k, m)), z((k, m)), z(k, dtype=np.int64), z(k), z((k, m)))
         K.instants_into(Y, drv, mags, T, self.forces, self.work, z(Y.shape[1]), B)
-        return Stacked(t=ts, **B._asdict())
+        fields = B._asdict()
+        lam = fields.pop("lam")
+        return Stacked(t=ts, coupler_lam=lam[:, m - T.loops.cp_ab.shape[0]:], **fields)
 
     def instant(self, t: float, y: np.ndarray) -> Instant:
         """Evaluate everything at (t, y) and return copies of the results."""
@@ -458,4 +531,6 @@ class System:
         return Instant(t, W.q.copy(), W.u.copy(), W.udot.copy(), W.R.copy(), W.pb.copy(),
                        W.pc.copy(), W.hp.copy(), W.w.copy(), W.vh.copy(), W.x.copy(),
                        W.Wh.copy(), W.tau.copy(), W.Wext.copy(), W.Sg.copy(), W.cg.copy(),
-                       W.loops.Wcut.copy(), int(W.loops.loop_rank[0]), W.loops.phi.copy())
+                       W.loops.Wcut.copy(), int(W.loops.loop_rank[0]), W.loops.phi.copy(),
+                       W.loops.lam[self.tree.m_tot - self.tree.loops.cp_ab.shape[0]:
+                                   self.tree.m_tot].copy())

@@ -91,6 +91,11 @@ class NewtonEuler:
                  joint_frequency=None, joint_damping_ratio=None,
                  topology: Topology | None = None):
         model.check()
+        if model.couplers:
+            raise ModelError([Problem(f"Coupler '{c.name}'", "Type", "the newton-euler method "
+                                      "takes no couplers (its joints are penalty springs, a "
+                                      "coupler must hold exactly): use the method mstmm or "
+                                      "constrained") for c in model.couplers])
         self.model = model
         self.topology = topo = topology or analyse(model)
         self.step = float(step)
