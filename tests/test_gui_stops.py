@@ -76,6 +76,7 @@ def test_limits_and_stop_typed_then_ok_are_in_the_hinge_and_the_model(run):
     assert m["stop_restitution"] == [pytest.approx(0.3, rel=1e-12)]
     assert m["stop_impact_speed"] == [pytest.approx(1.0, rel=1e-9)]
     assert run["problems"] == []
+    assert run["lines_after"] == run["lines_before"] + 3         # the limits' arc and 2 ticks
     for key in ("screenshot", "screenshot_after"):
         assert run[key]["saved"] and run[key]["distinct_colors"] > 10, key
     assert os.path.isfile(run["screenshot_form"])

@@ -5,7 +5,7 @@ double-clicks the hinge, ticks "Use limits" (the stop fields appear, the stop st
 with its 50 Hz default), clicks Cancel (all back); opens it again, ticks the limits, types the
 limits and a stop stiffness and clicks OK (one undo step). The hinge's properties and the
 neutral model's stop fields are read. Screenshots of the main window with the panel open and of
-the panel's form.
+the panel's form; the hinge's symbol gains the limits' arc and ticks.
 
 Started by tests/test_gui_stops.py through ``freecad_env.run_freecad_gui``; writes its findings
 as JSON.
@@ -66,6 +66,16 @@ def shown(names):
     return {n: [widget(n).isVisible(), widget(n).isEnabled(), widget(n).text()] for n in names}
 
 
+def line_sets(obj):
+    """Number of line sets in ``obj``'s drawing (the limits add an arc and two ticks)."""
+    from pivy import coin
+    search = coin.SoSearchAction()
+    search.setType(coin.SoLineSet.getClassTypeId())
+    search.setInterest(coin.SoSearchAction.ALL)
+    search.apply(obj.ViewObject.RootNode)
+    return search.getPaths().getLength()
+
+
 def build(doc):
     from MultibodyWB.document import factory
     V, P = FreeCAD.Vector, FreeCAD.Placement
@@ -100,6 +110,7 @@ def check():
     FreeCADGui.SendMsgToActiveView("ViewFit")
     in_freecad.wait(0.5)
     undo0 = doc.UndoCount
+    result["lines_before"] = line_sets(hinge)
 
     # ticking the limits, then Cancel
     hinge.ViewObject.doubleClicked()
@@ -130,6 +141,8 @@ def check():
     result["screenshot_form"] = path if panel().form[0].grab().save(path) else None
     click("Ok")
     result["open_after_ok"] = bool(FreeCADGui.Control.activeDialog())
+    in_freecad.wait(0.3)
+    result["lines_after"] = line_sets(hinge)
     result["after_ok"] = {n: str(getattr(hinge, n)) for n in
                           ("UseLimits", "LowerLimitRz", "UpperLimitRz") + STOPS}
     result["undo_after_ok"] = [doc.UndoCount - undo0, list(doc.UndoNames[:1])]
