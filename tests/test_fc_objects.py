@@ -102,6 +102,7 @@ def test_hinges_of_version_1_keep_drivers_and_springs_measured_from_zero(freecad
     """Before version 2 a driver gave the coordinate itself and a spring was relaxed at zero;
     a reopened old hinge keeps that meaning, a new one measures both from the drawing."""
     from MultibodyWB.objects import export
+    from MultibodyWB.objects.hinge import HingeProxy
     p = _pendulum(freecad, doc)
     hinge = p["hinge"]
     hinge.DriverRz = "2*pi*t"
@@ -119,7 +120,7 @@ def test_hinges_of_version_1_keep_drivers_and_springs_measured_from_zero(freecad
     reopened = freecad.openDocument(path)
     try:
         hinge = reopened.getObject("Joint")
-        assert hinge.Version == 2
+        assert hinge.Version == HingeProxy.VERSION
         assert hinge.DriverFromDrawing is False and hinge.SpringReferenceAsDrawn is False
         h = export.to_model(reopened.getObject("Pendulum")).hinge("Joint")
         assert not h.drivers[0].from_start and not h.spring_reference_start
@@ -217,18 +218,23 @@ def test_enumerations_are_the_solver_tables(freecad, doc):
 
 @pytest.mark.parametrize("hinge_type", sorted(HINGE_TYPES))
 def test_hinge_shows_the_coordinates_and_options_of_its_type(freecad, doc, hinge_type):
-    from MultibodyWB.objects.hinge import COORDINATES, OPTION_PROPERTIES, property_name
+    from MultibodyWB.objects.hinge import (COORDINATES, OPTION_PROPERTIES, STOP_PREFIXES,
+                                           property_name)
     p = _pendulum(freecad, doc)
     hinge = p["hinge"]
     hinge.HingeType = hinge_type
     kind = HINGE_TYPES[hinge_type]
-    for c in COORDINATES:
-        for option in OPTION_PROPERTIES:
-            shown = c in kind.coordinates and option.option in kind.options
-            if option.prefix == "SpringReference":       # relaxed as drawn: no values to show
-                shown = shown and not hinge.SpringReferenceAsDrawn
-            mode = hinge.getEditorMode(property_name(option.prefix, c))
-            assert ("Hidden" not in mode) == shown, (hinge_type, c, option.prefix)
+    for use_limits in (False, True):
+        hinge.UseLimits = use_limits
+        for c in COORDINATES:
+            for option in OPTION_PROPERTIES:
+                shown = c in kind.coordinates and option.option in kind.options
+                if option.prefix == "SpringReference":    # relaxed as drawn: no values to show
+                    shown = shown and not hinge.SpringReferenceAsDrawn
+                if option.prefix in STOP_PREFIXES:        # the stops, with the limits on
+                    shown = shown and use_limits
+                mode = hinge.getEditorMode(property_name(option.prefix, c))
+                assert ("Hidden" not in mode) == shown, (hinge_type, c, option.prefix)
     assert ("Hidden" not in hinge.getEditorMode("UseLimits")) == ("limits" in kind.options)
     assert ("Hidden" not in hinge.getEditorMode("DriverFromDrawing")) == \
         ("driver" in kind.options)

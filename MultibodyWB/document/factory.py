@@ -16,7 +16,7 @@ from ..objects.base import set_value, type_of
 from ..objects.body import BodyProxy
 from ..objects.contact import SHAPE_FIELDS, ContactProxy
 from ..objects.force import ForceProxy, field_properties
-from ..objects.hinge import OPTION_PROPERTIES, HingeProxy, property_name
+from ..objects.hinge import OPTION_PROPERTIES, HingeProxy, fill_stop_stiffness, property_name
 from ..objects.marker import TYPE as MARKER_TYPE
 from ..objects.marker import MarkerProxy, attach, get_element
 from ..objects.mechanism import MechanismProxy, mechanism_of
@@ -29,7 +29,9 @@ HINGE_OPTIONS = {
     "initial": "Initial", "initial_coordinates": "Initial",
     "rates": "InitialRate", "initial_rates": "InitialRate",
     "stiffness": "Stiffness", "spring_reference": "SpringReference", "damping": "Damping",
-    "lower_limits": "LowerLimit", "upper_limits": "UpperLimit", "drivers": "Driver",
+    "lower_limits": "LowerLimit", "upper_limits": "UpperLimit",
+    "stop_stiffness": "StopStiffness", "stop_restitution": "StopRestitution",
+    "stop_impact_speed": "StopImpactSpeed", "drivers": "Driver",
     "motor_speed": "MotorSpeed", "motor_ramp_time": "MotorRampTime",
 }
 #: Keyword of :func:`make_hinge` -> a per-hinge switch.
@@ -245,7 +247,10 @@ def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name=Non
     ``options`` (each a dict ``{coordinate: value}`` or a sequence in the type's coordinate
     order): ``initial`` (also sets InitialAsDrawn False), ``rates``, ``stiffness``,
     ``spring_reference`` (also sets SpringReferenceAsDrawn False), ``damping``,
-    ``lower_limits``/``upper_limits`` (also set UseLimits), ``drivers`` (expressions in t, SI;
+    ``lower_limits``/``upper_limits`` (also set UseLimits), ``stop_stiffness`` (N/m or
+    N m/rad; a limited coordinate without one gets the 50 Hz default of
+    :func:`~MultibodyWB.objects.hinge.default_stop_stiffness`), ``stop_restitution``,
+    ``stop_impact_speed`` (mm/s or deg/s), ``drivers`` (expressions in t, SI;
     measured from the drawing unless ``driver_from_drawing=False``), ``motor_speed`` (mm/s or
     deg/s) and ``motor_ramp_time`` (s). Switches: ``driver_from_drawing``,
     ``spring_reference_as_drawn`` (True or False). ``name``: name and label; default: labelled
@@ -280,6 +285,8 @@ def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name=Non
         if prefix in ("LowerLimit", "UpperLimit"):
             obj.UseLimits = True
     mechanism.addObject(obj)
+    if obj.UseLimits:
+        fill_stop_stiffness(obj)          # now that the ground is known
     return obj
 
 

@@ -8,7 +8,10 @@ macro lines (:mod:`.task_base`).
   decides which coordinates and options it has: the panel shows the fields of the properties the
   hinge shows in the property editor (:meth:`~MultibodyWB.objects.hinge.HingeProxy.
   update_visibility`), grouped as the properties are (``Coordinate rz``...). A property added to
-  the hinge's table appears here without more work.
+  the hinge's table appears here without more work. The limits' stop fields (stiffness,
+  restitution, impact speed) show while ``UseLimits`` is ticked; ticking it fills a stop
+  stiffness left at 0 with its 50 Hz default
+  (:func:`~MultibodyWB.objects.hinge.default_stop_stiffness`), shown in its field.
 - **Ends**: the input (moving, tip-side) and output markers, picked in the 3D view or the tree
   (a marker, or a face, edge or vertex of a body's solid, on which a marker is made); the hinge
   symbol is drawn on them at once.
@@ -24,8 +27,8 @@ macro lines (:mod:`.task_base`).
 import FreeCAD
 
 from ..objects.body import TYPE as BODY
-from ..objects.hinge import (COORDINATES, OPTION_PROPERTIES, OPTION_SWITCHES, HingeProxy,
-                             property_name)
+from ..objects.hinge import (COORDINATES, OPTION_PROPERTIES, OPTION_SWITCHES, STOP_PREFIXES,
+                             HingeProxy, property_name)
 from ..objects.mechanism import mechanism_of, members
 from ..solver.model import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES
 from .qt import QtWidgets
@@ -258,7 +261,16 @@ class HingePanel(EditPanel):
         if name.startswith("Initial") and not name.startswith("InitialRate") and \
                 name != "InitialAsDrawn":
             self._initial_changed(name[len("Initial"):].lower(), value)
+        stops = [property_name(prefix, c) for prefix in STOP_PREFIXES for c in COORDINATES]
+        if name == "UseLimits":
+            # ticking the limits fills a stop stiffness left at 0 (the hinge's onChanged):
+            # Cancel puts it back, OK computes it again from the recorded UseLimits
+            self.remember(self.obj, *stops)
         self.set(self.obj, name, value, field.prop.unit)
+        if name == "UseLimits":
+            for stop in stops:
+                if stop in self.fields:
+                    self.fields[stop].show(getattr(self.obj, stop))
         if name == "InitialAsDrawn":
             self._show_drawn()
         self._refresh()

@@ -218,7 +218,7 @@ class _Builder:
                 for c in kind.coordinates])
             if option.attribute == "initial_coordinates":
                 use = not obj.InitialAsDrawn
-            elif option.attribute in ("lower_limits", "upper_limits"):
+            elif option.option == "limits":     # limits and their stops
                 use = obj.UseLimits
             elif option.attribute == "stiffness" and kind.elastic:
                 use = True

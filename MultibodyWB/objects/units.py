@@ -237,10 +237,11 @@ def model_unit(text):
 #: Per kind of hinge coordinate: the unit shown in FreeCAD and the SI unit of each hinge quantity.
 COORDINATE_UNITS = {
     "translation": {"coordinate": ("mm", "m"), "rate": ("mm/s", "m/s"),
-                    "stiffness": ("N/m", "N/m"), "damping": ("N*s/m", "N*s/m"), "time": ("s", "s")},
+                    "stiffness": ("N/m", "N/m"), "damping": ("N*s/m", "N*s/m"), "time": ("s", "s"),
+                    "ratio": ("", "")},
     "rotation": {"coordinate": ("deg", "rad"), "rate": ("deg/s", "rad/s"),
                  "stiffness": ("N*m/rad", "N*m/rad"), "damping": ("N*m*s/rad", "N*m*s/rad"),
-                 "time": ("s", "s")},
+                 "time": ("s", "s"), "ratio": ("", "")},
 }
 
 #: Vector properties: (unit shown, SI unit).

@@ -18,11 +18,17 @@ free         three thin two-headed arrows along x, y and z around a small ball
 bushing      a coil along z between two washers (elastic in every direction)
 ===========  =====================================================================
 
+A revolute or cylindrical hinge with ``UseLimits`` also shows its rz limits: an arc about the
+axis from the lower to the upper limit, measured from the output marker's x axis as the
+coordinate is, with a tick at each end (:func:`limits_arc`).
+
 A dashed line joins the two markers' origins when they are apart. Amber, a little transparent so
 that the markers' axes show through, red while the hinge has a problem. The mechanism's
 ``ShowGlyphs`` switches it, ``GlyphSize`` scales it (the symbols stay within about half the axes'
 length of the frame, so the axes stick out).
 """
+
+import math
 
 from pivy import coin
 
@@ -128,6 +134,36 @@ HINGE_GLYPHS = {
 }
 
 
+#: Hinge types whose rz limits are drawn.
+LIMIT_ARC_TYPES = ("revolute", "cylindrical")
+
+
+def limits_points(lower, upper, s, segments=32):
+    """The arc (radius 0.45 ``s``) from angle ``lower`` to ``upper`` (deg) in the xy plane, and
+    a tick (0.32 to 0.58 ``s``) at each end: three point lists."""
+    radius, inner, outer = 0.45 * s, 0.32 * s, 0.58 * s
+    lo, hi = math.radians(min(lower, upper)), math.radians(max(lower, upper))
+    arc = [(radius * math.cos(a), radius * math.sin(a), 0.0)
+           for a in (lo + (hi - lo) * i / segments for i in range(segments + 1))]
+    ticks = [[(r * math.cos(a), r * math.sin(a), 0.0) for r in (inner, outer)] for a in (lo, hi)]
+    return [arc] + ticks
+
+
+def limits_arc(obj, s, color):
+    """The rz limits of hinge ``obj`` (see the module doc), or None when it shows none."""
+    if obj.HingeType not in LIMIT_ARC_TYPES or not getattr(obj, "UseLimits", False):
+        return None
+    try:
+        lower, upper = (float(getattr(obj, name).Value) for name in ("LowerLimitRz",
+                                                                     "UpperLimitRz"))
+    except AttributeError:
+        return None
+    sep = coin.SoSeparator()
+    for points in limits_points(lower, upper, s):
+        sep.addChild(glyphs.polyline(points, color, 3.0))
+    return sep
+
+
 def icon_file(hinge_type):
     """Icon of a hinge type: ``HingeRevolute.svg``."""
     return f"Hinge{hinge_type.capitalize()}.svg"
@@ -138,7 +174,8 @@ class ViewProviderHinge(ViewProvider):
 
     ICON = "Hinge.svg"
     MODE = "Glyph"
-    REDRAW_ON = frozenset({"HingeType", "InputMarker", "OutputMarker"})
+    REDRAW_ON = frozenset({"HingeType", "InputMarker", "OutputMarker", "UseLimits",
+                           "LowerLimitRz", "UpperLimitRz"})
 
     def icon_name(self):
         obj = getattr(self, "Object", None)
@@ -165,5 +202,8 @@ class ViewProviderHinge(ViewProvider):
         symbol = coin.SoSeparator()
         symbol.addChild(glyphs.placement_transform(frames[-1]))
         symbol.addChild(HINGE_GLYPHS.get(obj.HingeType, _unknown)(settings.size, color))
+        limits = limits_arc(obj, settings.size, color)
+        if limits is not None:
+            symbol.addChild(limits)
         root.addChild(symbol)
         return root
