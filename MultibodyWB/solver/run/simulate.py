@@ -266,6 +266,21 @@ class StallDetector:
                 f"take {steps:.3g} more); {advice}"))
 
 
+def _check_contact_steps(model, step, method, integrator) -> None:
+    """A fixed step too long for a contact's stiffness is refused before the run: such a contact
+    would not blow up but throw the bodies apart with energy it never had (the first step into
+    it penetrates far). Its stiffness at the depth of an impact at its impact speed
+    (:func:`..methods.runtime.stiff_elements`) against RK4's stability limit."""
+    from ..methods.runtime import RK4_LIMIT, stiff_elements
+    for rate, element, field, text in stiff_elements(model):
+        if not element.startswith("Contact ") or not rate * step > RK4_LIMIT:
+            continue
+        limit = RK4_LIMIT / rate
+        raise RunError(element, field, (
+            f"too stiff for the fixed step {step:g} s ({method}, {integrator}): {text}; use a "
+            f"Step below {limit:.2g} s, an adaptive integrator (mstmm), or a softer contact"))
+
+
 def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
              output_step=None, progress=None, cancel=None, accept_corrections=False,
              wall_budget=None, **options) -> Results:
@@ -337,6 +352,8 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
                                                                and integrator != "rk4"),
                   wall0=wall0)
     fixed = integrator == "rk4" or method == "newton-euler"
+    if fixed and model.contacts:
+        _check_contact_steps(model, step, method, integrator)
     try:
         # (not under np.errstate: it changes the last bits of some results)
         if method == "constrained":

@@ -1,0 +1,139 @@
+"""Benchmark of contacts: cost per contact pair per evaluation, and a 50-body model with about
+100 active contact pairs at a 1e-4 s step.
+
+    /usr/bin/python3 benchmarks/bench_contact.py [--quick]
+
+1. Cost per pair: n bodies on free hinges, each resting on the ground with one contact (sphere -
+   plane, box - plane, cylinder - plane) or in a row of touching balls (sphere - sphere); the
+   whole RK4 run in compiled code, timed with and without the contacts: (with - without) / (4 n)
+   per evaluation (four evaluations per RK4 step).
+2. 50 balls on the ground in a row, each touching its neighbours (50 sphere-plane and 49
+   sphere-sphere pairs, all active, with friction): mstmm, rk4, step 1e-4 s, output every 1 ms,
+   1 s simulated, whole ``simulate()`` including the result rows: wall time against real time.
+
+The load average is printed before and after. Not a test: timings depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench_tree import load, machine                       # noqa: E402
+from MultibodyWB.solver.model import MultibodySystem, massprops  # noqa: E402
+from MultibodyWB.solver.run.simulate import simulate        # noqa: E402
+
+G = 9.81
+R = 0.02
+K_SPHERE = 1e8
+
+
+#: Overlap of neighbouring balls (and of the end balls with two walls) in the compressed row, m.
+SQUEEZE = 1e-5
+
+
+def resting(n, shape, contacts=True, neighbours=False):
+    """n bodies in a row on the ground, each at its static depth; ``neighbours``: balls pressed
+    against their neighbours (sphere-sphere contacts, each overlapping by :data:`SQUEEZE`) between
+    two walls, in equilibrium."""
+    m = MultibodySystem("Rest", gravity=(0, 0, -G))
+    g = m.set_ground()
+    gm = g.add_marker((0, 0, 0))
+    marks = []
+    for i in range(n):
+        if shape == "sphere":
+            mp = massprops.sphere(R, 7850.0)
+            size = {"radius": R}
+            half = R
+            k, points = K_SPHERE, 1
+        elif shape == "box":
+            mp = massprops.box((2 * R, 2 * R, 2 * R), 7850.0, corner=(-R, -R, -R))
+            size = {"size": (2 * R, 2 * R, 2 * R)}
+            half = R
+            k, points = 1e9, 4
+        else:
+            mp = massprops.cylinder(R, 2 * R, 7850.0, base=(0, 0, -R))
+            size = {"radius": R, "length": 2 * R}
+            half = R
+            k, points = 1e9, 2
+        depth = (mp.mass * G / points / k) ** (1 / 1.5)
+        b = m.add_body(f"B{i}", mp.mass, mp.ji, mass_center=mp.center,
+                       position=(i * ((2 * R - SQUEEZE) if neighbours else 3 * R), 0,
+                                 half - depth))
+        orient = (np.pi / 2, 0, 0) if shape == "cylinder" else (0, 0, 0)
+        bm = b.add_marker((0, 0, 0), orient)
+        m.add_hinge(f"F{i}", "free", b.add_marker((0, 0, 0)), gm)
+        marks.append(bm)
+        if contacts:
+            m.add_contact(f"C{i}", bm, gm, (shape, size), ("plane",), stiffness=k,
+                          restitution=0.5, static_friction=0.5, dynamic_friction=0.4,
+                          stiction_velocity=1e-3)
+    if contacts and neighbours:
+        x_end = (n - 1) * (2 * R - SQUEEZE)
+        walls = ((marks[0], g.add_marker((-R + SQUEEZE, 0, R), (0, np.pi / 2, 0))),
+                 (marks[-1], g.add_marker((x_end + R - SQUEEZE, 0, R), (0, -np.pi / 2, 0))))
+        for j, (bm, wm) in enumerate(walls):
+            m.add_contact(f"W{j}", bm, wm, ("sphere", {"radius": R}), ("plane",),
+                          stiffness=K_SPHERE, restitution=0.5, static_friction=0.3,
+                          dynamic_friction=0.2, stiction_velocity=1e-3)
+        for i in range(n - 1):
+            m.add_contact(f"S{i}", marks[i + 1], marks[i], ("sphere", {"radius": R}),
+                          ("sphere", {"radius": R}), stiffness=K_SPHERE, restitution=0.5,
+                          static_friction=0.3, dynamic_friction=0.2, stiction_velocity=1e-3)
+    return m
+
+
+def run_time(model, steps, h=1e-4):
+    """Wall time of an rk4 run of ``steps`` steps with one output row at the end (best of 3)."""
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        simulate(model, method="mstmm", integrator="rk4", t_end=steps * h, step=h,
+                 output_step=steps * h)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer steps")
+    args = ap.parse_args()
+    print(f"machine: {machine()}")
+    print(f"load average before: {load()}")
+    steps = 2000 if args.quick else 10000
+    n = 50
+    # warm up the compiled code (the first run compiles what the cache lacks)
+    simulate(resting(2, "sphere", neighbours=True), t_end=1e-3, step=1e-4, output_step=1e-3)
+    print(f"\n1. cost per contact pair per evaluation ({n} bodies, {steps} rk4 steps)")
+    base = run_time(resting(n, "sphere", contacts=False), steps)
+    for shape, neighbours in (("sphere", False), ("box", False), ("cylinder", False),
+                              ("sphere", True)):
+        m = resting(n, shape, neighbours=neighbours)
+        pairs = len(m.contacts)
+        t = run_time(m, steps)
+        per = (t - base) / (4 * steps * pairs) * 1e9
+        what = f"{shape}-plane" if not neighbours else "sphere-plane + sphere-sphere"
+        print(f"   {what:<30} {pairs:4d} pairs: {per:7.1f} ns per pair per evaluation "
+              f"(run {t:.3f} s, without contacts {base:.3f} s)")
+    print("\n2. 50 balls pressed together in a row on the ground between two walls: 101 pairs, "
+          "rk4 1e-4 s, 1 ms rows")
+    m = resting(50, "sphere", neighbours=True)
+    t_end = 0.2 if args.quick else 1.0
+    t0 = time.perf_counter()
+    res = simulate(m, method="mstmm", integrator="rk4", t_end=t_end, step=1e-4,
+                   output_step=1e-3)
+    wall = time.perf_counter() - t0
+    active = sum(int(res[f"{c.name}.Fn"][-1] > 0) for c in m.contacts)
+    print(f"   {t_end:g} s simulated in {wall:.3f} s wall ({wall / t_end:.3f} s per simulated s), "
+          f"{active} pairs active at the end")
+    print(f"\nload average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()
