@@ -70,6 +70,19 @@ def test_ok_applies_the_typed_ratio_as_one_more_undo_step(run):
     assert run["after_undo"] == []
 
 
+def test_another_type_shows_its_field_ok_refuses_a_mismatch_and_cancel_puts_it_back(run):
+    s = run["switched"]
+    assert s["type"] == "rack_pinion"
+    assert {"CouplerType", "FirstCoordinate", "SecondCoordinate", "PitchRadius"} == \
+        set(s["visible"])
+    assert "pinion's rotation" in s["meaning"]
+    assert s["open_after_ok"]
+    assert "Coupler 'Pinion \u2013 Wheel gear', field Second coordinate: a rack_pinion " \
+           "coupler's second coordinate is a translation; rz is a rotation" in s["message"]
+    assert s["closed"] and s["after_cancel"] == ["gear", -0.4]
+    assert s["undo"] == ["Store simulation results", "Edit coupler", "Coupler"]
+
+
 def test_the_model_and_the_run_keep_the_typed_ratio(run):
     assert run["model"] == [run["label"], "gear", "PinionAxle.rz", "WheelAxle.rz", -0.4]
     assert {f"{run['label']}.{c}" for c in ("T1", "T2", "angle_error")} == set(run["columns"])

@@ -195,6 +195,26 @@ def check():
     result["r1"] = [float(x) for x in res["PinionAxle.rz"]]
     result["r2"] = [float(x) for x in res["WheelAxle.rz"]]
 
+    # the panel again (double-click): the user picks rack_pinion for two rotations; OK says
+    # why not and stays open; Cancel puts the gear back
+    FreeCADGui.ActiveDocument.setEdit(mesh.Name)
+    in_freecad.wait(0.5)
+    combo = widget("CouplerType")
+    combo.setCurrentIndex(combo.findText("rack_pinion"))
+    in_freecad.process_events()
+    p = panel()
+    result["switched"] = {
+        "type": mesh.CouplerType,
+        "visible": sorted(n for n, f in p.fields.items() if f.widget.isVisible()),
+        "meaning": widget("meaning").text()}
+    click("Ok")
+    result["switched"]["open_after_ok"] = bool(FreeCADGui.Control.activeDialog())
+    result["switched"]["message"] = widget("message").text()
+    click("Cancel")
+    result["switched"]["closed"] = not FreeCADGui.Control.activeDialog()
+    result["switched"]["after_cancel"] = [mesh.CouplerType, mesh.Ratio]
+    result["switched"]["undo"] = list(doc.UndoNames)
+
     # undo: the stored run, the panel's edit, then the coupler
     result["undo_names_after_run"] = list(doc.UndoNames)
     doc.undo()
