@@ -91,6 +91,13 @@ def test_the_model_and_the_run_keep_the_typed_ratio(run):
     assert max(abs(b + 0.4 * a) for a, b in zip(r1, r2)) <= 1e-9 * max(abs(x) for x in r1)
 
 
+def test_the_coupler_and_its_symbol_survive_save_and_reopen(run):
+    r = run["reopened"]
+    assert r["coupler"] == ["gear", "rz", "rz", pytest.approx(-0.5, rel=1e-12)]
+    assert r["view_provider"] == "ViewProviderCoupler" and r["symbol_nodes"] == 1
+    assert r["problem"] == ""
+
+
 def test_a_selection_that_is_not_two_coupleable_hinges_is_refused(run):
     body = run["hinge_and_body"]
     assert not body["active"] and body["made"] == 0 and not body["panel"]

@@ -228,6 +228,25 @@ def check():
     # refused selections
     refused(doc, result, "hinge_and_body", hinges[0], cube)
     refused(doc, result, "hinge_and_fixed", hinges[0], weld)
+    # made again and kept: saved, closed, reopened, its symbol drawn by its own view provider
+    select(doc, *hinges)
+    FreeCADGui.runCommand(COMMAND)
+    in_freecad.wait(0.5)
+    click("Ok")
+    again = next(o for o in doc.Objects if type_of(o) == "Multibody::Coupler")
+    name = again.Name
+    path = os.path.join(in_freecad.output_dir(), "coupler.FCStd")
+    doc.saveAs(path)
+    FreeCAD.closeDocument(doc.Name)
+    reopened = FreeCAD.openDocument(path)
+    in_freecad.wait(0.5)
+    kept = reopened.getObject(name)
+    proxy = kept.ViewObject.Proxy
+    result["reopened"] = {
+        "coupler": [kept.CouplerType, kept.FirstCoordinate, kept.SecondCoordinate, kept.Ratio],
+        "view_provider": type(proxy).__name__,
+        "symbol_nodes": proxy.display.getNumChildren(),
+        "problem": kept.Problem}
     result["report"] = in_freecad.report_view_text()
     return result
 
