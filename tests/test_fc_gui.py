@@ -111,14 +111,16 @@ def test_every_command_is_in_the_toolbars_and_the_menu(commands_run):
         "MultibodyWB_Simulate", "MultibodyWB_Play", "MultibodyWB_Plot"]
     assert r["menu"] == r["commands"]
     names = [n for n in r["commands"] if n != "Separator"]
-    # 11 model, file, check and simulation commands, one per hinge and force type, Contact
+    # 11 model, file, check and simulation commands, one per hinge and force type, Contact,
+    # Coupler
     assert len(names) == len(set(names)) == \
-        11 + len(r["hinge_types"]) + len(r["force_types"]) + 1
+        11 + len(r["hinge_types"]) + len(r["force_types"]) + 2
     assert set(names) <= set(r["registered"])
     hinges = r["toolbars"]["Multibody hinges"]
     assert hinges == [f"MultibodyWB_Hinge{t.capitalize()}" for t in r["hinge_types"]]
     forces = r["toolbars"]["Multibody forces"]
-    assert len(forces) == len(r["force_types"]) + 1 and forces[-1] == "MultibodyWB_Contact"
+    assert len(forces) == len(r["force_types"]) + 2
+    assert forces[-2:] == ["MultibodyWB_Contact", "MultibodyWB_Coupler"]
     for name, res in r["resources"].items():
         assert res["menu_text"] and len(res["tool_tip"]) > 30, name
         assert res["icon_file"] and res["icon_loads"], (name, res["icon"])
@@ -146,6 +148,7 @@ def test_commands_are_enabled_by_what_is_selected(commands_run):
     assert all(on for name, on in two.items() if name.startswith("MultibodyWB_Hinge"))
     assert two["MultibodyWB_SpringDamper"] and not two["MultibodyWB_PointForce"]
     assert two["MultibodyWB_Contact"] and not on_body["MultibodyWB_Contact"]
+    assert not two["MultibodyWB_Coupler"] and not on_body["MultibodyWB_Coupler"]
 
 
 @pytest.mark.gui

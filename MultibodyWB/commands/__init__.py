@@ -4,7 +4,8 @@ Commands are small, data-only classes (menu text, tool tip, icon, what they need
 they do) that act through ``FreeCADGui.doCommand`` so that a user's actions are recorded as a
 macro (see :mod:`.base`). The modules define them: :mod:`.model` (mechanism, body, ground,
 marker), :mod:`.hinges` (one per hinge type of the solver's ``HINGE_TYPES``), :mod:`.forces` (one
-per ``FORCE_TYPES``), :mod:`.contacts` (a contact between two picked faces) and :mod:`.files`
+per ``FORCE_TYPES``), :mod:`.contacts` (a contact between two picked faces), :mod:`.couplers` (a gear pair or other
+coupling of two hinges' coordinates) and :mod:`.files`
 (neutral XML export and import, topology figure) and
 :mod:`.simulation` (simulate, play, plot) and :mod:`.check` (status and drag to check); this
 package registers them all with ``FreeCADGui.addCommand`` when it is imported.
@@ -16,13 +17,13 @@ menu order, with ``"Separator"`` between the groups.
 
 import FreeCADGui
 
-from . import check, contacts, files, forces, hinges, model, simulation
+from . import check, contacts, couplers, files, forces, hinges, model, simulation
 
 #: Toolbar title -> the classes of its commands, in order.
 GROUPS = {
     "Multibody model": model.COMMANDS + files.COMMANDS + check.COMMANDS,
     "Multibody hinges": hinges.COMMANDS,
-    "Multibody forces": forces.COMMANDS + contacts.COMMANDS,
+    "Multibody forces": forces.COMMANDS + contacts.COMMANDS + couplers.COMMANDS,
     "Multibody simulation": simulation.COMMANDS,
 }
 

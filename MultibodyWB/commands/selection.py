@@ -15,6 +15,7 @@ import FreeCAD
 from ..objects.base import type_of
 from ..objects.body import TYPE as BODY
 from ..objects.body import body_of, has_solids  # noqa: F401  (the rules use them)
+from ..objects.hinge import TYPE as HINGE
 from ..objects.marker import TYPE as MARKER
 from ..objects.mechanism import TYPE as MECHANISM
 from ..objects.mechanism import mechanism_of
@@ -173,6 +174,15 @@ def _ends(selection, command):
         len(owners) == 1
 
 
+def _hinges(selection, command):
+    hinges = selection.of_type(HINGE)
+    if len(hinges) != 2 or len(selection.objects) != 2 or selection.picks or selection.others \
+            or hinges[0].Name == hinges[1].Name:
+        return False
+    owners = {getattr(mechanism_of(h), "Name", None) for h in hinges}
+    return None not in owners and len(owners) == 1
+
+
 #: Rule name (a command's ``NEEDS``) -> function(selection, command) -> bool.
 RULES = {
     "always": lambda selection, command: True,
@@ -182,6 +192,7 @@ RULES = {
     "ground": _ground,                      # one body of a mechanism, or free solids
     "marker_targets": _marker_targets,      # picks on bodies' solids, or bodies
     "ends": _ends,                          # command.ENDS markers or picks, on as many bodies
+    "hinges": _hinges,                      # two hinges of one mechanism
 }
 
 
@@ -285,6 +296,28 @@ def _why_ends(selection, command):
     return ""
 
 
+def _why_hinges(selection, command):
+    what = "select two hinges (in the tree or their symbols in the 3D view)"
+    if selection.document is None:
+        return _why_document(selection, command)
+    if selection.empty:
+        return what
+    other = next((o for o in selection.objects if type_of(o) != HINGE), None)
+    if other is None and (selection.picks or selection.others):
+        other = selection.picks[0].solid if selection.picks else selection.others[0]
+    if other is not None:
+        return f"{_name(other)} is not a hinge; {what}"
+    hinges = selection.of_type(HINGE)
+    if len(hinges) != 2:
+        return f"{len(hinges)} hinge{'s' if len(hinges) != 1 else ''} selected; {what}"
+    owners = {getattr(mechanism_of(h), "Name", None) for h in hinges}
+    if None in owners:
+        return "a selected hinge belongs to no mechanism"
+    if len(owners) > 1:
+        return "the hinges are in different mechanisms"
+    return ""
+
+
 #: Rule name -> function(selection, command) -> why the command is not active ("" if it is).
 WHY = {
     "always": lambda selection, command: "",
@@ -294,6 +327,7 @@ WHY = {
     "ground": _why_ground,
     "marker_targets": _why_marker_targets,
     "ends": _why_ends,
+    "hinges": _why_hinges,
     "results": lambda selection, command: (
         _why_mechanism(selection, command) if not mechanisms(selection.document)
         else "the mechanism has no stored run yet: Simulate first"),

@@ -15,6 +15,7 @@ from ..objects import labels
 from ..objects.base import set_value, type_of
 from ..objects.body import BodyProxy
 from ..objects.contact import SHAPE_FIELDS, ContactProxy
+from ..objects.coupler import CouplerProxy, coupler_label, update_coordinates
 from ..objects.force import ForceProxy, field_properties
 from ..objects.hinge import OPTION_PROPERTIES, HingeProxy, fill_stop_stiffness, property_name
 from ..objects.marker import TYPE as MARKER_TYPE
@@ -373,6 +374,45 @@ def make_contact(doc, mechanism, marker_input, marker_output, input_shape, outpu
             set_value(obj, obj.Proxy.prop(CONTACT_LAW[key]), value)
     if not name:
         obj.Label = f"{labels.ends_label(marker_input, marker_output)} contact"
+    mechanism.addObject(obj)
+    return obj
+
+
+def make_coupler(doc, mechanism, coupler_type, first_hinge, first_coordinate, second_hinge,
+                 second_coordinate, ratio=None, pitch_radius=None, coefficients=None, name=None,
+                 label=""):
+    """A Coupler of ``mechanism``: coordinate ``first_coordinate`` (``"rz"``, ``"z"``...) of
+    ``first_hinge`` coupled to ``second_coordinate`` of ``second_hinge``.
+
+    Parameters
+    ----------
+    coupler_type : str
+        One of the solver's ``COUPLER_TYPES``: ``gear``, ``belt``, ``rack_pinion``, ``linear``.
+    ratio : float, optional
+        Gear or belt: rate of the second = ratio x rate of the first.
+    pitch_radius : number, str or Quantity, optional
+        Rack and pinion: the pinion's pitch radius, mm (or a text with its unit).
+    coefficients : (float, float), optional
+        Linear: a, b of ``a u1 + b u2 = 0`` (SI).
+    name : str, optional
+        Name and label; default: labelled from the hinges' moving bodies ("Pinion – Wheel
+        gear").
+    """
+    obj = _new(doc, "App::FeaturePython", CouplerProxy, name, label, "Coupler")
+    obj.CouplerType = coupler_type
+    obj.FirstHinge = first_hinge
+    obj.SecondHinge = second_hinge
+    update_coordinates(obj)
+    obj.FirstCoordinate = first_coordinate
+    obj.SecondCoordinate = second_coordinate
+    if ratio is not None:
+        obj.Ratio = float(ratio)
+    if pitch_radius is not None:
+        set_value(obj, obj.Proxy.prop("PitchRadius"), pitch_radius)
+    if coefficients is not None:
+        obj.Coefficients = [float(x) for x in coefficients]
+    if not name:
+        obj.Label = coupler_label(coupler_type, first_hinge, second_hinge)
     mechanism.addObject(obj)
     return obj
 

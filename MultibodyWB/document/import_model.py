@@ -1,7 +1,7 @@
 """Import a neutral model (or ``*.mbs.xml`` file) into a document as Multibody objects.
 
-:func:`from_model` rebuilds the Mechanism, its Bodies, Markers, Hinges, Forces, Contacts and
-Simulation with
+:func:`from_model` rebuilds the Mechanism, its Bodies, Markers, Hinges, Forces, Contacts,
+Couplers and Simulation with
 the factory functions, converting SI to FreeCAD's units with
 :func:`MultibodyWB.objects.units.from_si`. Names become labels (FreeCAD keeps labels unique: a name
 already used in the document gets a number appended), the model's labels become ``Label2``.
@@ -197,12 +197,15 @@ def from_model(doc, model, solids=None, name=None):
             if m.label:
                 marker.Label = m.label
             markers[(part.name, m.id)] = marker
+    hinges = {}
     for h in model.hinges:
-        _hinge(doc, mechanism, h, markers)
+        hinges[h.name] = _hinge(doc, mechanism, h, markers)
     for f in model.forces:
         _force(doc, mechanism, f, markers)
     for c in model.contacts:
         _contact(doc, mechanism, c, markers)
+    for k in model.couplers:
+        _coupler(doc, mechanism, k, hinges)
     sim = members(mechanism, SIMULATION)
     if sim:
         _simulation(sim[0], model.simulation)
@@ -281,6 +284,19 @@ def _contact(doc, mechanism, c, markers):
         impact_speed=_quantity(c.impact_speed, "m/s"), static_friction=c.static_friction,
         dynamic_friction=c.dynamic_friction,
         stiction_velocity=_quantity(c.stiction_velocity, "m/s"))
+
+
+def _coupler(doc, mechanism, k, hinges):
+    values = {}
+    if k.ratio is not None:
+        values["ratio"] = k.ratio
+    if k.pitch_radius is not None:
+        values["pitch_radius"] = _quantity(k.pitch_radius, "m")
+    if k.coefficients is not None:
+        values["coefficients"] = [float(x) for x in k.coefficients]
+    return factory.make_coupler(
+        doc, mechanism, k.type, hinges.get(k.first.hinge), k.first.coordinate,
+        hinges.get(k.second.hinge), k.second.coordinate, name=k.name, label=k.label, **values)
 
 
 def _simulation(obj, s):

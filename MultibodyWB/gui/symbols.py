@@ -11,7 +11,7 @@ from ..objects.base import type_of
 
 #: Objects drawn from a marker's placement: redrawn when it moves, suspended while playing.
 DEPENDENT_TYPES = ("Multibody::Hinge", "Multibody::Force", "Multibody::Contact",
-                   "Multibody::Body")
+                   "Multibody::Coupler", "Multibody::Body")
 
 
 def _drawn(proxy):

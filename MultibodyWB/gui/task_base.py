@@ -49,6 +49,7 @@ PANELS = {
     "Multibody::Body": ("task_body", "BodyPanel"),
     "Multibody::Force": ("task_force", "ForcePanel"),
     "Multibody::Contact": ("task_contact", "ContactPanel"),
+    "Multibody::Coupler": ("task_coupler", "CouplerPanel"),
     "Multibody::Marker": ("task_marker", "MarkerPanel"),
 }
 

@@ -18,7 +18,9 @@ Mapping (``obj.Label`` is the model name, ``obj.Label2`` its label):
 - every other Body -> ``RigidBody`` numbered 1, 2... in the Mechanism's order, then the hinges;
 - a Marker -> a ``Marker`` of its body with ID ``MarkerId``, its frame in the body's base frame;
 - Hinge, Force and Simulation -> the model's, with only the fields their type uses;
-- a Contact -> a ``Contact`` (shapes' dimensions in m, speeds in m/s, the stiffness as it is).
+- a Contact -> a ``Contact`` (shapes' dimensions in m, speeds in m/s, the stiffness as it is);
+- a Coupler -> a ``Coupler`` between its hinges' coordinates (named by the hinges' labels; the
+  pitch radius in m).
 """
 
 from dataclasses import dataclass, field
@@ -32,6 +34,8 @@ from .body import TYPE as BODY
 from .body import body_mass_properties, rotation_matrix, solid_placement
 from .contact import TYPE as CONTACT
 from .contact import shape_fields
+from .coupler import TYPE as COUPLER
+from .coupler import si_field
 from .force import TYPE as FORCE
 from .force import field_properties
 from .hinge import OPTION_PROPERTIES, TYPE as HINGE
@@ -146,6 +150,8 @@ class _Builder:
             self._force(force)
         for contact in members(mech, CONTACT):
             self._contact(contact)
+        for coupler in members(mech, COUPLER):
+            self._coupler(coupler)
         self._simulation()
         self._model_problems()
         return self.result
@@ -288,6 +294,15 @@ class _Builder:
             dynamic_friction=float(obj.DynamicFriction),
             stiction_velocity=self.si(obj, "StictionVelocity", "m/s"))
         self.element_object[f"Contact '{c.name}'"] = obj
+
+    def _coupler(self, obj):
+        hinges = [obj.FirstHinge, obj.SecondHinge]
+        if any(type_of(h) != HINGE for h in hinges):
+            return                      # the proxy's check names the missing hinge
+        k = self.model.add_coupler(
+            obj.Label, obj.CouplerType, (hinges[0].Label, obj.FirstCoordinate),
+            (hinges[1].Label, obj.SecondCoordinate), label=obj.Label2, **si_field(obj))
+        self.element_object[f"Coupler '{k.name}'"] = obj
 
     def _simulation(self):
         sims = members(self.mechanism, SIMULATION)

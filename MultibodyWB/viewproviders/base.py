@@ -4,7 +4,7 @@
 makes (this module hands it the class when imported);
 ``ViewProvider(vobj)`` builds the view provider of the object's concept, found by the object's
 ``Proxy.Type`` in :data:`CLASSES` (one module per concept: :mod:`.mechanism`, :mod:`.body`,
-:mod:`.marker`, :mod:`.hinge`, :mod:`.force`, :mod:`.contact`, :mod:`.simulation`). FreeCAD saves that class's
+:mod:`.marker`, :mod:`.hinge`, :mod:`.force`, :mod:`.contact`, :mod:`.coupler`, :mod:`.simulation`). FreeCAD saves that class's
 name with the document and restores it without calling ``__init__``; a document saved while every
 object had this base class is brought to the concept's class when it is attached
 (:meth:`ViewProvider.attach`). FreeCAD keeps the proxy's methods it calls from the moment the proxy
@@ -46,6 +46,7 @@ CLASSES = {
     "Multibody::Hinge": ("hinge", "ViewProviderHinge"),
     "Multibody::Force": ("force", "ViewProviderForce"),
     "Multibody::Contact": ("contact", "ViewProviderContact"),
+    "Multibody::Coupler": ("coupler", "ViewProviderCoupler"),
     "Multibody::Simulation": ("simulation", "ViewProviderSimulation"),
     "Multibody::Result": ("result", "ViewProviderResult"),
 }
