@@ -160,3 +160,19 @@ def test_balls_lose_energy_only_by_what_the_contacts_dissipate():
         assert res[f"{name}.z"].min() > 0.5 * r
         for axis in "xy":
             assert np.abs(res[f"{name}.{axis}"]).max() < half - 0.5 * r
+
+
+def test_floating_valve_is_caught_by_its_upper_stop_at_high_speed():
+    """At 9000 rpm the valve flies past the full lift 2 e into its upper stop (1 mm beyond),
+    which throws it back (a force of kilonewtons, by its stiffness a fraction of a millimetre);
+    at 1000 rpm no stop is touched."""
+    e, margin = cam_valve.ECCENTRICITY, cam_valve.STOP_MARGIN
+    res = simulate(build("cam_valve", rpm=9000.0))
+    z, stop = res["Guide.z"], res["Guide.z_stop"]
+    assert z.max() > 2 * e + margin
+    assert z.max() < 2 * e + margin + 5e-4
+    assert stop.min() < -1000.0 and stop.max() <= 0.0        # pushes down, off the upper stop
+    hit = stop < 0
+    assert np.all(z[hit] > 2 * e + margin)
+    calm = simulate(build("cam_valve", rpm=1000.0))
+    assert np.all(calm["Guide.z_stop"] == 0.0)

@@ -19,7 +19,7 @@ Valve float: the contact force is ``N = m s'' + F0 + k s + m g``, least at full 
 (``cos theta = -1``): ``N = F0 + 2 k e + m g - m e omega^2``, zero at :func:`float_speed`
 (about 5300 rpm here). Below it the valve follows the cam (to the contact's depth, some
 hundredths of a millimetre); above it the valve leaves the cam near full lift (``Fn = 0``),
-overshoots and lands on the cam again later.
+overshoots and lands on the cam again later; from about 9000 rpm it flies into its upper stop.
 
 The follower is drawn touching the cam (depth 0): drawn at the depth its preload gives (about
 0.02 mm), the start would refuse it as an overlap (more than ten times its weight), so it settles
