@@ -40,7 +40,7 @@ CAM_RADIUS = 0.02        #: m, disc radius R
 CAM_WIDTH = 0.014        #: m, disc width (along the shaft)
 ECCENTRICITY = 0.004     #: m, e: the lift is 2 e = 8 mm
 SHAFT_RADIUS = 0.012     #: m, camshaft journal
-SHAFT_LENGTH = 0.06      #: m
+SHAFT_LENGTH = 0.06      #: m, journal to journal
 TAPPET_RADIUS = 0.015    #: m, the flat face's radius (covers the contact's +-e sideways travel)
 TAPPET_HEIGHT = 0.015    #: m
 STEM_RADIUS = 0.0035     #: m
@@ -49,7 +49,7 @@ HEAD_RADIUS = 0.015      #: m, valve head
 HEAD_HEIGHT = 0.003      #: m
 SPRING_RATE = 1.0e4      #: N/m, valve spring k
 PRELOAD = 60.0           #: N, valve spring force F0 at the drawn (lowest) position
-SPRING_LENGTH = 0.04     #: m, the spring's drawn length
+SPRING_LENGTH = 0.03     #: m, the spring's drawn length
 SPRING_DAMPING = 2.0     #: N s/m
 CONTACT_STIFFNESS = 1e9  #: N/m^1.5 per contact point (the disc's two rim points)
 STOP_STIFFNESS = 2e6     #: N/m, the tappet's stops in its bore
@@ -64,6 +64,16 @@ def follower_mass_properties():
     head = massprops.cylinder(HEAD_RADIUS, HEAD_HEIGHT, STEEL,
                               base=(0, 0, TAPPET_HEIGHT + STEM_LENGTH))
     return massprops.combine(tappet, stem, head)
+
+
+def camshaft_mass_properties():
+    """The camshaft's solids in its base frame (z along the shaft): the two journals either side
+    of the disc (the disc covers the shaft's section: the journals stop at its faces) and the
+    eccentric disc."""
+    half, w = SHAFT_LENGTH / 2, CAM_WIDTH / 2
+    return (massprops.cylinder(SHAFT_RADIUS, half - w, STEEL, base=(0, 0, -half)),
+            massprops.cylinder(CAM_RADIUS, CAM_WIDTH, STEEL, base=(0, ECCENTRICITY, -w)),
+            massprops.cylinder(SHAFT_RADIUS, half - w, STEEL, base=(0, 0, w)))
 
 
 def lift(theta, e=ECCENTRICITY):
@@ -87,9 +97,7 @@ def build(rpm=1000.0, friction=0.05, gravity=(0.0, 0.0, -9.81)) -> MultibodySyst
     # camshaft: base frame on the shaft axis with z along global y (x along x, y along -z): the
     # disc's centre, drawn below the axis, is at local +y
     axis = (-math.pi / 2, 0.0, 0.0)
-    shaft = massprops.cylinder(SHAFT_RADIUS, SHAFT_LENGTH, STEEL, base=(0, 0, -SHAFT_LENGTH / 2))
-    disc = massprops.cylinder(R, w, STEEL, base=(0, e, -w / 2))
-    mp = massprops.combine(shaft, disc)
+    mp = massprops.combine(*camshaft_mass_properties())
     cam = m.add_body("Camshaft", mp.mass, mp.ji, mass_center=mp.center, orientation=axis,
                      density=STEEL, label="camshaft with its eccentric")
     c_axis = cam.add_marker((0, 0, 0), label="camshaft axis")
