@@ -105,3 +105,35 @@ def test_cam_valve_from_solids_runs_as_the_code_built_one(valve_train):
     np.testing.assert_allclose(a["Guide.z"], b["Guide.z"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(a["CamContact.Fn"], b["CamContact.Fn"], rtol=0,
                                atol=1e-6 * np.abs(b["CamContact.Fn"]).max())
+
+
+def test_demo_part_writes_the_valve_document_results_and_plots(freecad, tmp_path):
+    """The demo's cam valve part (``MultibodyWB.demo.__main__.cam_valve_document``): the saved
+    document holds the run, equal to the CSV; the valve's lift follows the eccentric's to the
+    contact's depth at 1000 rpm; the plots are PNG files."""
+    import io
+    from MultibodyWB.demo.__main__ import cam_valve_document
+    from MultibodyWB.document import runs
+    from MultibodyWB.examples import cam_valve
+    from MultibodyWB.objects.base import type_of
+    from MultibodyWB.solver.results.table import Results
+    files, stream = {}, io.StringIO()
+    document = cam_valve_document(str(tmp_path), stream, files)
+    for role in ("cam valve document", "cam valve results", "valve lift plot", "cam force plot"):
+        assert (tmp_path / files[role]).stat().st_size > 0, role
+    for role in ("valve lift plot", "cam force plot"):
+        assert open(files[role], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert "Results of 'CamValve'" in stream.getvalue()
+    doc = freecad.openDocument(document)
+    try:
+        mechanism = next(o for o in doc.Objects if type_of(o) == "Multibody::Mechanism")
+        (stored,) = runs.result_objects(mechanism)
+        results = runs.load(stored)
+        csv = Results.from_csv(files["cam valve results"])
+        assert len(results) == len(csv) == 1201            # 0.12 s at 0.1 ms
+        np.testing.assert_allclose(results.column("Guide.z"), csv.column("Guide.z"), rtol=1e-9,
+                                   atol=1e-12)
+        theta = 1000.0 * 2 * np.pi / 60 * results.time
+        assert np.abs(results.column("Guide.z") - cam_valve.lift(theta)).max() < 3e-5
+    finally:
+        freecad.closeDocument(doc.Name)
