@@ -412,7 +412,13 @@ def _answer(command, path, out_dir):
             code = cli.main(argv, out=out)
     except BaseException:           # noqa: BLE001 - what escapes cli.main is what we look for
         code, tb = -1, traceback.format_exc()
-    return code, out.getvalue()[-2000:], err.getvalue()[-2000:], tb[-3000:]
+    return code, _ends(out.getvalue()), _ends(err.getvalue()), tb[-3000:]
+
+
+def _ends(text, head=500, tail=2000):
+    """The start and the end of a long output (a refusal's heading and its last problems: a
+    model of many contacts lists more than the tail holds)."""
+    return text if len(text) <= head + tail else f"{text[:head]}\n...\n{text[-tail:]}"
 
 
 def _worker(conn):

@@ -1,4 +1,5 @@
-"""The demo: the crank-slider engine from FreeCAD solids to a stored run, plots and a movie.
+"""The demo: the crank-slider engine from FreeCAD solids to a stored run, plots and a movie;
+the cam-driven valve alike (without the movie).
 
 ``python3 -m MultibodyWB.demo [OUT_DIR]`` (``bash scripts/demo.sh``):
 
@@ -11,6 +12,10 @@
    simulates four revolutions at 3000 rpm (:func:`MultibodyWB.document.runs.simulate_mechanism`, the
    results stored in the document), saves the ``.FCStd`` with its results and plots the
    crankshaft bearing force and the piston's position, velocity and acceleration (PNG);
+2b. the cam-driven valve (issue 14's contact, stop and spring) from FreeCAD solids alike
+   (:mod:`MultibodyWB.examples_fc.cam_valve`): simulated for two camshaft revolutions at
+   1000 rpm, saved as ``.FCStd`` with its run, its results as CSV and its valve lift and cam
+   contact force plotted (PNG);
 3. FreeCAD's GUI under Xvfb: opens the saved document, plays the stored run (no solving) and
    renders the playback to an animated GIF with FreeCAD's 3D view (:mod:`.movie`).
 
@@ -95,6 +100,35 @@ def engine_document(out_dir, stream, files):
     return files["engine document"]
 
 
+def cam_valve_document(out_dir, stream, files):
+    """Part 2b: the cam-driven valve from FreeCAD solids, simulated and saved with its run."""
+    from .launch import import_freecad
+    FreeCAD = import_freecad()
+    from ..document import runs
+    from ..examples_fc import cam_valve
+    from .plots import plot_columns
+    doc = FreeCAD.newDocument("CamValve")
+    mechanism = cam_valve.setup(doc)
+    doc.recompute()
+    print(f"\nSimulating '{mechanism.Label}' (from FreeCAD solids):", file=stream)
+    result = runs.simulate_mechanism(mechanism, progress=_progress_bar(stream, "mstmm"))
+    results = runs.load(result)
+    print(results.summary(), file=stream)
+    files["cam valve document"] = os.path.join(out_dir, "cam_valve.FCStd")
+    doc.saveAs(files["cam valve document"])
+    FreeCAD.closeDocument(doc.Name)
+    files["cam valve results"] = os.path.join(out_dir, "cam_valve.csv")
+    results.to_csv(files["cam valve results"])
+    files["valve lift plot"] = plot_columns(
+        results, ["Guide.z"], os.path.join(out_dir, "cam_valve_lift.png"), scale=1e3,
+        ylabel="lift [mm]", labels=["valve lift"],
+        title="Valve lift, eccentric cam at 1000 rpm")
+    files["cam force plot"] = plot_columns(
+        results, ["CamContact.Fn"], os.path.join(out_dir, "cam_valve_force.png"),
+        ylabel="force [N]", title="Cam contact force on the tappet")
+    return files["cam valve document"]
+
+
 def engine_movie(document, out_dir, stream, files):
     """Part 3: the GIF, rendered by FreeCAD's 3D view (under Xvfb without a display)."""
     from .launch import LaunchError, run_gui_script
@@ -136,6 +170,7 @@ def run(out_dir: str = "out", stream=None, movie=True) -> dict:
     files = {}
     solver_examples(out_dir, stream, files)
     document = engine_document(out_dir, stream, files)
+    cam_valve_document(out_dir, stream, files)
     if movie:
         engine_movie(document, out_dir, stream, files)
     print("\nFiles written:", file=stream)

@@ -17,6 +17,9 @@ EXAMPLES = {
     "crank_slider": ("crank_slider", "single-cylinder engine: frame, crank, connecting rod, piston"),
     "seed004": ("seed004", "seed 004's spatial arm, pendulum and sprung slider (R, R, P)"),
     "chain": ("chain", "n-link chain of revolute hinges with alternating axes (benchmark)"),
+    "gear_train": ("gear_train", "motor-driven pinion, idler and braked output gear, z = 12, 36, 24"),
+    "cam_valve": ("cam_valve", "eccentric cam lifting a sprung flat-faced valve (contact, stops)"),
+    "bouncing_balls": ("bouncing_balls", "four rubber balls thrown into a box of ground planes"),
 }
 
 
