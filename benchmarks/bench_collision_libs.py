@@ -14,6 +14,7 @@ skipped with a line saying why), prints the cost in microseconds of one pair and
 * sphere (radius 0.5 m) - halfspace, 10 mm overlap;
 * box (1 m cube) - halfspace, lying nearly flat (tilt below 1 mrad), 10 mm overlap;
 * convex hull of 200 points on a sphere (radius 0.5 m) - halfspace, 10 mm overlap;
+* that convex hull - the same hull, centres 0.99 m apart (convex pieces of a decomposition);
 * triangle mesh (BVH, 2000 triangles, a UV sphere of radius 0.5 m) - the same mesh, centres
   0.99 m apart (10 mm overlap), every contact asked for (at most 1000);
 * sphere - that mesh, 10 mm overlap;
@@ -376,6 +377,8 @@ def run_library(lib, quick: bool) -> dict:
         ("sphere-halfspace", lib.sphere(r), hs, poses([0, 0, z], 0.0), 8),
         ("box-halfspace", lib.box(2 * r), hs, poses([0, 0, z], 1e-3), 8),
         ("convex200-halfspace", lib.convex(pts, tri), hs, poses([0, 0, z - 1e-3], 1e-3), 8),
+        ("convex200-convex200", lib.convex(pts, tri), lib.convex(pts, tri),
+         poses([2 * r - OVERLAP, 0, 0], 2e-3), 8),
         ("mesh2000-mesh2000", mesh_a, mesh_b, poses([2 * r - OVERLAP, 0, 0], 2e-3), MAX_CONTACTS),
         ("sphere-mesh2000", lib.sphere(r), mesh_b, poses([2 * r - OVERLAP, 0, 0], 0.0),
          MAX_CONTACTS),
