@@ -260,3 +260,17 @@ def test_bodies_drawn_overlapping_are_refused_with_the_pair_and_depth_in_mm():
     m = _ball(v0=0.0, gravity=G, z0=0.05 - rest)
     res = simulate(m, method="mstmm", integrator="rk4", t_end=0.01, step=1e-5, output_step=1e-3)
     assert res["Hit.Fn"][0] == pytest.approx(G, rel=1e-9)
+
+
+def test_a_preloaded_contact_drawn_at_its_depth_starts():
+    """A ball pressed on the ground by a 1 kN force, drawn at the depth that force gives: more
+    than ten times its weight, but microns: a preload, not an overlap; it starts at rest."""
+    k, mass, push = 1e10, 1.0, 1000.0
+    depth = ((push + mass * G) / k) ** (1 / 1.5)
+    m = _ball(v0=0.0, gravity=G, k=k, mass=mass, z0=0.05 - depth)
+    m.add_force("Press", "point_force", m.hinges[0].input, direction=(0, 0, -1),
+                magnitude=str(push))
+    res = simulate(m, method="mstmm", integrator="rk4", t_end=0.002, step=1e-6,
+                   output_step=1e-3)
+    assert res["Hit.Fn"][0] == pytest.approx(push + mass * G, rel=1e-9)
+    assert abs(res["Ball.vz"]).max() < 1e-9

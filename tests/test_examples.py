@@ -32,9 +32,8 @@ CASES = {
     "crank_slider_planar": ({"variant": "planar"}, None, set(), None, -2, 1, 3),
     "chain": ({"n": 10}, {"Link10"}, set(), [], 10, 10, 0),
     "seed004": ({}, {"Slider"}, set(), [], 3, 3, 0),
-    # couplers are not hinges: three shafts, GK and mobility count their three rotations (the
-    # two gear couplers leave one)
-    "gear_train": ({}, {"Pinion", "Idler", "Output"}, set(), [], 3, 3, 0),
+    # three shafts, two gear couplers: one degree of freedom
+    "gear_train": ({}, {"Pinion", "Idler", "Output"}, set(), [], 1, 1, 0),
     "cam_valve": ({}, {"Camshaft", "Valve"}, set(), [], 2, 2, 0),
     "bouncing_balls": ({}, {"Ball1", "Ball2", "Ball3", "Ball4"}, set(), [], 24, 24, 0),
 }

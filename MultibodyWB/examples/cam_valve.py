@@ -21,9 +21,9 @@ Valve float: the contact force is ``N = m s'' + F0 + k s + m g``, least at full 
 hundredths of a millimetre); above it the valve leaves the cam near full lift (``Fn = 0``),
 overshoots and lands on the cam again later; from about 9000 rpm it flies into its upper stop.
 
-The follower is drawn touching the cam (depth 0): drawn at the depth its preload gives (about
-0.02 mm), the start would refuse it as an overlap (more than ten times its weight), so it settles
-that much in the first milliseconds.
+The follower is drawn touching the cam (depth 0), so it settles to the depth its preload gives
+(about 0.02 mm) in the first milliseconds (the start would also accept it drawn at that depth:
+a preload's microns are no overlap, :data:`...analysis.start.OVERLAP_SIZE`).
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from typing import Mapping, NamedTuple, Optional, Union
 import numpy as np
 import scipy.linalg
 
+from ..elements.couplers import coefficients as coupler_coefficients
 from ..elements.hinges import HINGE_TYPES, HingeType
 from ..model.mechanism import Hinge, MarkerRef, MultibodySystem, _bryant
 from ..model.problems import ModelError, Problem
@@ -619,6 +620,17 @@ def _loop_jacobian(model, topology, q, poses):
         blocks.append((B @ C).T @ rel)
         rows += [f"{h.name}: {label}" for label in labels]
         translation += [label.startswith("translation") for label in labels]
+    # couplers: a u1 + b u2 = 0 on two tree coordinates
+    columns = {lab: i for i, lab in enumerate(coordinate_labels(model, topology))}
+    for c in getattr(model, "couplers", ()):
+        row = np.zeros((1, topology.tree_coordinates))
+        for ref, v in zip((c.first, c.second), coupler_coefficients(c)):
+            i = columns.get(f"{ref.hinge}.{ref.coordinate}")
+            if i is not None:
+                row[0, i] += v
+        blocks.append(row)
+        rows.append(f"{c.name}: coupler")
+        translation.append(c.second.coordinate in _TRANSLATIONS)
     J = np.vstack(blocks) if blocks else np.zeros((0, topology.tree_coordinates))
     return J, tuple(rows), np.array(translation, dtype=bool)
 
@@ -628,13 +640,16 @@ def loop_residual(model: MultibodySystem, topology: Topology,
     """Position-level loop-closure residual, shape (m,), rows as in :func:`loop_jacobian`.
 
     For every cut hinge, its residual (:func:`coordinates_from_pose`) projected on its forbidden
-    directions (rad for rotations, m for translations); zero when all loops are closed.
+    directions (rad for rotations, m for translations); zero when all loops are closed. The
+    couplers' rows are zero: they are measured from the start.
     """
     parts = []
     for h, _, _, qc, res in _cut_frames(model, topology, poses):
         C, _ = constrained_directions(h.type, qc)
         parts.append(C.T @ res)
-    return np.concatenate(parts) if parts else np.zeros(0)
+    # couplers hold from the start (their rows are linear: a change a dq1 + b dq2 = 0)
+    parts.append(np.zeros(len(getattr(model, "couplers", ()))))
+    return np.concatenate(parts)
 
 
 # --------------------------------------------------------------------------------------------------

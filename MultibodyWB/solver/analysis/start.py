@@ -424,9 +424,13 @@ def _zero_length_springs(model, poses, drawn) -> list[Problem]:
     return out
 
 
-#: A contact whose shapes overlap at the start with more than this many times the weight of the
-#: lighter body it moves is refused (a drawing that overlaps, not one that rests).
+#: A contact whose shapes overlap at the start is refused when both its force is more than this
+#: many times the weight of the lighter body it moves and its depth is more than
+#: :data:`OVERLAP_SIZE` of its smallest shape dimension: a drawing that overlaps, not one that
+#: rests or is preloaded (a valve spring presses its follower on a cam by microns).
 OVERLAP_WEIGHTS = 10.0
+#: See :data:`OVERLAP_WEIGHTS`: the depth's share of the smallest radius or half edge.
+OVERLAP_SIZE = 1e-3
 
 
 def _start_overlaps(model, poses) -> list[Problem]:
@@ -449,7 +453,12 @@ def _start_overlaps(model, poses) -> list[Problem]:
             continue
         body = min(moved, key=lambda b: b.mass)
         weight = body.mass * g
-        if force <= OVERLAP_WEIGHTS * weight:
+        dims = [v for shape in (k.input_shape, k.output_shape)
+                for v in ([shape.radius] if shape.type in ("sphere", "cylinder") else []) +
+                ([0.5 * shape.length] if shape.type == "cylinder" else []) +
+                (list(0.5 * np.asarray(shape.size)) if shape.type == "box" else [])]
+        size = min(dims) if dims else math.inf
+        if force <= OVERLAP_WEIGHTS * weight or float(d.max()) <= OVERLAP_SIZE * size:
             continue
         out.append(Problem(
             f"Contact '{k.name}'", "Input",

@@ -184,11 +184,13 @@ class Topology:
     unused_hinges : tuple of str
         Hinges in none of the lists above: among island bodies, or from a part to itself.
     dof_gruebler : int
-        Grubler-Kutzbach (spatial): 6 * number of bodies - constraints of all non-elastic hinges.
+        Grubler-Kutzbach (spatial): 6 * number of bodies - constraints of all non-elastic hinges
+        - one per coupler.
     tree_coordinates : int
         Sum of the tree hinges' coordinates.
     loop_constraints : int
-        Sum of the cut hinges' constraints. Without islands,
+        Sum of the cut hinges' constraints, plus one per coupler (a constraint between tree
+        coordinates, its row in :func:`.kinematics.loop_jacobian`). Without islands,
         ``dof_gruebler == tree_coordinates - loop_constraints``; the real mobility, from the rank of
         the loop-closure Jacobian, is :func:`.kinematics.mobility`.
     """
@@ -465,7 +467,9 @@ def analyse(model: MultibodySystem) -> Topology:
         loops=tuple(loops),
         islands=tuple(b.name for b in model.bodies if node[b.name] not in reached),
         unused_hinges=tuple(hinges[i].name for i in unused),
-        dof_gruebler=6 * len(model.bodies) - sum(k.constraints for k in kinds if not k.elastic),
+        dof_gruebler=(6 * len(model.bodies) - sum(k.constraints for k in kinds if not k.elastic)
+                      - len(getattr(model, "couplers", ()))),
         tree_coordinates=sum(kinds[i].dof for i in tree),
-        loop_constraints=sum(kinds[i].constraints for i in cut),
+        loop_constraints=(sum(kinds[i].constraints for i in cut)
+                          + len(getattr(model, "couplers", ()))),
     )

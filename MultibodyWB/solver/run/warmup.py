@@ -5,7 +5,8 @@ cached on disk (``cache=True``: next to the sources when that folder is writable
 user-wide cache folder, or ``NUMBA_CACHE_DIR``). A cold compile takes a minute or more; a process
 that finds the cache loads them in about a second. :func:`warm_up` runs a few tiny models that call
 every kernel with the argument types real runs use (a tree and closed loops, rk4 and an adaptive
-integrator, drivers and every force type, the Newton-Euler method), so that the cache holds them,
+integrator, drivers and every force type, contacts, stops and couplers, the Newton-Euler method),
+so that the cache holds them,
 then writes a stamp file (:func:`stamp_path`) whose name stands for the sources (their contents,
 size and time, as numba's cache index), Python and numba it was made for. :func:`is_warm` reads that stamp: the FreeCAD side starts a warm-up in a separate process
 when the workbench is activated and the cache is cold, and the Simulate panel waits for it (with
@@ -114,17 +115,76 @@ def _models():
     dp = build("double_pendulum")
     runs.append((dp, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="DOP853")))
     runs.append((dp, dict(method="newton-euler", t_end=1e-4, step=1e-5, output_step=1e-4)))
+    ec = _elements_model()                          # contacts, a stop, a coupler
+    runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3)))
+    runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="DOP853")))
+    ne = _elements_model()
+    ne.couplers = []                                # (newton-euler takes none)
+    runs.append((ne, dict(method="newton-euler", t_end=1e-4, step=1e-5, output_step=1e-4)))
     return runs
+
+
+def _elements_model():
+    """A ball resting on the ground (sphere - plane contact with friction), two discs on
+    revolute hinges, geared, one with limits (a stop): every contact, stop and coupler kernel."""
+    from ..model.mechanism import MultibodySystem
+    m = MultibodySystem("Elements", gravity=(0.0, 0.0, -9.81))
+    g = m.set_ground()
+    ball = m.add_body("Ball", 1.0, [4e-4, 4e-4, 4e-4, 0, 0, 0], position=(0, 0, 0.1))
+    bm = ball.add_marker((0, 0, 0))
+    m.add_hinge("Float", "free", bm, g.add_marker((0, 0, 0)))
+    m.add_contact("Touch", bm, g.add_marker((0, 0, 0)), ("sphere", {"radius": 0.1}), ("plane",),
+                  stiffness=1e6, static_friction=0.5, dynamic_friction=0.4)
+    for k, x in enumerate((0.5, 0.7)):
+        disc = m.add_body(f"Disc{k}", 1.0, [1e-3, 1e-3, 2e-3, 0, 0, 0], position=(x, 0, 0))
+        m.add_hinge(f"Axle{k}", "revolute", disc.add_marker((0, 0, 0)), g.add_marker((x, 0, 0)),
+                    lower_limits=[-1.0] if k == 0 else None,
+                    upper_limits=[1.0] if k == 0 else None,
+                    stop_stiffness=[100.0] if k == 0 else None, initial_rates=[1.0 - 4.0 * k])
+    m.add_coupler("Mesh", "gear", ("Axle0", "rz"), ("Axle1", "rz"), ratio=-3.0)
+    return m
+
+
+def clear_compiled() -> int:
+    """Remove the solver's compiled code from numba's cache (beside the sources and under
+    ``NUMBA_CACHE_DIR``); return how many files went.
+
+    Numba keys a cached function on its own file only: a function that calls a compiled function
+    of another file (the force laws' dispatcher calling a law, the kernels calling the
+    dispatcher) keeps the callee's old machine code when only the callee's file changed. So a
+    warm-up for changed sources starts from an empty cache.
+    """
+    names = {p.stem for p in sources()}
+    folders = [p.parent / "__pycache__" for p in sources()]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        root = Path(os.environ["NUMBA_CACHE_DIR"])
+        folders += [d for d in root.rglob("*") if d.is_dir() and "MultibodyWB" in str(d)]
+    gone = 0
+    for folder in dict.fromkeys(folders):
+        if not folder.is_dir():
+            continue
+        for f in folder.iterdir():
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".", 1)[0] in names:
+                try:
+                    f.unlink()
+                    gone += 1
+                except OSError:
+                    pass
+    return gone
 
 
 def warm_up(force: bool = False, out=None) -> float:
     """Compile (or load) every kernel, then write the stamp; return the seconds it took.
 
-    Returns at once (0.0) when the stamp is there, unless ``force``.
+    Returns at once (0.0) when the stamp is there, unless ``force``. When the sources changed
+    since the last warm-up (no stamp for them), the old compiled code is removed first
+    (:func:`clear_compiled`).
     """
     from .simulate import simulate
     if is_warm() and not force:
         return 0.0
+    if not is_warm():
+        clear_compiled()
     t0 = time.perf_counter()
     for model, settings in _models():
         simulate(model, **settings)

@@ -77,7 +77,7 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
         for name, kind, shape in law.FIELDS:
             v = values[name]
             if kind == "int":
-                arrays[name] = np.array(v, dtype=np.int64)
+                arrays[name] = np.array(v, dtype=np.int64).reshape((len(v),) + shape)
             else:
                 arrays[name] = np.array(v, dtype=float).reshape((len(v),) + shape)
     return Forces(**arrays)
@@ -86,7 +86,7 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
 @njit(**_JIT)
 def has_loads(F):
     """Whether any force element or contact is there (gravity alone: False)."""
-    return F.pf_body.size + F.sd_bi.size + F.rs_bi.size + F.ct_bi.size + F.st_bi.size > 0
+    return F.pf_body.size + F.sd_bi.size + F.rs_bi.size + F.ct_int.shape[0] + F.st_int.shape[0] > 0
 
 
 @njit(**_JIT)

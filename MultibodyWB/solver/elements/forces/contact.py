@@ -78,16 +78,15 @@ COLUMNS = {
     "slip": ("m/s", "tangential relative speed at the deepest point"),
 }
 
-#: The arrays of the compiled ``Forces`` struct, one row per contact: both markers (body,
-#: rotation, position; the ground's in global axes; the sides in :data:`PAIRS` order), pair
-#: code, dimensions (input's radius / half sizes / radius, half length; output sphere's radius),
-#: stiffness, exponent, Hunt-Crossley damping alpha, static and dynamic friction, stiction
-#: velocity, and the sign of the reported force (-1: the sides were swapped).
-FIELDS = (("ct_bi", "int", ()), ("ct_Ri", "float", (3, 3)), ("ct_pi", "float", (3,)),
-          ("ct_bo", "int", ()), ("ct_Ro", "float", (3, 3)), ("ct_po", "float", (3,)),
-          ("ct_code", "int", ()), ("ct_dim", "float", (4,)), ("ct_k", "float", ()),
-          ("ct_e", "float", ()), ("ct_alpha", "float", ()), ("ct_mus", "float", ()),
-          ("ct_mud", "float", ()), ("ct_vs", "float", ()), ("ct_sign", "float", ()))
+#: The arrays of the compiled ``Forces`` struct, one row per contact: ``ct_int`` the input and
+#: output markers' bodies (-1: ground) and the pair code; both markers' rotations and positions
+#: (on their bodies; the ground's in global axes; the sides in :data:`PAIRS` order); ``ct_dim``
+#: the dimensions (input's radius / half sizes / radius, half length; output sphere's radius);
+#: ``ct_par`` stiffness, exponent, Hunt-Crossley damping alpha, static and dynamic friction,
+#: stiction velocity; ``ct_sign`` the sign of the reported force (-1: the sides were swapped).
+FIELDS = (("ct_int", "int", (3,)), ("ct_Ri", "float", (3, 3)), ("ct_pi", "float", (3,)),
+          ("ct_Ro", "float", (3, 3)), ("ct_po", "float", (3,)), ("ct_dim", "float", (4,)),
+          ("ct_par", "float", (6,)), ("ct_sign", "float", ()))
 
 #: Entries of :func:`_evaluate`'s accumulator.
 _ACC = 12
@@ -163,19 +162,17 @@ def pack(contacts, marker, magnitude, drawn_distance) -> dict:
     out = {name: [] for name, _, _ in FIELDS}
     for c in contacts:
         code, dim, ref_i, ref_o, sign = canonical(c)
+        bodies = []
         for side, ref in (("i", ref_i), ("o", ref_o)):
             b, Rl, pl = marker(ref)
-            out["ct_b" + side].append(b)
+            bodies.append(b)
             out["ct_R" + side].append(Rl)
             out["ct_p" + side].append(pl)
-        out["ct_code"].append(code)
+        out["ct_int"].append([bodies[0], bodies[1], code])
         out["ct_dim"].append(dim)
-        out["ct_k"].append(c.stiffness)
-        out["ct_e"].append(c.exponent)
-        out["ct_alpha"].append(hunt_crossley_damping(c.restitution, c.impact_speed))
-        out["ct_mus"].append(c.static_friction)
-        out["ct_mud"].append(c.dynamic_friction)
-        out["ct_vs"].append(c.stiction_velocity)
+        out["ct_par"].append([c.stiffness, c.exponent,
+                              hunt_crossley_damping(c.restitution, c.impact_speed),
+                              c.static_friction, c.dynamic_friction, c.stiction_velocity])
         out["ct_sign"].append(sign)
     return out
 
@@ -195,11 +192,26 @@ def _count(code):
 
 
 @njit(**_INL)
-def _frame(body, Rl, pl, R, pb):
-    """Global rotation and origin of a marker (body -1: the ground, given in global axes)."""
+def _frame_into(body, Rl, pl, c, R, pb, Rout, pout):
+    """Global rotation and origin of marker ``c`` of ``Rl``/``pl`` (on ``body``; body -1: the
+    ground, given in global axes) into ``Rout`` (3, 3), ``pout`` (3,): written out (a numba
+    ``@`` of 3x3 arrays calls BLAS and allocates: microseconds)."""
     if body < 0:
-        return Rl.copy(), pl.copy()
-    return R[body] @ Rl, pb[body] + R[body] @ pl
+        for a in range(3):
+            pout[a] = pl[c, a]
+            for b in range(3):
+                Rout[a, b] = Rl[c, a, b]
+        return
+    for a in range(3):
+        s = pb[body, a]
+        for k in range(3):
+            s += R[body, a, k] * pl[c, k]
+        pout[a] = s
+        for b in range(3):
+            t = 0.0
+            for k in range(3):
+                t += R[body, a, k] * Rl[c, k, b]
+            Rout[a, b] = t
 
 
 @njit(**_INL)
@@ -267,21 +279,24 @@ def _point_velocity(body, p0, p1, p2, w, vh, hp):
     return vh[body, 0] + v[0], vh[body, 1] + v[1], vh[body, 2] + v[2]
 
 
+# the arrays it uses, not the Forces struct: a call passing a struct costs a reference count
+# operation per array of it (inlining instead multiplies the compile time)
 @njit(**_JIT)
-def _evaluate(F, c, R, pb, pc, hp, w, vh, FC, TC, apply, acc):
+def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_par, c, R, pb, pc, hp, w, vh, FC,
+              TC, apply, acc, Ri, pi_, Ro, po):
     """Contact ``c`` at one instant: its loads added to FC, TC (n, 3) if ``apply``; ``acc``
     (:data:`_ACC`,) filled with the force on the (packed) input body (0:3), the normal force (3),
     the friction force (4:7), the largest depth (7), the slip at the deepest point (8), the
-    dissipated power (9), the elastic energy (10) and the number of points in contact (11)."""
+    dissipated power (9), the elastic energy (10) and the number of points in contact (11).
+    ``Ri, pi_, Ro, po``: scratch for the markers' global frames."""
     for a in range(_ACC):
         acc[a] = 0.0
-    bi, bo = F.ct_bi[c], F.ct_bo[c]
-    Ri, pi_ = _frame(bi, F.ct_Ri[c], F.ct_pi[c], R, pb)
-    Ro, po = _frame(bo, F.ct_Ro[c], F.ct_po[c], R, pb)
-    code = F.ct_code[c]
-    dim = F.ct_dim[c]
-    k, e, alpha = F.ct_k[c], F.ct_e[c], F.ct_alpha[c]
-    mus, mud, vs = F.ct_mus[c], F.ct_mud[c], F.ct_vs[c]
+    bi, bo, code = ct_int[c, 0], ct_int[c, 1], ct_int[c, 2]
+    _frame_into(bi, ct_Ri, ct_pi, c, R, pb, Ri, pi_)
+    _frame_into(bo, ct_Ro, ct_po, c, R, pb, Ro, po)
+    dim = ct_dim[c]
+    k, e, alpha = ct_par[c, 0], ct_par[c, 1], ct_par[c, 2]
+    mus, mud, vs = ct_par[c, 3], ct_par[c, 4], ct_par[c, 5]
     acc[7] = -np.inf
     for j in range(_count(code)):
         depth, p0, p1, p2, n0, n1, n2 = _candidate(code, dim, Ri, pi_, Ro, po, j)
@@ -330,23 +345,27 @@ def _evaluate(F, c, R, pb, pc, hp, w, vh, FC, TC, apply, acc):
 @njit(**_JIT)
 def add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC):
     """Add the contact loads to the bodies' forces FC and torques about the mass centres TC."""
-    if F.ct_bi.size == 0:
+    if F.ct_int.shape[0] == 0:
         return
     acc = np.empty(_ACC)
-    for c in range(F.ct_bi.size):
-        _evaluate(F, c, R, pb, pc, hp, w, vh, FC, TC, True, acc)
+    Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
+    for c in range(F.ct_int.shape[0]):
+        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_par, c, R, pb, pc,
+                  hp, w, vh, FC, TC, True, acc, Ri, pi_, Ro, po)
 
 
 @njit(**_JIT)
 def add_power(F, mags, R, pb, pc, hp, w, vh, out):
     """Add the contacts' dissipated power (damping and friction) to ``out[2]``."""
-    if F.ct_bi.size == 0:
+    if F.ct_int.shape[0] == 0:
         return
     acc = np.empty(_ACC)
     dummy = np.empty((0, 3))
+    Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     pdis = out[2]
-    for c in range(F.ct_bi.size):
-        _evaluate(F, c, R, pb, pc, hp, w, vh, dummy, dummy, False, acc)
+    for c in range(F.ct_int.shape[0]):
+        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_par, c, R, pb, pc,
+                  hp, w, vh, dummy, dummy, False, acc, Ri, pi_, Ro, po)
         pdis += acc[9]
     out[2] = pdis
 
@@ -354,8 +373,8 @@ def add_power(F, mags, R, pb, pc, hp, w, vh, out):
 @njit(**_JIT)
 def _potential_rows(F, c, Ri, pi_, Ro, po, ee):
     """Add contact ``c``'s elastic energy in every row (markers' global frames per row)."""
-    code = F.ct_code[c]
-    k, e = F.ct_k[c], F.ct_e[c]
+    code = F.ct_int[c, 2]
+    k, e = F.ct_par[c, 0], F.ct_par[c, 1]
     for r in range(ee.size):
         for j in range(_count(code)):
             depth = _candidate(code, F.ct_dim[c], Ri[r], pi_[r], Ro[r], po[r], j)[0]
@@ -365,16 +384,15 @@ def _potential_rows(F, c, Ri, pi_, Ro, po, ee):
 
 def does_work(F) -> bool:
     """Whether a contact dissipates: damping (restitution below 1) or friction."""
-    return bool(F.ct_bi.size and ((F.ct_alpha != 0.0).any() or (F.ct_mus != 0.0).any()
-                                  or (F.ct_mud != 0.0).any()))
+    return bool(F.ct_int.shape[0] and (F.ct_par[:, 2:5] != 0.0).any())
 
 
 def add_potential(F, attach, ee) -> None:
     """Add the contacts' elastic energy to ``ee`` (rows,) (see
     :func:`.spring_damper.add_potential`)."""
-    for c in range(F.ct_bi.size):
-        Ri, pi_ = attach(F.ct_bi[c], F.ct_Ri[c], F.ct_pi[c])
-        Ro, po = attach(F.ct_bo[c], F.ct_Ro[c], F.ct_po[c])
+    for c in range(F.ct_int.shape[0]):
+        Ri, pi_ = attach(F.ct_int[c, 0], F.ct_Ri[c], F.ct_pi[c])
+        Ro, po = attach(F.ct_int[c, 1], F.ct_Ro[c], F.ct_po[c])
         _potential_rows(F, c, np.ascontiguousarray(Ri), np.ascontiguousarray(pi_),
                         np.ascontiguousarray(Ro), np.ascontiguousarray(po), ee)
 
@@ -385,9 +403,11 @@ def columns(F, R, pb, pc, hp, w, vh, out):
     contacts, 7); the bodies' arrays with a leading rows axis."""
     acc = np.empty(_ACC)
     dummy = np.empty((0, 3))
+    Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     for r in range(R.shape[0]):
-        for c in range(F.ct_bi.size):
-            _evaluate(F, c, R[r], pb[r], pc[r], hp[r], w[r], vh[r], dummy, dummy, False, acc)
+        for c in range(F.ct_int.shape[0]):
+            _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_par, c, R[r],
+                      pb[r], pc[r], hp[r], w[r], vh[r], dummy, dummy, False, acc, Ri, pi_, Ro, po)
             s = F.ct_sign[c]
             out[r, c, 0] = s * acc[0]
             out[r, c, 1] = s * acc[1]

@@ -26,7 +26,7 @@ from numba import njit
 
 from ...maths.bodies import _add_wrench3
 from ...maths.small import _INL, _JIT, _cr
-from .contact import _frame, hunt_crossley_damping
+from .contact import _frame_into, hunt_crossley_damping
 
 #: Stops are not Force elements: no force types.
 TYPES = ()
@@ -43,13 +43,12 @@ ROTATION_STOPS = frozenset({"revolute", "cylindrical", "universal", "planar"})
 #: The result quantity of a stopped coordinate ``c``: ``<hinge>.<c>_stop``.
 SUFFIX = "_stop"
 
-#: The arrays of the compiled ``Forces`` struct, one row per limited coordinate: both markers,
-#: coordinate index (:data:`COORDINATES`), lower and upper limit (-inf / inf: none), stiffness,
-#: Hunt-Crossley damping alpha.
-FIELDS = (("st_bi", "int", ()), ("st_Ri", "float", (3, 3)), ("st_pi", "float", (3,)),
-          ("st_bo", "int", ()), ("st_Ro", "float", (3, 3)), ("st_po", "float", (3,)),
-          ("st_j", "int", ()), ("st_lo", "float", ()), ("st_hi", "float", ()),
-          ("st_k", "float", ()), ("st_alpha", "float", ()))
+#: The arrays of the compiled ``Forces`` struct, one row per limited coordinate: ``st_int`` both
+#: markers' bodies and the coordinate index (:data:`COORDINATES`); both markers' rotations and
+#: positions; ``st_par`` lower and upper limit (-inf / inf: none), stiffness, Hunt-Crossley
+#: damping alpha.
+FIELDS = (("st_int", "int", (3,)), ("st_Ri", "float", (3, 3)), ("st_pi", "float", (3,)),
+          ("st_Ro", "float", (3, 3)), ("st_po", "float", (3,)), ("st_par", "float", (4,)))
 
 
 def stops_of(hinges) -> list:
@@ -72,18 +71,17 @@ def pack(hinges, marker, magnitude, drawn_distance) -> dict:
     """The :data:`FIELDS` of the limited coordinates of ``hinges`` (a valid model's)."""
     out = {name: [] for name, _, _ in FIELDS}
     for h, c, i in stops_of(hinges):
+        bodies = []
         for side, ref in (("i", h.input), ("o", h.output)):
             b, Rl, pl = marker(ref)
-            out["st_b" + side].append(b)
+            bodies.append(b)
             out["st_R" + side].append(Rl)
             out["st_p" + side].append(pl)
-        out["st_j"].append(COORDINATES.index(c))
-        out["st_lo"].append(h.vector("lower_limits")[i])
-        out["st_hi"].append(h.vector("upper_limits")[i])
-        out["st_k"].append(h.stop_stiffness[i])
         restitution = 0.5 if h.stop_restitution is None else h.stop_restitution[i]
         speed = 1.0 if h.stop_impact_speed is None else h.stop_impact_speed[i]
-        out["st_alpha"].append(hunt_crossley_damping(restitution, speed))
+        out["st_int"].append([bodies[0], bodies[1], COORDINATES.index(c)])
+        out["st_par"].append([h.vector("lower_limits")[i], h.vector("upper_limits")[i],
+                              h.stop_stiffness[i], hunt_crossley_damping(restitution, speed)])
     return out
 
 
@@ -121,23 +119,24 @@ def _velocity(body, p0, p1, p2, w, vh, hp):
 
 
 @njit(**_JIT)
-def _evaluate(F, s, R, pb, pc, hp, w, vh, FC, TC, apply, acc):
+def _evaluate(st_int, st_Ri, st_pi, st_Ro, st_po, st_par, s, R, pb, pc, hp, w, vh, FC, TC, apply,
+              acc, Ri, pi_, Ro, po):
     """Stop ``s`` at one instant: its load added to FC, TC if ``apply``; ``acc`` (4,): the
     generalised load on the coordinate (0), the dissipated power (1), the elastic energy (2),
     the coordinate (3)."""
-    bi, bo = F.st_bi[s], F.st_bo[s]
-    Ri, pi_ = _frame(bi, F.st_Ri[s], F.st_pi[s], R, pb)
-    Ro, po = _frame(bo, F.st_Ro[s], F.st_po[s], R, pb)
-    j = F.st_j[s]
+    bi, bo, j = st_int[s, 0], st_int[s, 1], st_int[s, 2]
+    lo, hi, k, alpha = st_par[s, 0], st_par[s, 1], st_par[s, 2], st_par[s, 3]
+    _frame_into(bi, st_Ri, st_pi, s, R, pb, Ri, pi_)
+    _frame_into(bo, st_Ro, st_po, s, R, pb, Ro, po)
     q, a0, a1, a2 = _coordinate(j, Ri, pi_, Ro, po)
     acc[0] = 0.0
     acc[1] = 0.0
     acc[2] = 0.0
     acc[3] = q
-    if q > F.st_hi[s]:
-        d, side = q - F.st_hi[s], -1.0
-    elif q < F.st_lo[s]:
-        d, side = F.st_lo[s] - q, 1.0
+    if q > hi:
+        d, side = q - hi, -1.0
+    elif q < lo:
+        d, side = lo - q, 1.0
     else:
         return
     vi0, vi1, vi2, wi0, wi1, wi2 = _velocity(bi, pi_[0], pi_[1], pi_[2], w, vh, hp)
@@ -147,8 +146,8 @@ def _evaluate(F, s, R, pb, pc, hp, w, vh, FC, TC, apply, acc):
     else:
         rate = a0 * (wi0 - wo0) + a1 * (wi1 - wo1) + a2 * (wi2 - wo2)
     dd = -side * rate                                   # d' (penetration rate)
-    fk = F.st_k[s] * d
-    N = fk * (1.0 + F.st_alpha[s] * dd)
+    fk = k * d
+    N = fk * (1.0 + alpha * dd)
     if N < 0.0:
         N = 0.0
     tau = side * N
@@ -171,46 +170,50 @@ def _evaluate(F, s, R, pb, pc, hp, w, vh, FC, TC, apply, acc):
 @njit(**_JIT)
 def add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC):
     """Add the stops' loads to the bodies' forces FC and torques about the mass centres TC."""
-    if F.st_bi.size == 0:
+    if F.st_int.shape[0] == 0:
         return
     acc = np.empty(4)
-    for s in range(F.st_bi.size):
-        _evaluate(F, s, R, pb, pc, hp, w, vh, FC, TC, True, acc)
+    Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
+    for s in range(F.st_int.shape[0]):
+        _evaluate(F.st_int, F.st_Ri, F.st_pi, F.st_Ro, F.st_po, F.st_par, s, R, pb, pc, hp, w, vh,
+                  FC, TC, True, acc, Ri, pi_, Ro, po)
 
 
 @njit(**_JIT)
 def add_power(F, mags, R, pb, pc, hp, w, vh, out):
     """Add the stops' dissipated power to ``out[2]``."""
-    if F.st_bi.size == 0:
+    if F.st_int.shape[0] == 0:
         return
     acc = np.empty(4)
     dummy = np.empty((0, 3))
+    Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     pdis = out[2]
-    for s in range(F.st_bi.size):
-        _evaluate(F, s, R, pb, pc, hp, w, vh, dummy, dummy, False, acc)
+    for s in range(F.st_int.shape[0]):
+        _evaluate(F.st_int, F.st_Ri, F.st_pi, F.st_Ro, F.st_po, F.st_par, s, R, pb, pc, hp, w, vh,
+                  dummy, dummy, False, acc, Ri, pi_, Ro, po)
         pdis += acc[1]
     out[2] = pdis
 
 
 def does_work(F) -> bool:
     """Whether a stop dissipates (restitution below 1)."""
-    return bool(F.st_bi.size and (F.st_alpha != 0.0).any())
+    return bool(F.st_int.shape[0] and (F.st_par[:, 3] != 0.0).any())
 
 
 @njit(**_JIT)
 def _potential_rows(F, s, Ri, pi_, Ro, po, ee):
     for r in range(ee.size):
-        q = _coordinate(F.st_j[s], Ri[r], pi_[r], Ro[r], po[r])[0]
-        d = max(q - F.st_hi[s], F.st_lo[s] - q)
+        q = _coordinate(F.st_int[s, 2], Ri[r], pi_[r], Ro[r], po[r])[0]
+        d = max(q - F.st_par[s, 1], F.st_par[s, 0] - q)
         if d > 0.0:
-            ee[r] += 0.5 * F.st_k[s] * d * d
+            ee[r] += 0.5 * F.st_par[s, 2] * d * d
 
 
 def add_potential(F, attach, ee) -> None:
     """Add the stops' elastic energy ``1/2 k d^2`` to ``ee`` (rows,)."""
-    for s in range(F.st_bi.size):
-        Ri, pi_ = attach(F.st_bi[s], F.st_Ri[s], F.st_pi[s])
-        Ro, po = attach(F.st_bo[s], F.st_Ro[s], F.st_po[s])
+    for s in range(F.st_int.shape[0]):
+        Ri, pi_ = attach(F.st_int[s, 0], F.st_Ri[s], F.st_pi[s])
+        Ro, po = attach(F.st_int[s, 1], F.st_Ro[s], F.st_po[s])
         _potential_rows(F, s, np.ascontiguousarray(Ri), np.ascontiguousarray(pi_),
                         np.ascontiguousarray(Ro), np.ascontiguousarray(po), ee)
 
@@ -220,7 +223,9 @@ def columns(F, R, pb, pc, hp, w, vh, out):
     """The generalised stop load of every stop in every row: ``out`` (rows, stops)."""
     acc = np.empty(4)
     dummy = np.empty((0, 3))
+    Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     for r in range(R.shape[0]):
-        for s in range(F.st_bi.size):
-            _evaluate(F, s, R[r], pb[r], pc[r], hp[r], w[r], vh[r], dummy, dummy, False, acc)
+        for s in range(F.st_int.shape[0]):
+            _evaluate(F.st_int, F.st_Ri, F.st_pi, F.st_Ro, F.st_po, F.st_par, s, R[r], pb[r],
+                      pc[r], hp[r], w[r], vh[r], dummy, dummy, False, acc, Ri, pi_, Ro, po)
             out[r, s] = acc[0]
