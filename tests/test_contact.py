@@ -274,3 +274,11 @@ def test_a_preloaded_contact_drawn_at_its_depth_starts():
                    output_step=1e-3)
     assert res["Hit.Fn"][0] == pytest.approx(push + mass * G, rel=1e-9)
     assert abs(res["Ball.vz"]).max() < 1e-9
+
+
+def test_contact_between_welded_bodies_is_refused():
+    m = _ball()
+    m.hinges[0].type = "fixed"
+    m.hinges[0].initial_rates = None
+    msgs = [str(p) for p in m.validate()]
+    assert any("Contact 'Hit'" in s and "welded by the fixed hinge 'Float'" in s for s in msgs)

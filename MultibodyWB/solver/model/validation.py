@@ -444,6 +444,14 @@ def _check_contact(model, k, c):
         c.add(k, "Output", f"both markers are on '{k.input.body}'; a body cannot touch itself")
     if ok_in and ok_out and model.is_ground(k.input.body) and model.is_ground(k.output.body):
         c.add(k, "Output", "both shapes are on the ground")
+    if ok_in and ok_out:
+        pair = {k.input.body, k.output.body}
+        for h in model.hinges:
+            if h.type == "fixed" and h.input is not None and h.output is not None and \
+                    {h.input.body, h.output.body} == pair:
+                c.add(k, "Output", f"'{k.input.body}' and '{k.output.body}' are welded by the "
+                                   f"fixed hinge '{h.name}': they cannot touch; delete the "
+                                   "contact or the hinge")
     types = []
     for field, shape in (("InputShape", k.input_shape), ("OutputShape", k.output_shape)):
         if shape.type not in CONTACT_SHAPES:
