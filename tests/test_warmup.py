@@ -76,3 +76,30 @@ def test_stamp_key_follows_the_path_as_imported(tmp_path):
             for cwd in (root, tmp_path)]
     assert all(len(k) == 20 for k in keys)
     assert keys[0] != keys[1]
+
+
+def test_clear_compiled_removes_only_code_older_than_the_newest_source(tmp_path, monkeypatch):
+    """Numba keys a cached function on its own file: code compiled before any solver source
+    changed may hold a changed callee's old code and goes; code compiled since stays (another
+    import path's, compiled into the same folder)."""
+    import os
+    from MultibodyWB.solver.run import warmup
+    a, b = tmp_path / "kernels.py", tmp_path / "contact.py"
+    a.write_text("njit")
+    b.write_text("njit")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    old = cache / "kernels.evaluate-10.py311.nbi"
+    new = cache / "kernels.evaluate-10.py311.1.nbc"
+    other = cache / "unrelated.f-1.py311.nbi"
+    for f in (old, new, other):
+        f.write_text("x")
+    os.utime(old, (1000, 1000))
+    os.utime(a, (2000, 2000))
+    os.utime(b, (3000, 3000))                  # the callee changed last
+    os.utime(new, (4000, 4000))
+    os.utime(other, (1000, 1000))
+    monkeypatch.setattr(warmup, "sources", lambda: [a, b])
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    assert warmup.clear_compiled() == 1
+    assert not old.exists() and new.exists() and other.exists()

@@ -146,16 +146,19 @@ def _elements_model():
 
 
 def clear_compiled() -> int:
-    """Remove the solver's compiled code from numba's cache (beside the sources and under
-    ``NUMBA_CACHE_DIR``); return how many files went.
+    """Remove the solver's compiled code that is older than its newest source file from numba's
+    cache (beside the sources and under ``NUMBA_CACHE_DIR``); return how many files went.
 
     Numba keys a cached function on its own file only: a function that calls a compiled function
     of another file (the force laws' dispatcher calling a law, the kernels calling the
-    dispatcher) keeps the callee's old machine code when only the callee's file changed. So a
-    warm-up for changed sources starts from an empty cache.
+    dispatcher) keeps the callee's old machine code when only the callee's file changed. Code
+    compiled after the last change of any source stays (the same files imported through another
+    path, as FreeCAD's Mod folder link, compile into the same folder: neither wipes the other's).
     """
-    names = {p.stem for p in sources()}
-    folders = [p.parent / "__pycache__" for p in sources()]
+    found = sources()
+    names = {p.stem for p in found}
+    newest = max(p.stat().st_mtime for p in found)
+    folders = [p.parent / "__pycache__" for p in found]
     if os.environ.get("NUMBA_CACHE_DIR"):
         root = Path(os.environ["NUMBA_CACHE_DIR"])
         folders += [d for d in root.rglob("*") if d.is_dir() and "MultibodyWB" in str(d)]
@@ -166,8 +169,9 @@ def clear_compiled() -> int:
         for f in folder.iterdir():
             if f.suffix in (".nbi", ".nbc") and f.name.split(".", 1)[0] in names:
                 try:
-                    f.unlink()
-                    gone += 1
+                    if f.stat().st_mtime < newest:
+                        f.unlink()
+                        gone += 1
                 except OSError:
                     pass
     return gone
