@@ -70,7 +70,9 @@ def test_a_driver_failing_mid_run_is_named_with_its_time(guards):
 def test_a_stiff_model_ends_with_the_stiffest_element_named(guards):
     case = guards["stiff"]
     assert case["started"] and case["job_state"] == "failed", case
-    assert case["idle_seconds"] < 60, case["idle_seconds"]
+    # bounded: the no-progress detector ends it (two windows of 1000 steps; up to minutes on
+    # a loaded two-core machine, FreeCAD 1.0's scipy being slower per step)
+    assert case["idle_seconds"] < 180, case["idle_seconds"]
     line = next(line for line in case["messages"].splitlines() if "no progress" in line)
     assert "Hinge 'Pivot', field Damping" in line and "Radau or BDF" in line, line
     assert case["status"] == "Failed; the stored results are unchanged"
