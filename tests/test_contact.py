@@ -86,6 +86,9 @@ def test_ball_comes_to_rest_with_its_weight_balanced():
     assert res["Hit.Fn"][-1] == pytest.approx(mass * G, rel=1e-6)
     assert res["Hit.depth"][-1] == pytest.approx((mass * G / k) ** (1 / e), rel=1e-6)
     assert abs(res["Ball.vz"][-1]) < 1e-6
+    # the contact point: under the centre, midway between the ball's lowest point and the plane
+    assert (res["Hit.x"][-1], res["Hit.y"][-1]) == (0.0, 0.0)
+    assert res["Hit.z"][-1] == pytest.approx(-0.5 * res["Hit.depth"][-1], rel=1e-12)
 
 
 def _block_on_incline(theta, mus, mud, vs=1e-3, k=1e7):
@@ -121,6 +124,12 @@ def test_block_slides_down_an_incline_at_g_sin_minus_mu_cos():
     assert res["Slide.Fn"][i:j + 1].mean() == pytest.approx(mass * G * math.cos(theta), rel=1e-3)
     assert res["Slide.Ft"][i:j + 1].mean() == pytest.approx(mud * mass * G * math.cos(theta),
                                                            rel=1e-3)
+    # the contact point (normal forces' centre) runs ahead of the mass centre by mu_d h, h the
+    # height of the mass centre over the points (moment balance of a block that does not turn)
+    h = 0.05 - 0.5 * res["Slide.depth"][i:j + 1].mean()
+    ahead = res["Slide.x"][i:j + 1] - res["Block.x"][i:j + 1]
+    assert ahead.mean() == pytest.approx(mud * h, rel=1e-3)
+    assert np.abs(res["Slide.y"][i:j + 1] - res["Block.y"][i:j + 1]).max() < 1e-12
 
 
 def test_block_sticks_below_the_static_friction_angle():

@@ -90,7 +90,8 @@ def test_the_dropped_ball_bounces(run):
     (restitution 0.8 at 0.5 m/s as typed), read from the apex: sqrt(rise / drop)."""
     from test_fc_contact import rebound_ratio
     label = run["label"]
-    assert {f"{label}.{c}" for c in ("Fx", "Fy", "Fz", "Fn", "Ft", "depth", "slip")} == \
+    assert {f"{label}.{c}" for c in ("Fx", "Fy", "Fz", "Fn", "Ft", "depth", "slip", "x", "y",
+                                      "z")} == \
         set(run["columns"])
     z, fn = run["z"], run["fn"]
     low = z.index(min(z))

@@ -76,6 +76,10 @@ COLUMNS = {
     "depth": ("m", "largest penetration of the shapes (negative: the smallest gap between "
                    "candidate points, i.e. not touching)"),
     "slip": ("m/s", "tangential relative speed at the deepest point"),
+    "x": ("m", "contact point, global x: the normal forces' centre over the points in contact "
+               "(the deepest candidate point when not touching)"),
+    "y": ("m", "contact point, global y"),
+    "z": ("m", "contact point, global z"),
 }
 
 #: The arrays of the compiled ``Forces`` struct, one row per contact: ``ct_int`` the input and
@@ -89,7 +93,7 @@ FIELDS = (("ct_int", "int", (3,)), ("ct_Ri", "float", (3, 3)), ("ct_pi", "float"
           ("ct_par", "float", (6,)), ("ct_sign", "float", ()))
 
 #: Entries of :func:`_evaluate`'s accumulator.
-_ACC = 12
+_ACC = 15
 
 
 def hunt_crossley_damping(restitution: float, impact_speed: float) -> float:
@@ -287,8 +291,9 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_par, c, R, pb, pc, 
     """Contact ``c`` at one instant: its loads added to FC, TC (n, 3) if ``apply``; ``acc``
     (:data:`_ACC`,) filled with the force on the (packed) input body (0:3), the normal force (3),
     the friction force (4:7), the largest depth (7), the slip at the deepest point (8), the
-    dissipated power (9), the elastic energy (10) and the number of points in contact (11).
-    ``Ri, pi_, Ro, po``: scratch for the markers' global frames."""
+    dissipated power (9), the elastic energy (10), the number of points in contact (11) and the
+    contact point (12:15: the normal forces' centre, or the deepest candidate point when no
+    point pushes). ``Ri, pi_, Ro, po``: scratch for the markers' global frames."""
     for a in range(_ACC):
         acc[a] = 0.0
     bi, bo, code = ct_int[c, 0], ct_int[c, 1], ct_int[c, 2]
@@ -298,11 +303,13 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_par, c, R, pb, pc, 
     k, e, alpha = ct_par[c, 0], ct_par[c, 1], ct_par[c, 2]
     mus, mud, vs = ct_par[c, 3], ct_par[c, 4], ct_par[c, 5]
     acc[7] = -np.inf
+    d0 = d1 = d2 = 0.0
     for j in range(_count(code)):
         depth, p0, p1, p2, n0, n1, n2 = _candidate(code, dim, Ri, pi_, Ro, po, j)
         deepest = depth > acc[7]
         if deepest:
             acc[7] = depth
+            d0, d1, d2 = p0, p1, p2
         if depth <= 0.0:
             if deepest:
                 acc[8] = 0.0
@@ -337,9 +344,17 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_par, c, R, pb, pc, 
         acc[9] += -(N - fk) * vn + mu * N * s
         acc[10] += fk * depth / (e + 1.0)
         acc[11] += 1.0
+        acc[12] += N * p0
+        acc[13] += N * p1
+        acc[14] += N * p2
         if apply:
             _add_wrench3(bi, f0, f1, f2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
             _add_wrench3(bo, -f0, -f1, -f2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
+    if acc[3] > 0.0:
+        for a in range(12, 15):
+            acc[a] /= acc[3]
+    else:
+        acc[12], acc[13], acc[14] = d0, d1, d2
 
 
 @njit(**_JIT)
@@ -400,7 +415,7 @@ def add_potential(F, attach, ee) -> None:
 @njit(**_JIT)
 def columns(F, R, pb, pc, hp, w, vh, out):
     """The result columns (:data:`COLUMNS`) of every contact in every row: ``out`` (rows,
-    contacts, 7); the bodies' arrays with a leading rows axis."""
+    contacts, 10); the bodies' arrays with a leading rows axis."""
     acc = np.empty(_ACC)
     dummy = np.empty((0, 3))
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
@@ -416,3 +431,5 @@ def columns(F, R, pb, pc, hp, w, vh, out):
             out[r, c, 4] = math.sqrt(acc[4] ** 2 + acc[5] ** 2 + acc[6] ** 2)
             out[r, c, 5] = acc[7]
             out[r, c, 6] = acc[8]
+            for a in range(3):
+                out[r, c, 7 + a] = acc[12 + a]
