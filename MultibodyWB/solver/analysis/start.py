@@ -441,9 +441,9 @@ def _start_overlaps(model, poses) -> list[Problem]:
     out = []
     g = float(np.linalg.norm(model.gravity)) or 9.81
     for k in model.contacts:
-        code, dim, ref_i, ref_o, _ = canonical(k)
-        mi, mo = marker_pose(model, ref_i, poses), marker_pose(model, ref_o, poses)
-        d = depths(code, dim, mi.R, mi.p, mo.R, mo.p)
+        pair = canonical(k)
+        mi, mo = marker_pose(model, pair.input, poses), marker_pose(model, pair.output, poses)
+        d = depths(pair, mi.R, mi.p, mo.R, mo.p)
         d = d[d > 0.0]
         if not d.size:
             continue
@@ -456,7 +456,9 @@ def _start_overlaps(model, poses) -> list[Problem]:
         dims = [v for shape in (k.input_shape, k.output_shape)
                 for v in ([shape.radius] if shape.type in ("sphere", "cylinder") else []) +
                 ([0.5 * shape.length] if shape.type == "cylinder" else []) +
-                (list(0.5 * np.asarray(shape.size)) if shape.type == "box" else [])]
+                (list(0.5 * np.asarray(shape.size)) if shape.type == "box" else []) +
+                (list(0.5 * np.ptp(np.asarray(shape.points, dtype=float).reshape(-1, 3), axis=0))
+                 if shape.type == "convex" else [])]
         size = min(dims) if dims else math.inf
         if force <= OVERLAP_WEIGHTS * weight or float(d.max()) <= OVERLAP_SIZE * size:
             continue

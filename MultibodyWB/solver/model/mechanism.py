@@ -374,16 +374,21 @@ class Force:
 @dataclass
 class ContactShape:
     """One side's shape of a contact (:data:`CONTACT_SHAPES`), placed at its marker: ``radius``
-    and ``length`` (m) for spheres and cylinders, ``size`` (3,) edge lengths (m) of a box."""
+    and ``length`` (m) for spheres and cylinders, ``size`` (3,) edge lengths (m) of a box,
+    ``points`` (n, 3) (m, in the marker's frame) whose convex hull is a ``convex`` shape."""
 
     type: str
     radius: float = 0.0
     length: float = 0.0
     size: Optional[np.ndarray] = None
+    points: Optional[np.ndarray] = None
 
     def __post_init__(self):
         if self.size is not None:
             self.size = np.array(self.size, dtype=float).reshape(-1)
+        if self.points is not None:
+            p = np.array(self.points, dtype=float).reshape(-1)
+            self.points = p.reshape(-1, 3) if p.size % 3 == 0 else p
 
 
 @dataclass

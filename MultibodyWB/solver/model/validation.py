@@ -436,6 +436,22 @@ def _check_force(model, f, c):
         c.add(f, "FreeLength", f"{f.free_length!r} m; must not be negative")
 
 
+def _check_points(k, field, points, c):
+    """A convex shape's Points: triples of finite numbers whose hull has a volume."""
+    from ..elements.forces.contact import hull
+    if points is None or np.asarray(points).size == 0:
+        c.add(k, field, "Points: a convex shape needs the points of its hull (m)")
+        return
+    p = np.asarray(points, dtype=float)
+    if p.ndim != 2 or p.shape[1] != 3:
+        c.add(k, field, f"Points: {p.size} numbers; give x, y, z (m) for every point")
+        return
+    try:
+        hull(p)
+    except ValueError as e:
+        c.add(k, field, f"Points: {e}")
+
+
 def _check_contact(model, k, c):
     """A contact: its markers, shapes and pair, and its law's numbers."""
     ok_in = _check_ref(model, k, "Input", k.input, c)
@@ -468,6 +484,8 @@ def _check_contact(model, k, c):
         if "size" in CONTACT_SHAPES[shape.type][0] and not (
                 shape.size is not None and _finite(shape.size, 3) and np.all(shape.size > 0)):
             c.add(k, field, "Size: a box needs three positive edge lengths (m)")
+        if "points" in CONTACT_SHAPES[shape.type][0]:
+            _check_points(k, field, shape.points, c)
     if len(types) == 2 and tuple(types) not in CONTACT_PAIRS and \
             tuple(types[::-1]) not in CONTACT_PAIRS:
         pairs = ", ".join(f"{a}-{b}" for a, b in CONTACT_PAIRS)

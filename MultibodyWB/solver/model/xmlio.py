@@ -190,6 +190,8 @@ def _write_shape(el, tag, shape: ContactShape):
         attrib["Length"] = format_number(shape.length)
     if shape.size is not None:
         attrib["Size"] = format_vector(shape.size)
+    if shape.points is not None:
+        attrib["Points"] = format_vector(shape.points)
     _sub(el, tag, **attrib)
 
 
@@ -398,12 +400,15 @@ def _read_shape(el, tag) -> ContactShape:
     c = _child(el, tag)
     if c is None:
         return ContactShape("")
-    size = c.get("Size")
+    size, points = c.get("Size"), c.get("Points")
     values = None if size is None else _parse_numbers(size)
+    coords = None if points is None else _parse_numbers(points)
     return ContactShape(c.get("Type", ""), _float(c.get("Radius"), 0.0),
                         _float(c.get("Length"), 0.0),
                         None if size is None else np.array(values if values is not None
-                                                           else [np.nan], dtype=float))
+                                                           else [np.nan], dtype=float),
+                        None if points is None else np.array(coords if coords is not None
+                                                             else [np.nan], dtype=float))
 
 
 def _read_contact(el) -> Contact:

@@ -11,6 +11,23 @@ Geometry
     shapes overlap) and the normal ``n`` that pushes the input shape out of the output shape.
     Both bodies get the load at the same point, midway between the two surfaces.
 
+    General solids are ``convex`` shapes: the convex hull (Qhull, through scipy) of points given
+    in the marker's frame (a tessellation's vertices), kept as its vertices, triangles and face
+    planes. Against a plane, every hull vertex is a candidate point (exact for a convex solid);
+    a sphere's centre is measured to the hull exactly (inside: the nearest face plane; outside:
+    the nearest point of the triangles); two hulls touch where a vertex of one is inside the
+    other, pushed out along the nearer face's normal (edge-against-edge crossings of flat faces
+    are not seen: a tessellated curved surface has vertices where it touches; a non-convex solid
+    is a union of convex contacts). A ``box`` against a sphere, a box or a hull is its hull of
+    eight corners. These routines are compiled into the integration loop: a collision library
+    called from Python at every evaluation would leave the compiled run at every step (see
+    docs/benchmarks.md).
+
+    Broad phase: each side has a bounding sphere about its marker's origin (a plane none): a
+    pair whose spheres are apart (or a shape whose sphere is above the plane) is not looked at
+    further; its ``depth`` is then minus the gap between the bounding spheres (or between the
+    sphere and the plane), which is at most the true gap.
+
 Normal force (Hunt and Crossley 1975)
     ``N = k depth^e (1 + alpha depth')``, never negative (0 when the shapes separate faster than
     ``1/alpha``). ``k`` (N/m^e) and the exponent ``e`` (1.5: Hertz's sphere) are given;
@@ -35,6 +52,7 @@ Energy
 from __future__ import annotations
 
 import math
+from typing import NamedTuple, Optional
 
 import numpy as np
 from numba import njit
@@ -57,14 +75,20 @@ SHAPES = {
                        "the marker's origin"),
     "cylinder": (("radius", "length"), "a cylinder of Radius and Length (m) centred on the "
                                        "marker's origin, its axis along the marker's z"),
+    "convex": (("points",), "the convex hull of Points (m, in the marker's frame; e.g. the "
+                            "vertices of a solid's tessellation)"),
 }
 
 #: Supported pairs (input shape, output shape) -> (code, number of candidate points); the
 #: reversed pair is accepted too (the sides are swapped inside, the results are the input's).
 PAIRS = {("sphere", "plane"): (0, 1), ("sphere", "sphere"): (1, 1), ("box", "plane"): (2, 8),
-         ("cylinder", "plane"): (3, 2)}
-#: Number of candidate points by pair code.
+         ("cylinder", "plane"): (3, 2), ("convex", "plane"): (4, None),
+         ("sphere", "convex"): (5, 1), ("convex", "convex"): (6, None),
+         ("sphere", "box"): (5, 1), ("box", "box"): (6, None), ("box", "convex"): (6, None)}
+#: Number of candidate points by pair code (None: the hulls' vertices).
 PAIRS_POINTS = {code: n for code, n in PAIRS.values()}
+#: Pair codes whose box sides are taken as hulls of their eight corners.
+HULL_CODES = (5, 6)
 
 #: Result quantities of a contact, in column order: name -> (unit, description).
 COLUMNS = {
@@ -83,14 +107,20 @@ COLUMNS = {
 }
 
 #: The arrays of the compiled ``Forces`` struct, one row per contact: ``ct_int`` the input and
-#: output markers' bodies (-1: ground) and the pair code; both markers' rotations and positions
-#: (on their bodies; the ground's in global axes; the sides in :data:`PAIRS` order); ``ct_dim``
-#: the dimensions (input's radius / half sizes / radius, half length; output sphere's radius);
-#: ``ct_par`` stiffness, exponent, Hunt-Crossley damping alpha, static and dynamic friction,
-#: stiction velocity; ``ct_sign`` the sign of the reported force (-1: the sides were swapped).
-FIELDS = (("ct_int", "int", (3,)), ("ct_Ri", "float", (3, 3)), ("ct_pi", "float", (3,)),
+#: output markers' bodies (-1: ground), the pair code and each side's hull as (first vertex,
+#: vertices, first triangle, triangles, first face plane, planes) in the pools below (zeros:
+#: no hull); both markers' rotations and positions (on their bodies; the ground's in global
+#: axes; the sides in :data:`PAIRS` order); ``ct_dim`` the dimensions (input's radius / half
+#: sizes / radius, half length; output sphere's radius); ``ct_bnd`` the sides' bounding-sphere
+#: radii about their markers' origins (inf: a plane); ``ct_par`` stiffness, exponent,
+#: Hunt-Crossley damping alpha, static and dynamic friction, stiction velocity; ``ct_sign`` the
+#: sign of the reported force (-1: the sides were swapped). The hull pools, shared by all
+#: contacts: ``ct_vtx`` vertices (marker frame, m), ``ct_tri`` triangles (vertex indices into
+#: ``ct_vtx``), ``ct_pln`` face planes ``(n, c)``, ``n . x + c <= 0`` inside.
+FIELDS = (("ct_int", "int", (15,)), ("ct_Ri", "float", (3, 3)), ("ct_pi", "float", (3,)),
           ("ct_Ro", "float", (3, 3)), ("ct_po", "float", (3,)), ("ct_dim", "float", (4,)),
-          ("ct_par", "float", (6,)), ("ct_sign", "float", ()))
+          ("ct_bnd", "float", (2,)), ("ct_par", "float", (6,)), ("ct_sign", "float", ()),
+          ("ct_vtx", "float", (3,)), ("ct_tri", "int", (3,)), ("ct_pln", "float", (4,)))
 
 #: Entries of :func:`_evaluate`'s accumulator.
 _ACC = 15
@@ -128,9 +158,96 @@ def hunt_crossley_damping(restitution: float, impact_speed: float) -> float:
     return 0.5 * (lo + hi) / float(impact_speed)
 
 
-def canonical(contact):
-    """A contact's sides in :data:`PAIRS` order: ``(code, dim (4,), input ref, output ref,
-    sign)``, ``sign`` -1 when the model's sides were swapped (see :data:`FIELDS` for ``dim``)."""
+class Hull(NamedTuple):
+    """A convex shape: ``vertices`` (n, 3) and ``triangles`` (t, 3) (indices into the vertices,
+    counter-clockwise seen from outside) of its hull, and its distinct face ``planes`` (f, 4),
+    ``n . x + c <= 0`` inside, ``n`` the unit outward normal; all in the marker's frame (m)."""
+
+    vertices: np.ndarray
+    triangles: np.ndarray
+    planes: np.ndarray
+
+    @property
+    def radius(self) -> float:
+        """The bounding sphere's radius about the marker's origin (m)."""
+        return float(np.sqrt((self.vertices ** 2).sum(axis=1)).max())
+
+
+def hull(points) -> Hull:
+    """The convex hull of ``points`` (n, 3) (Qhull through scipy). Raises ValueError when they
+    are not finite or do not span a volume."""
+    from scipy.spatial import ConvexHull, QhullError
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    if len(pts) < 4 or not np.isfinite(pts).all():
+        raise ValueError(f"{len(pts)} points{'' if np.isfinite(pts).all() else ' (not finite)'}"
+                         "; a convex shape needs at least four finite points not in one plane")
+    try:
+        h = ConvexHull(pts)
+    except QhullError as e:
+        raise ValueError("the points do not span a volume (all in one plane or line)") from e
+    used = np.unique(h.simplices)
+    index = np.full(len(pts), -1)
+    index[used] = np.arange(len(used))
+    tris = index[h.simplices]
+    verts = pts[used]
+    # orient every triangle counter-clockwise seen from outside (Qhull's order is arbitrary)
+    a, b, c = verts[tris[:, 0]], verts[tris[:, 1]], verts[tris[:, 2]]
+    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), h.equations[:, :3]) < 0.0
+    tris[flip] = tris[flip][:, ::-1]
+    # one plane per facet (Qhull splits a facet into triangles with the same equation)
+    scale = float(np.abs(verts).max()) or 1.0
+    key = np.round(h.equations / [1.0, 1.0, 1.0, scale], 9)
+    _, first = np.unique(key, axis=0, return_index=True)
+    planes = h.equations[np.sort(first)]
+    return Hull(np.ascontiguousarray(verts), np.ascontiguousarray(tris, dtype=np.int64),
+                np.ascontiguousarray(planes))
+
+
+def box_hull(size) -> Hull:
+    """The hull of a box of edge lengths ``size`` (3,) centred on the origin."""
+    h = 0.5 * np.asarray(size, dtype=float)
+    corners = [[sx * h[0], sy * h[1], sz * h[2]] for sx in (-1, 1) for sy in (-1, 1)
+               for sz in (-1, 1)]
+    return hull(corners)
+
+
+def shape_hull(shape) -> Optional[Hull]:
+    """The hull of a ``convex`` shape (of its Points), of a ``box`` (its corners); else None."""
+    if shape.type == "convex":
+        return hull(shape.points)
+    if shape.type == "box":
+        return box_hull(shape.size)
+    return None
+
+
+def bounding_radius(shape) -> float:
+    """The radius of a shape's bounding sphere about its marker's origin (m; inf: a plane)."""
+    if shape.type == "sphere":
+        return float(shape.radius)
+    if shape.type == "box":
+        return float(0.5 * np.linalg.norm(shape.size))
+    if shape.type == "cylinder":
+        return float(math.hypot(shape.radius, 0.5 * shape.length))
+    if shape.type == "convex":
+        return float(np.sqrt((np.asarray(shape.points, dtype=float).reshape(-1, 3) ** 2)
+                             .sum(axis=1)).max())
+    return math.inf
+
+
+class Pair(NamedTuple):
+    """A contact's sides in :data:`PAIRS` order (:func:`canonical`)."""
+
+    code: int
+    dim: np.ndarray                 #: (4,), see :data:`FIELDS`
+    input: object                   #: MarkerRef of the input side
+    output: object                  #: MarkerRef of the output side
+    sign: float                     #: -1: the model's sides were swapped
+    hulls: tuple                    #: (input, output) :class:`Hull` or None
+    bounds: tuple                   #: (input, output) bounding-sphere radii (m; inf: a plane)
+
+
+def canonical(contact) -> Pair:
+    """A contact's sides in :data:`PAIRS` order, with the hulls its pair code uses."""
     pair = (contact.input_shape.type, contact.output_shape.type)
     sides = ((contact.input, contact.input_shape), (contact.output, contact.output_shape))
     sign = 1.0
@@ -141,23 +258,50 @@ def canonical(contact):
     code, _ = PAIRS[pair]
     si, so = sides[0][1], sides[1][1]
     dim = np.zeros(4)
-    if code == 0:
+    if code in (0, 5):
         dim[0] = si.radius
     elif code == 1:
         dim[0], dim[1] = si.radius, so.radius
     elif code == 2:
         dim[:3] = 0.5 * np.asarray(si.size, dtype=float)
-    else:
+    elif code == 3:
         dim[0], dim[1] = si.radius, 0.5 * si.length
-    return code, dim, sides[0][0], sides[1][0], sign
+    hulls = (shape_hull(si) if code in (4, 6) else None,
+             shape_hull(so) if code in HULL_CODES else None)
+    return Pair(code, dim, sides[0][0], sides[1][0], sign, hulls,
+                (bounding_radius(si), bounding_radius(so)))
 
 
-def depths(code, dim, Ri, pi_, Ro, po) -> np.ndarray:
+def _pack_pair(pair, out, ints) -> None:
+    """Append ``pair``'s hulls to the pools of ``out`` and their places to ``ints``."""
+    for h in pair.hulls:
+        if h is None:
+            ints += [0] * 6
+            continue
+        v0, t0, f0 = len(out["ct_vtx"]), len(out["ct_tri"]), len(out["ct_pln"])
+        ints += [v0, len(h.vertices), t0, len(h.triangles), f0, len(h.planes)]
+        out["ct_vtx"].extend(h.vertices)
+        out["ct_tri"].extend(h.triangles + v0)
+        out["ct_pln"].extend(h.planes)
+
+
+def depths(pair: Pair, Ri, pi_, Ro, po) -> np.ndarray:
     """The candidate points' depths (m) of a pair (:func:`canonical`) with the markers' global
-    frames (positive: overlapping)."""
+    frames (positive: overlapping; bounding spheres apart: minus their gap, one value)."""
     Ri, pi_, Ro, po = (np.ascontiguousarray(a, dtype=float) for a in (Ri, pi_, Ro, po))
-    return np.array([_candidate(code, dim, Ri, pi_, Ro, po, j)[0]
-                     for j in range(PAIRS_POINTS[code])])
+    pools = {"ct_vtx": [], "ct_tri": [], "ct_pln": []}
+    ints = [0, 0, pair.code]
+    _pack_pair(pair, pools, ints)
+    ints = np.array(ints, dtype=np.int64)
+    vtx = np.array(pools["ct_vtx"], dtype=float).reshape(-1, 3)
+    tri = np.array(pools["ct_tri"], dtype=np.int64).reshape(-1, 3)
+    pln = np.array(pools["ct_pln"], dtype=float).reshape(-1, 4)
+    bnd = np.array(pair.bounds, dtype=float)
+    gap = _bounds_gap(bnd, Ri, pi_, Ro, po, pair.code)
+    if gap > 0.0:
+        return np.array([-gap])
+    return np.array([_candidate(pair.code, pair.dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln,
+                                bnd)[0] for j in range(_count(pair.code, ints))])
 
 
 def pack(contacts, marker, magnitude, drawn_distance) -> dict:
@@ -165,15 +309,19 @@ def pack(contacts, marker, magnitude, drawn_distance) -> dict:
     ``marker(ref) -> (body, R, p)`` as in :func:`.point.pack`."""
     out = {name: [] for name, _, _ in FIELDS}
     for c in contacts:
-        code, dim, ref_i, ref_o, sign = canonical(c)
+        pair = canonical(c)
+        code, dim, ref_i, ref_o, sign = pair[:5]
         bodies = []
         for side, ref in (("i", ref_i), ("o", ref_o)):
             b, Rl, pl = marker(ref)
             bodies.append(b)
             out["ct_R" + side].append(Rl)
             out["ct_p" + side].append(pl)
-        out["ct_int"].append([bodies[0], bodies[1], code])
+        ints = [bodies[0], bodies[1], code]
+        _pack_pair(pair, out, ints)
+        out["ct_int"].append(ints)
         out["ct_dim"].append(dim)
+        out["ct_bnd"].append(list(pair.bounds))
         out["ct_par"].append([c.stiffness, c.exponent,
                               hunt_crossley_damping(c.restitution, c.impact_speed),
                               c.static_friction, c.dynamic_friction, c.stiction_velocity])
@@ -186,13 +334,127 @@ def pack(contacts, marker, magnitude, drawn_distance) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 @njit(**_INL)
-def _count(code):
-    """Number of candidate points of a pair."""
+def _count(code, ints):
+    """Number of candidate points of a pair (``ints``: its row of ``ct_int``)."""
     if code == 2:
         return 8
     if code == 3:
         return 2
+    if code == 4:
+        return ints[4]
+    if code == 6:
+        return ints[4] + ints[10]
     return 1
+
+
+@njit(**_INL)
+def _bounds_gap(bnd, Ri, pi_, Ro, po, code):
+    """The gap between the sides' bounding spheres (m; the input's sphere and the output plane
+    for the plane pairs); > 0: they cannot touch."""
+    if code == 0 or code == 2 or code == 3 or code == 4:
+        if bnd[0] == np.inf:
+            return -np.inf
+        return (Ro[0, 2] * (pi_[0] - po[0]) + Ro[1, 2] * (pi_[1] - po[1]) +
+                Ro[2, 2] * (pi_[2] - po[2])) - bnd[0]
+    if bnd[0] == np.inf or bnd[1] == np.inf:
+        return -np.inf
+    d0, d1, d2 = pi_[0] - po[0], pi_[1] - po[1], pi_[2] - po[2]
+    return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - bnd[0] - bnd[1]
+
+
+@njit(**_INL)
+def _to_local(R, o, x0, x1, x2):
+    """Global point ``x`` in the frame (R, o)."""
+    d0, d1, d2 = x0 - o[0], x1 - o[1], x2 - o[2]
+    return (R[0, 0] * d0 + R[1, 0] * d1 + R[2, 0] * d2,
+            R[0, 1] * d0 + R[1, 1] * d1 + R[2, 1] * d2,
+            R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2)
+
+
+@njit(**_INL)
+def _to_global(R, o, v0, v1, v2):
+    """Point ``v`` of the frame (R, o) in global axes."""
+    return (o[0] + R[0, 0] * v0 + R[0, 1] * v1 + R[0, 2] * v2,
+            o[1] + R[1, 0] * v0 + R[1, 1] * v1 + R[1, 2] * v2,
+            o[2] + R[2, 0] * v0 + R[2, 1] * v1 + R[2, 2] * v2)
+
+
+@njit(**_INL)
+def _rotate(R, v0, v1, v2):
+    """Vector ``v`` of a frame of rotation R in global axes."""
+    return (R[0, 0] * v0 + R[0, 1] * v1 + R[0, 2] * v2,
+            R[1, 0] * v0 + R[1, 1] * v1 + R[1, 2] * v2,
+            R[2, 0] * v0 + R[2, 1] * v1 + R[2, 2] * v2)
+
+
+@njit(**_JIT)
+def _deepest_face(pln, f0, nf, x0, x1, x2):
+    """``(s, f)``: the largest ``n . x + c`` over the planes ``f0 .. f0 + nf`` and its plane
+    (s <= 0: x is inside the hull, -s deep)."""
+    best, fb = -np.inf, f0
+    for f in range(f0, f0 + nf):
+        v = pln[f, 0] * x0 + pln[f, 1] * x1 + pln[f, 2] * x2 + pln[f, 3]
+        if v > best:
+            best, fb = v, f
+    return best, fb
+
+
+@njit(**_JIT)
+def _closest_on_triangle(p0, p1, p2, a0, a1, a2, b0, b1, b2, c0, c1, c2):
+    """The point of triangle (a, b, c) nearest to p, by the Voronoi regions of its vertices,
+    edges and face (Ericson, Real-Time Collision Detection, 5.1.5)."""
+    ab0, ab1, ab2 = b0 - a0, b1 - a1, b2 - a2
+    ac0, ac1, ac2 = c0 - a0, c1 - a1, c2 - a2
+    ap0, ap1, ap2 = p0 - a0, p1 - a1, p2 - a2
+    d1 = ab0 * ap0 + ab1 * ap1 + ab2 * ap2
+    d2 = ac0 * ap0 + ac1 * ap1 + ac2 * ap2
+    if d1 <= 0.0 and d2 <= 0.0:
+        return a0, a1, a2
+    bp0, bp1, bp2 = p0 - b0, p1 - b1, p2 - b2
+    d3 = ab0 * bp0 + ab1 * bp1 + ab2 * bp2
+    d4 = ac0 * bp0 + ac1 * bp1 + ac2 * bp2
+    if d3 >= 0.0 and d4 <= d3:
+        return b0, b1, b2
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        v = d1 / (d1 - d3)
+        return a0 + v * ab0, a1 + v * ab1, a2 + v * ab2
+    cp0, cp1, cp2 = p0 - c0, p1 - c1, p2 - c2
+    d5 = ab0 * cp0 + ab1 * cp1 + ab2 * cp2
+    d6 = ac0 * cp0 + ac1 * cp1 + ac2 * cp2
+    if d6 >= 0.0 and d5 <= d6:
+        return c0, c1, c2
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        w = d2 / (d2 - d6)
+        return a0 + w * ac0, a1 + w * ac1, a2 + w * ac2
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and d4 - d3 >= 0.0 and d5 - d6 >= 0.0:
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        return b0 + w * (c0 - b0), b1 + w * (c1 - b1), b2 + w * (c2 - b2)
+    den = 1.0 / (va + vb + vc)
+    v, w = vb * den, vc * den
+    return a0 + ab0 * v + ac0 * w, a1 + ab1 * v + ac1 * w, a2 + ab2 * v + ac2 * w
+
+
+@njit(**_JIT)
+def _hull_vertex_in(vtx, pln, v, f0, nf, Rv, ov, Rh, oh, bound, sgn):
+    """Vertex ``v`` of one hull (frame Rv, ov) against the other hull (planes f0 .. f0 + nf,
+    frame Rh, oh, bounding radius ``bound``): ``(depth, p, n)`` with ``n`` the other hull's
+    face normal times ``sgn`` (+1: the vertex is the input's, pushed out along it)."""
+    x0, x1, x2 = _to_global(Rv, ov, vtx[v, 0], vtx[v, 1], vtx[v, 2])
+    d0, d1, d2 = x0 - oh[0], x1 - oh[1], x2 - oh[2]
+    L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if L > bound:                                   # outside the other's bounding sphere
+        if L == 0.0:
+            return bound - L, x0, x1, x2, 0.0, 0.0, 1.0
+        return bound - L, x0, x1, x2, sgn * d0 / L, sgn * d1 / L, sgn * d2 / L
+    l0, l1, l2 = _to_local(Rh, oh, x0, x1, x2)
+    sd, f = _deepest_face(pln, f0, nf, l0, l1, l2)
+    m0, m1, m2 = _rotate(Rh, pln[f, 0], pln[f, 1], pln[f, 2])
+    depth = -sd
+    h = 0.5 * depth
+    return depth, x0 + h * m0, x1 + h * m1, x2 + h * m2, sgn * m0, sgn * m1, sgn * m2
 
 
 @njit(**_INL)
@@ -218,11 +480,58 @@ def _frame_into(body, Rl, pl, c, R, pb, Rout, pout):
             Rout[a, b] = t
 
 
+@njit(**_JIT)
+def _hull_candidate(code, dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln, bnd):
+    """:func:`_candidate` for the pairs with a hull (codes 4 to 6): a function of its own, called
+    (inlining it into every caller made the compile take gigabytes)."""
+    if code == 4:                                       # hull vertex j - plane
+        v = ints[3] + j
+        x0, x1, x2 = _to_global(Ri, pi_, vtx[v, 0], vtx[v, 1], vtx[v, 2])
+        n0, n1, n2 = Ro[0, 2], Ro[1, 2], Ro[2, 2]
+        depth = -(n0 * (x0 - po[0]) + n1 * (x1 - po[1]) + n2 * (x2 - po[2]))
+        h = 0.5 * depth
+        return depth, x0 + h * n0, x1 + h * n1, x2 + h * n2, n0, n1, n2
+    if code == 6:                                       # hull - hull: a vertex inside the other
+        if j < ints[4]:
+            return _hull_vertex_in(vtx, pln, ints[3] + j, ints[13], ints[14], Ri, pi_, Ro,
+                                   po, bnd[1], 1.0)
+        return _hull_vertex_in(vtx, pln, ints[9] + j - ints[4], ints[7], ints[8], Ro, po, Ri,
+                               pi_, bnd[0], -1.0)
+    # code 5: sphere - hull
+    r = dim[0]
+    l0, l1, l2 = _to_local(Ro, po, pi_[0], pi_[1], pi_[2])
+    sd, f = _deepest_face(pln, ints[13], ints[14], l0, l1, l2)
+    m0, m1, m2 = pln[f, 0], pln[f, 1], pln[f, 2]
+    dist = sd
+    if 0.0 < sd < r:                                # outside, near: the exact distance
+        best = np.inf
+        q0 = q1 = q2 = 0.0
+        for t in range(ints[11], ints[11] + ints[12]):
+            a, b, c = tri[t, 0], tri[t, 1], tri[t, 2]
+            c0, c1, c2 = _closest_on_triangle(l0, l1, l2, vtx[a, 0], vtx[a, 1], vtx[a, 2],
+                                              vtx[b, 0], vtx[b, 1], vtx[b, 2],
+                                              vtx[c, 0], vtx[c, 1], vtx[c, 2])
+            e0, e1, e2 = l0 - c0, l1 - c1, l2 - c2
+            d2 = e0 * e0 + e1 * e1 + e2 * e2
+            if d2 < best:
+                best, q0, q1, q2 = d2, c0, c1, c2
+        dist = math.sqrt(best)
+        if dist > 0.0:
+            m0, m1, m2 = (l0 - q0) / dist, (l1 - q1) / dist, (l2 - q2) / dist
+    n0, n1, n2 = _rotate(Ro, m0, m1, m2)
+    depth = r - dist
+    a = r - 0.5 * depth
+    return depth, pi_[0] - a * n0, pi_[1] - a * n1, pi_[2] - a * n2, n0, n1, n2
+
+
 @njit(**_INL)
-def _candidate(code, dim, Ri, pi_, Ro, po, j):
+def _candidate(code, dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln, bnd):
     """Candidate point ``j`` of a pair with the markers' global frames: ``(depth, p0, p1, p2,
     n0, n1, n2)``, the contact point midway between the surfaces and the normal pushing the
-    input shape out (depth <= 0: not touching)."""
+    input shape out (depth <= 0: not touching). ``ints`` the pair's ``ct_int`` row, ``vtx``,
+    ``tri``, ``pln`` the hull pools, ``bnd`` the bounding radii (see :data:`FIELDS`)."""
+    if code >= 4:
+        return _hull_candidate(code, dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln, bnd)
     if code == 1:                                       # sphere - sphere
         d0, d1, d2 = pi_[0] - po[0], pi_[1] - po[1], pi_[2] - po[2]
         L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
@@ -286,8 +595,8 @@ def _point_velocity(body, p0, p1, p2, w, vh, hp):
 # the arrays it uses, not the Forces struct: a call passing a struct costs a reference count
 # operation per array of it (inlining instead multiplies the compile time)
 @njit(**_JIT)
-def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_par, c, R, pb, pc, hp, w, vh, FC,
-              TC, apply, acc, Ri, pi_, Ro, po):
+def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx, ct_tri, ct_pln,
+              c, R, pb, pc, hp, w, vh, FC, TC, apply, acc, Ri, pi_, Ro, po):
     """Contact ``c`` at one instant: its loads added to FC, TC (n, 3) if ``apply``; ``acc``
     (:data:`_ACC`,) filled with the force on the (packed) input body (0:3), the normal force (3),
     the friction force (4:7), the largest depth (7), the slip at the deepest point (8), the
@@ -304,8 +613,15 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_par, c, R, pb, pc, 
     mus, mud, vs = ct_par[c, 3], ct_par[c, 4], ct_par[c, 5]
     acc[7] = -np.inf
     d0 = d1 = d2 = 0.0
-    for j in range(_count(code)):
-        depth, p0, p1, p2, n0, n1, n2 = _candidate(code, dim, Ri, pi_, Ro, po, j)
+    ints, bnd = ct_int[c], ct_bnd[c]
+    gap = _bounds_gap(bnd, Ri, pi_, Ro, po, code)
+    if gap > 0.0:                                       # broad phase: too far to touch
+        acc[7] = -gap
+        acc[12], acc[13], acc[14] = pi_[0], pi_[1], pi_[2]
+        return
+    for j in range(_count(code, ints)):
+        depth, p0, p1, p2, n0, n1, n2 = _candidate(code, dim, Ri, pi_, Ro, po, j, ints, ct_vtx,
+                                                   ct_tri, ct_pln, bnd)
         deepest = depth > acc[7]
         if deepest:
             acc[7] = depth
@@ -365,8 +681,9 @@ def add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC):
     acc = np.empty(_ACC)
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     for c in range(F.ct_int.shape[0]):
-        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_par, c, R, pb, pc,
-                  hp, w, vh, FC, TC, True, acc, Ri, pi_, Ro, po)
+        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
+                  F.ct_vtx, F.ct_tri, F.ct_pln, c, R, pb, pc, hp, w, vh, FC, TC, True, acc,
+                  Ri, pi_, Ro, po)
 
 
 @njit(**_JIT)
@@ -379,8 +696,9 @@ def add_power(F, mags, R, pb, pc, hp, w, vh, out):
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     pdis = out[2]
     for c in range(F.ct_int.shape[0]):
-        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_par, c, R, pb, pc,
-                  hp, w, vh, dummy, dummy, False, acc, Ri, pi_, Ro, po)
+        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
+                  F.ct_vtx, F.ct_tri, F.ct_pln, c, R, pb, pc, hp, w, vh, dummy, dummy, False,
+                  acc, Ri, pi_, Ro, po)
         pdis += acc[9]
     out[2] = pdis
 
@@ -388,11 +706,14 @@ def add_power(F, mags, R, pb, pc, hp, w, vh, out):
 @njit(**_JIT)
 def _potential_rows(F, c, Ri, pi_, Ro, po, ee):
     """Add contact ``c``'s elastic energy in every row (markers' global frames per row)."""
-    code = F.ct_int[c, 2]
+    code, ints, bnd = F.ct_int[c, 2], F.ct_int[c], F.ct_bnd[c]
     k, e = F.ct_par[c, 0], F.ct_par[c, 1]
     for r in range(ee.size):
-        for j in range(_count(code)):
-            depth = _candidate(code, F.ct_dim[c], Ri[r], pi_[r], Ro[r], po[r], j)[0]
+        if _bounds_gap(bnd, Ri[r], pi_[r], Ro[r], po[r], code) > 0.0:
+            continue
+        for j in range(_count(code, ints)):
+            depth = _candidate(code, F.ct_dim[c], Ri[r], pi_[r], Ro[r], po[r], j, ints, F.ct_vtx,
+                               F.ct_tri, F.ct_pln, bnd)[0]
             if depth > 0.0:
                 ee[r] += k * depth ** (e + 1.0) / (e + 1.0)
 
@@ -421,8 +742,9 @@ def columns(F, R, pb, pc, hp, w, vh, out):
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     for r in range(R.shape[0]):
         for c in range(F.ct_int.shape[0]):
-            _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_par, c, R[r],
-                      pb[r], pc[r], hp[r], w[r], vh[r], dummy, dummy, False, acc, Ri, pi_, Ro, po)
+            _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
+                      F.ct_vtx, F.ct_tri, F.ct_pln, c, R[r], pb[r], pc[r], hp[r], w[r], vh[r],
+                      dummy, dummy, False, acc, Ri, pi_, Ro, po)
             s = F.ct_sign[c]
             out[r, c, 0] = s * acc[0]
             out[r, c, 1] = s * acc[1]
