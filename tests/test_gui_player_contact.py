@@ -113,6 +113,26 @@ def test_the_contact_arrow_is_the_force_at_the_contact_point(run):
     assert l1 == pytest.approx(0.25 * run["model_size"], rel=1e-5)
 
 
+def test_the_arrow_follows_the_forward_button_and_playback(run):
+    fwd = run["forward"]
+    assert fwd["frame"] == run["frames"]["peak"]["frame"] + 1
+    force = np.array(fwd["force"])
+    assert fwd["arrow"]["shown"]
+    assert fwd["arrow"]["length"] == pytest.approx(np.linalg.norm(force) * run["scale"], rel=1e-5)
+    played = run["played"]
+    assert not played["playing"] and played["t"] > played["t_before"]
+    a = played["arrow"]
+    # between output times: the forces and points interpolated linearly, as the solids
+    if played["fn"] > 0.0:
+        force = np.array(played["force"])
+        assert a["shown"]
+        assert a["length"] == pytest.approx(np.linalg.norm(force) * run["scale"], rel=1e-5)
+        assert a["direction"] == pytest.approx(force / np.linalg.norm(force), abs=1e-5)
+        assert a["point"] == pytest.approx(played["point"], abs=1e-3)
+    else:
+        assert not a["shown"]
+
+
 def test_the_tooth_arrow_is_at_the_pitch_point_and_gives_both_coupler_loads(run):
     for key in ("start", "peak", "light", "flight"):
         f = run["frames"][key]

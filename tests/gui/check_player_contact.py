@@ -5,7 +5,8 @@ One mechanism: a steel ball (radius 10 mm) on a free hinge 5 mm above a plate (t
 a soft sphere-plane contact, and two wheels (radii 30 and 60 mm, revolute hinges to the plate,
 axes 90 mm apart) coupled as a gear pair (ratio -0.5), the first driven by 0.2 N m. The run is made
 through the workbench's run path; the user selects the mechanism and presses Play; in the
-player ticks "Contact forces", drags the slider to frames in flight and on the plate, ticks
+player ticks "Contact forces", drags the slider to frames in flight and on the plate, steps
+forward, plays slowly through the impact and pauses, ticks
 "Reaction forces" too, and clicks Plot. What the arrows' Coin nodes hold (translation, direction,
 length, switched on or off), the legend's and the coupler line's texts, and the plot dock's tree
 are written out; a screenshot shows the contact arrow.
@@ -23,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import FreeCAD  # noqa: E402
 import FreeCADGui  # noqa: E402
 import in_freecad  # noqa: E402
+import numpy as np  # noqa: E402
 
 WORKBENCH = "MultibodyWorkbench"
 W = in_freecad._widgets_module()
@@ -170,6 +172,29 @@ def check():
                        "axis_z": [[float(v) for v in h.InputMarker.Placement.Rotation.multVec(
                            FreeCAD.Vector(0, 0, 1))] for h in hinges]}
     result["frames"] = frames
+
+    # the user steps one frame forward with the button, then plays slowly through the impact
+    slider.setValue(peak)
+    widget(panel, "Forward").click()
+    in_freecad.process_events()
+    result["forward"] = {"frame": panel.frame_of(panel.t), "arrow": arrow(panel, CONTACT),
+                         "force": row(res, CONTACT, ("Fx", "Fy", "Fz"), peak + 1)}
+    slider.setValue(touching[0])
+    speed = widget(panel, "Speed")
+    speed.setCurrentIndex(speed.findData(0.001))
+    t_before = panel.t
+    widget(panel, "Play").click()
+    in_freecad.wait(0.4)
+    widget(panel, "Play").click()                # pause
+    in_freecad.process_events()
+    t = panel.t
+    result["played"] = {"t_before": t_before, "t": t, "playing": panel.playing,
+                        "arrow": arrow(panel, CONTACT),
+                        "force": [float(np.interp(t, res.time, res[f"{CONTACT}.F{a}"]))
+                                  for a in "xyz"],
+                        "point": [1000.0 * float(np.interp(t, res.time, res[f"{CONTACT}.{a}"]))
+                                  for a in "xyz"],
+                        "fn": float(np.interp(t, res.time, res[f"{CONTACT}.Fn"]))}
     result["scale"] = panel.arrow_scale
     result["peak_tooth"] = max(abs(float(t)) / 0.03 for t in res[f"{GEAR}.T1"])
     result["peak_contact"] = max(
