@@ -188,6 +188,7 @@ class PlayerPanel(TaskPanel):
         self.model_size = 100.0
         self.arrow_scale = 0.0
         self.arrow_radius = 0.6
+        self.legend_force = None        # the legend's force (N)
         self._setup_contacts()
         self.form = self._widget()
         self.timer = QtCore.QTimer()
@@ -276,8 +277,8 @@ class PlayerPanel(TaskPanel):
         self.arrows = QtWidgets.QCheckBox("Reaction forces")
         self.arrows.setObjectName("Arrows")
         self.arrows.setToolTip("Arrows of the hinges' reaction forces on their input bodies, "
-                               "length proportional to the magnitude (the largest over the run "
-                               "is a quarter of the model's size)")
+                               "length proportional to the magnitude, one scale for all arrows "
+                               "(see the legend)")
         self.arrows.toggled.connect(self._arrows_toggled)
         form.addRow("Show", self.arrows)
         self.contact_arrows = QtWidgets.QCheckBox("Contact forces")
