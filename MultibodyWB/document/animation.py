@@ -322,6 +322,14 @@ class Animator:
         q /= np.linalg.norm(q, axis=1)[:, None]
         return q, (1.0 - w) * self._pos[i] + w * self._pos[i + 1]
 
+    def interpolate(self, values, t):
+        """A result's ``values`` (n_frames, ...) at time ``t``: linear between output times, the
+        frame's own values at an output time."""
+        i, w = self._weights(t)
+        if w == 0.0:
+            return values[i]
+        return (1.0 - w) * values[i] + w * values[i + 1]
+
     # -- poses --------------------------------------------------------------------------------
     def pose(self, body_label, t):
         """The base frame of body ``body_label`` at time ``t`` (a FreeCAD.Placement, mm).

@@ -4,7 +4,9 @@ Coin nodes added to the 3D view's scene graph while the player is open (:class:`
 removed when it closes. Each arrow is one unit arrow (along Coin's y axis, length 1) under an
 ``SoTransform`` that the player sets every frame: translation to the point of application,
 rotation onto the force's direction, scale (radius, length, radius). Updating a frame changes
-three fields per arrow, nothing is rebuilt.
+three fields per arrow, nothing is rebuilt. Each arrow sits in its own ``SoSwitch`` (off: a
+zero force, or a contact not touching); the arrows of a kind (:data:`GROUPS`: hinges' reactions,
+contact forces) share one switch, the player's check box.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from pivy import coin
 #: Colour of the reaction-force arrows (cyan: apart from the amber hinges and magenta forces),
 #: and of the traces.
 FORCE_COLOR = (0.0, 0.8, 0.9)
+#: Colour of the contact-force arrows (contacts and gear teeth): red-orange.
+CONTACT_COLOR = (1.0, 0.25, 0.05)
+#: Kinds of arrows: group name -> colour.
+GROUPS = {"reactions": FORCE_COLOR, "contacts": CONTACT_COLOR}
 TRACE_COLORS = ((0.1, 0.45, 0.95), (0.1, 0.7, 0.3), (0.85, 0.15, 0.6), (0.55, 0.35, 0.1))
 
 
@@ -54,48 +60,92 @@ def unit_arrow(color):
 
 
 class Overlay:
-    """Arrows and traces in one separator of the view's scene graph."""
+    """Arrows and traces in one separator of the view's scene graph.
+
+    Attributes
+    ----------
+    switches : dict
+        Group (:data:`GROUPS`) -> the ``SoSwitch`` of its arrows (the check box).
+    arrows, contact_arrows : dict
+        Name -> ``SoTransform`` of each reaction arrow (hinge labels) and contact arrow
+        (contact and coupler labels).
+    arrow_switches : dict
+        (group, name) -> the ``SoSwitch`` of one arrow (off while its force is zero).
+    """
 
     def __init__(self, view):
         self.view = view
         self.root = coin.SoAnnotation()        # drawn over the solids: bearings are inside
         self.root.setName("MultibodyPlayerOverlay")
-        self.arrow_switch = coin.SoSwitch()
-        self.arrow_switch.whichChild = coin.SO_SWITCH_ALL
+        self.switches = {}
+        self._arrows = {}
+        self.arrow_switches = {}
+        for group in GROUPS:
+            switch = coin.SoSwitch()
+            switch.whichChild = coin.SO_SWITCH_ALL
+            self.root.addChild(switch)
+            self.switches[group] = switch
+            self._arrows[group] = {}
         self.trace_switch = coin.SoSwitch()
         self.trace_switch.whichChild = coin.SO_SWITCH_ALL
-        self.root.addChild(self.arrow_switch)
         self.root.addChild(self.trace_switch)
-        self.arrows = {}
         self.scene = view.getSceneGraph()
         self.scene.addChild(self.root)
 
-    # -- arrows ------------------------------------------------------------------------------------
-    def set_arrows(self, names):
-        """One arrow per name (hinges); the old ones go."""
-        self.arrow_switch.removeAllChildren()
-        self.arrows = {}
-        for name in names:
-            sep, transform = unit_arrow(FORCE_COLOR)
-            self.arrow_switch.addChild(sep)
-            self.arrows[name] = transform
+    @property
+    def arrows(self):
+        return self._arrows["reactions"]
 
-    def update_arrow(self, name, point, vector, length_per_unit, radius):
+    @property
+    def contact_arrows(self):
+        return self._arrows["contacts"]
+
+    # -- arrows ------------------------------------------------------------------------------------
+    def set_arrows(self, names, group="reactions"):
+        """One arrow per name (hinges; contacts and couplers for ``group="contacts"``); the
+        group's old ones go."""
+        switch = self.switches[group]
+        switch.removeAllChildren()
+        self._arrows[group] = {}
+        for key in [k for k in self.arrow_switches if k[0] == group]:
+            del self.arrow_switches[key]
+        for name in names:
+            sep, transform = unit_arrow(GROUPS[group])
+            one = coin.SoSwitch()
+            one.whichChild = coin.SO_SWITCH_ALL
+            one.addChild(sep)
+            switch.addChild(one)
+            self._arrows[group][name] = transform
+            self.arrow_switches[(group, name)] = one
+
+    def update_arrow(self, name, point, vector, length_per_unit, radius, group="reactions"):
         """Put arrow ``name`` at ``point`` (mm) along ``vector`` (any unit) with a length of
         ``length_per_unit * |vector|`` mm and a shaft of ``radius`` mm; zero hides it."""
-        transform = self.arrows[name]
+        transform = self._arrows[group][name]
+        one = self.arrow_switches[(group, name)]
         magnitude = math.sqrt(sum(float(v) * float(v) for v in vector))
         length = magnitude * length_per_unit
         transform.translation = tuple(float(p) for p in point)
-        if length <= 1e-9:
-            transform.scaleFactor = (1e-6, 1e-6, 1e-6)
+        if not length > 1e-9:
+            one.whichChild = coin.SO_SWITCH_NONE
             return
+        one.whichChild = coin.SO_SWITCH_ALL
         transform.rotation = coin.SbRotation(coin.SbVec3f(0.0, 1.0, 0.0),
                                              coin.SbVec3f(*(float(v) / magnitude for v in vector)))
         transform.scaleFactor = (radius, length, radius)
 
-    def show_arrows(self, on):
-        self.arrow_switch.whichChild = coin.SO_SWITCH_ALL if on else coin.SO_SWITCH_NONE
+    def hide_arrow(self, name, group="reactions"):
+        """Hide one arrow (a contact not touching) until :meth:`update_arrow` shows it."""
+        self.arrow_switches[(group, name)].whichChild = coin.SO_SWITCH_NONE
+
+    def arrow_shown(self, name, group="reactions"):
+        """Whether arrow ``name`` is drawn: its group's switch and its own are on."""
+        return (self.switches[group].whichChild.getValue() == coin.SO_SWITCH_ALL
+                and self.arrow_switches[(group, name)].whichChild.getValue()
+                == coin.SO_SWITCH_ALL)
+
+    def show_arrows(self, on, group="reactions"):
+        self.switches[group].whichChild = coin.SO_SWITCH_ALL if on else coin.SO_SWITCH_NONE
 
     # -- traces ------------------------------------------------------------------------------------
     def set_traces(self, paths):

@@ -1,9 +1,20 @@
 """The player: a task panel that moves the solids through a stored run.
 
 Play, pause, step, a scrub slider over the output frames, the speed (simulated seconds per second
-of wall time), loop; optional reaction-force arrows scaled by magnitude and traces of chosen
-markers; export of the playback to GIF or MP4, rendered by FreeCAD's own 3D view; the plots of the
-run, whose time cursor follows the player.
+of wall time), loop; optional arrows scaled by magnitude of the hinges' reaction forces and of the
+contact forces, and traces of chosen markers; export of the playback to GIF or MP4, rendered by
+FreeCAD's own 3D view; the plots of the run, whose time cursor follows the player.
+
+Force arrows start at the point of application and point along the force on the input body;
+their length is proportional to the magnitude, one scale for every arrow shown (the longest
+force of the run among the kinds shown is a quarter of the model's size), stated by a legend in
+the panel in the user's units ("Arrow scale: 12.5 mm = 20 N"). Contact arrows: one per contact
+of the run (``<Contact>.Fx Fy Fz`` at ``<Contact>.x y z``), hidden while its normal force
+``Fn`` is 0 (not touching). Couplers: their loads are written under the time; a gear between two
+revolute (or cylindrical) hinges on the same body, parallel axes, also gets the tooth force as an
+arrow at the pitch point (on the line between the axes, where both wheels' speeds agree:
+``r1 / (r1 + r2)`` of the way for an external pair), tangential (no pressure angle), on the first
+hinge's input body, of size ``|T1| / r1``.
 
 The solids' placements come from the results through
 :class:`MultibodyWB.document.animation.Animator`; closing the player puts every original placement
@@ -17,8 +28,10 @@ moves is deleted (also by Undo).
 
 from __future__ import annotations
 
+import math
 import os
 import time
+from typing import NamedTuple
 
 import FreeCAD
 import FreeCADGui
@@ -61,6 +74,92 @@ def force_columns(results, hinge):
     return None
 
 
+#: Columns a contact of a run has for its arrow (``<Contact>.<quantity>``).
+CONTACT_QUANTITIES = ("Fx", "Fy", "Fz", "x", "y", "z", "Fn", "depth")
+
+
+def contact_columns(results):
+    """Column prefixes of the contacts of a run (those with every column of
+    :data:`CONTACT_QUANTITIES`), in column order."""
+    return [name[:-3] for name in results.names if name.endswith(".Fn") and
+            all(f"{name[:-3]}.{q}" in results for q in CONTACT_QUANTITIES)]
+
+
+def coupler_columns(results):
+    """The couplers of a run: ``{prefix: (first load column, second load column)}``
+    (``<Coupler>.T1`` or ``.F1``, ``.T2`` or ``.F2``), in column order."""
+    out = {}
+    for name in results.names:
+        prefix, _, quantity = name.rpartition(".")
+        if quantity not in ("angle_error", "gap_error"):
+            continue
+        loads = [next((f"{prefix}.{q}{k}" for q in "TF" if f"{prefix}.{q}{k}" in results), None)
+                 for k in (1, 2)]
+        if None not in loads:
+            out[prefix] = tuple(loads)
+    return out
+
+
+def quantity_text(value, si):
+    """``value`` (in the SI unit ``si``: "N", "N m", "m") as FreeCAD's unit schema shows a
+    quantity of its size, with four significant digits: "12.5 N", "350 mm", "0.5 N·m"."""
+    size = abs(float(value)) or 1.0
+    try:
+        quantity = FreeCAD.Units.Quantity(f"{size:.17g} {si.replace(' ', '*')}")
+        _text, factor, label = quantity.getUserPreferred()
+        scale = float(quantity.Value) / float(factor) / size
+    except Exception:                  # a unit FreeCAD does not know: SI
+        return f"{float(value):.4g} {si}"
+    if si == "N m" and label.endswith("J"):   # FreeCAD has no torque unit: N·m, not J
+        label = label[:-1] + "N·m"
+    return f"{float(value) * scale:.4g} {label}"
+
+
+def nice_below(x):
+    """The largest 1, 2 or 5 times a power of ten that is at most ``x`` (> 0)."""
+    power = 10.0 ** math.floor(math.log10(x))
+    for m in (5.0, 2.0, 1.0):
+        if m * power <= x * (1.0 + 1e-9):
+            return m * power
+    return power / 2.0
+
+
+class GearMesh(NamedTuple):
+    """A gear coupler whose pitch point the player finds: the hinges' input markers (Names, on
+    the rotation axes) and the ratio (rate of the second = ratio x rate of the first)."""
+
+    first_marker: str
+    second_marker: str
+    ratio: float
+
+
+class CouplerShown(NamedTuple):
+    """A coupler of the run: its column prefix, its two load columns, the hinges' labels
+    (or "first", "second"), and its :class:`GearMesh` or None."""
+
+    label: str
+    first: str
+    second: str
+    hinges: tuple
+    mesh: object
+
+
+def gear_mesh(coupler):
+    """The :class:`GearMesh` of a Coupler object, or None: it must be a gear between the ``rz``
+    of two revolute or cylindrical hinges whose output markers are on the same body."""
+    if coupler is None or coupler.CouplerType != "gear" or \
+            (coupler.FirstCoordinate, coupler.SecondCoordinate) != ("rz", "rz"):
+        return None
+    hinges = (coupler.FirstHinge, coupler.SecondHinge)
+    if any(h is None or getattr(h, "HingeType", None) not in ("revolute", "cylindrical")
+           or h.InputMarker is None or h.OutputMarker is None for h in hinges):
+        return None
+    if hinges[0].OutputMarker.Body != hinges[1].OutputMarker.Body:
+        return None
+    return GearMesh(hinges[0].InputMarker.Name, hinges[1].InputMarker.Name,
+                    float(coupler.Ratio))
+
+
 class PlayerPanel(TaskPanel):
     """The player's task panel for one mechanism and one stored run."""
 
@@ -85,6 +184,12 @@ class PlayerPanel(TaskPanel):
         self.plot_panel = None
         self._markers = self._trace_candidates()
         self.overlay = None
+        self._peaks = {"reactions": 0.0, "contacts": 0.0}
+        self.model_size = 100.0
+        self.arrow_scale = 0.0
+        self.arrow_radius = 0.6
+        self.legend_force = None        # the legend's force (N)
+        self._setup_contacts()
         self.form = self._widget()
         self.timer = QtCore.QTimer()
         self.timer.setInterval(TICK_MS)
@@ -115,6 +220,14 @@ class PlayerPanel(TaskPanel):
         self.time_label.setObjectName("Time")
         self.time_label.setWordWrap(True)
         layout.addWidget(self.time_label)
+        self.coupler_label = QtWidgets.QLabel()
+        self.coupler_label.setObjectName("CouplerLoads")
+        self.coupler_label.setWordWrap(True)
+        self.coupler_label.setToolTip("The couplers' loads on their coordinates at the time "
+                                      "shown (gears on parallel axes: the tooth force at the "
+                                      "pitch point, |T1| / r1)")
+        self.coupler_label.setVisible(False)
+        layout.addWidget(self.coupler_label)
         self.slider = QtWidgets.QSlider(QtCore.Qt.Horizontal)
         self.slider.setObjectName("Slider")
         self.slider.setRange(0, len(self.times) - 1)
@@ -164,10 +277,28 @@ class PlayerPanel(TaskPanel):
         self.arrows = QtWidgets.QCheckBox("Reaction forces")
         self.arrows.setObjectName("Arrows")
         self.arrows.setToolTip("Arrows of the hinges' reaction forces on their input bodies, "
-                               "length proportional to the magnitude (the largest over the run "
-                               "is a quarter of the model's size)")
+                               "length proportional to the magnitude, one scale for all arrows "
+                               "(see the legend)")
         self.arrows.toggled.connect(self._arrows_toggled)
         form.addRow("Show", self.arrows)
+        self.contact_arrows = QtWidgets.QCheckBox("Contact forces")
+        self.contact_arrows.setObjectName("ContactArrows")
+        self.contact_arrows.setToolTip(
+            "Arrows of the contact forces on the contacts' input bodies at the contact points "
+            "(none while a contact is not touching), and of the gear couplers' tooth forces at "
+            "the pitch point; length proportional to the magnitude, one scale for all arrows "
+            "(see the legend)")
+        self.contact_arrows.setEnabled(bool(self.contacts) or
+                                       any(k.mesh is not None for k in self.couplers))
+        self.contact_arrows.toggled.connect(self._contact_arrows_toggled)
+        form.addRow("", self.contact_arrows)
+        self.arrow_legend = QtWidgets.QLabel()
+        self.arrow_legend.setObjectName("ArrowScale")
+        self.arrow_legend.setToolTip("Length of an arrow for a force, in your unit schema; the "
+                                     "longest force of the run among the arrows shown is a "
+                                     "quarter of the model's size")
+        self.arrow_legend.setVisible(False)
+        form.addRow("", self.arrow_legend)
         self.marker_axes = QtWidgets.QCheckBox("Marker axes")
         self.marker_axes.setObjectName("MarkerAxes")
         self.marker_axes.setToolTip("The markers' axes moving with their bodies (off: faster "
@@ -236,11 +367,102 @@ class PlayerPanel(TaskPanel):
         for h in self.hinges:
             F = np.column_stack([self.results.column(c) for c in force_columns(self.results, h)])
             peak = max(peak, float(np.max(np.linalg.norm(F, axis=1))) if len(F) else 0.0)
-        size = self._model_size()
-        self.arrow_scale = 0.25 * size / peak if peak > 0 else 0.0
-        self.arrow_radius = 0.006 * size
+        self._peaks["reactions"] = peak
+        self.model_size = self._model_size()
+        self.arrow_radius = 0.006 * self.model_size
         self.overlay.set_arrows(self.hinges)
         self.overlay.show_arrows(False)
+        meshed = [c.label for c in self.couplers if c.mesh is not None]
+        self.overlay.set_arrows(self.contacts + meshed, group="contacts")
+        self.overlay.show_arrows(False, group="contacts")
+        self._update_scale()
+
+    def _setup_contacts(self):
+        """The contacts' forces, points and normal forces, and the couplers, of the run."""
+        res = self.results
+        self.contacts = contact_columns(res)
+        nf, nc = len(self.times), len(self.contacts)
+        if nc:
+            self._contact_force = np.stack([res.vector(f"{c}.F") for c in self.contacts], axis=1)
+            self._contact_point = np.stack([res.vector(f"{c}.") for c in self.contacts],
+                                           axis=1) * 1000.0
+            self._contact_fn = np.column_stack([res.column(f"{c}.Fn") for c in self.contacts])
+        else:
+            self._contact_force = self._contact_point = np.zeros((nf, 0, 3))
+            self._contact_fn = np.zeros((nf, 0))
+        from ..objects.base import members
+        from ..objects.coupler import TYPE as COUPLER
+        objects = {o.Label: o for o in members(self.mechanism, COUPLER)}
+        self.couplers = []
+        for prefix, (first, second) in coupler_columns(res).items():
+            obj = objects.get(prefix)
+            hinges = ("first", "second")
+            if obj is not None and obj.FirstHinge is not None and obj.SecondHinge is not None:
+                hinges = (obj.FirstHinge.Label, obj.SecondHinge.Label)
+            mesh = gear_mesh(obj)
+            if mesh is not None and first.endswith(".T1"):
+                try:
+                    mesh = mesh if self.tooth_force(mesh, first, self.times[0]) else None
+                except KeyError:         # a marker the animator does not know
+                    mesh = None
+            else:
+                mesh = None
+            self.couplers.append(CouplerShown(prefix, first, second, hinges, mesh))
+        self._coupler_loads = (np.column_stack([res.column(c) for k in self.couplers
+                                                for c in (k.first, k.second)])
+                               if self.couplers else np.zeros((nf, 0)))
+        peak = float(np.max(np.linalg.norm(self._contact_force, axis=2))) if nc and nf else 0.0
+        for k in self.couplers:
+            if k.mesh is not None:
+                for t in self.times:
+                    found = self.tooth_force(k.mesh, k.first, t)
+                    if found is not None:
+                        peak = max(peak, float(np.linalg.norm(found[1])))
+        self._peaks["contacts"] = peak
+
+    def tooth_force(self, mesh, load_column, t):
+        """``(pitch point (3,) mm, force (3,) N)``: the tooth force of a gear on its first
+        hinge's input body at time ``t`` (load ``T1`` from ``load_column``), or None when the
+        axes are not parallel, coincide, or turn at the same rate.
+
+        The pitch point is where both wheels' speeds agree: at ``s = ratio d / (ratio - 1)``
+        from the first axis towards the second, ``d`` the distance between the axes (``ratio``
+        with the sign of the axes' senses); the force is tangential, ``T1 / s (z1 x u)``.
+        """
+        first = self.animator.marker_placement(mesh.first_marker, t)
+        second = self.animator.marker_placement(mesh.second_marker, t)
+        z = FreeCAD.Vector(0, 0, 1)
+        o1, z1 = np.array(first.Base), np.array(first.Rotation.multVec(z))
+        o2, z2 = np.array(second.Base), np.array(second.Rotation.multVec(z))
+        sense = float(np.dot(z1, z2))
+        if abs(sense) < 1.0 - 1e-6:
+            return None
+        r = (o2 - o1) - np.dot(o2 - o1, z1) * z1
+        d = float(np.linalg.norm(r))
+        ratio = mesh.ratio * math.copysign(1.0, sense)
+        if d < 1e-9 or abs(ratio - 1.0) < 1e-12 or ratio == 0.0:
+            return None
+        u = r / d
+        s = ratio * d / (ratio - 1.0)                      # mm
+        load = float(self.animator.interpolate(self.results.column(load_column), t))
+        return o1 + s * u, load / (s / 1000.0) * np.cross(z1, u)
+
+    def _update_scale(self):
+        """One scale for the arrows shown: the longest force among the checked kinds (all,
+        when none is checked) a quarter of the model's size; the legend says it."""
+        on = [g for g, box in (("reactions", self.arrows), ("contacts", self.contact_arrows))
+              if box.isChecked()]
+        peak = max((self._peaks[g] for g in on or self._peaks), default=0.0)
+        self.arrow_scale = 0.25 * self.model_size / peak if peak > 0 else 0.0
+        self.arrow_legend.setVisible(bool(on) and peak > 0)
+        if peak > 0:
+            force = nice_below(peak)
+            self.legend_force = force
+            length = quantity_text(force * self.arrow_scale / 1000.0, "m")
+            self.arrow_legend.setText(f"Arrow scale: {length} = {quantity_text(force, 'N')}")
+        else:
+            self.legend_force = None
+            self.arrow_legend.setText("")
 
     def _model_size(self):
         box = None
@@ -256,14 +478,76 @@ class PlayerPanel(TaskPanel):
     def _arrows_toggled(self, on):
         if self.overlay is not None:
             self.overlay.show_arrows(on)
+            self._update_scale()
+            self._update_arrows()
+
+    def _contact_arrows_toggled(self, on):
+        if self.overlay is not None:
+            self.overlay.show_arrows(on, group="contacts")
+            self._update_scale()
             self._update_arrows()
 
     def _update_arrows(self):
-        if self.overlay is None or not self.arrows.isChecked():
+        self._update_coupler_text()
+        if self.overlay is None:
             return
-        for name, point, force, _torque in self.animator.hinge_loads(self.t):
-            if name in self.overlay.arrows:
-                self.overlay.update_arrow(name, point, force, self.arrow_scale, self.arrow_radius)
+        if self.arrows.isChecked():
+            for name, point, force, _torque in self.animator.hinge_loads(self.t):
+                if name in self.overlay.arrows:
+                    self.overlay.update_arrow(name, point, force, self.arrow_scale,
+                                              self.arrow_radius)
+        if self.contact_arrows.isChecked():
+            self._update_contact_arrows()
+
+    def contact_loads(self, t):
+        """The contacts at time ``t``: ``[(label, point (3,) mm, force (3,) N, Fn N)]``, linear
+        between output times."""
+        F = self.animator.interpolate(self._contact_force, t)
+        P = self.animator.interpolate(self._contact_point, t)
+        Fn = self.animator.interpolate(self._contact_fn, t)
+        return [(c, P[j], F[j], float(Fn[j])) for j, c in enumerate(self.contacts)]
+
+    def _update_contact_arrows(self):
+        for label, point, force, fn in self.contact_loads(self.t):
+            if fn > 0.0:
+                self.overlay.update_arrow(label, point, force, self.arrow_scale,
+                                          self.arrow_radius, group="contacts")
+            else:
+                self.overlay.hide_arrow(label, group="contacts")
+        for k in self.couplers:
+            if k.mesh is None:
+                continue
+            found = self.tooth_force(k.mesh, k.first, self.t)
+            if found is None:
+                self.overlay.hide_arrow(k.label, group="contacts")
+            else:
+                self.overlay.update_arrow(k.label, found[0], found[1], self.arrow_scale,
+                                          self.arrow_radius, group="contacts")
+
+    def coupler_text(self, t):
+        """The couplers' loads at time ``t`` as the panel writes them (one line each)."""
+        if not self.couplers:
+            return ""
+        loads = self.animator.interpolate(self._coupler_loads, t)
+        lines = []
+        for j, k in enumerate(self.couplers):
+            parts = []
+            for load, column, hinge in zip(loads[2 * j:2 * j + 2], (k.first, k.second),
+                                           k.hinges):
+                si = "N m" if column.endswith((".T1", ".T2")) else "N"
+                parts.append(f"{quantity_text(load, si)} on {hinge}")
+            text = f"{k.label}: {', '.join(parts)}"
+            if k.mesh is not None:
+                found = self.tooth_force(k.mesh, k.first, t)
+                if found is not None:
+                    text += f"; tooth force {quantity_text(np.linalg.norm(found[1]), 'N')}"
+            lines.append(text)
+        return "\n".join(lines)
+
+    def _update_coupler_text(self):
+        if self.couplers:
+            self.coupler_label.setText(self.coupler_text(self.t))
+            self.coupler_label.setVisible(True)
 
     def checked_traces(self):
         out = []

@@ -28,6 +28,8 @@ import os
 
 import numpy as np
 
+from ..solver.elements.couplers import COUPLER_COLUMNS
+from ..solver.elements.forces.contact import COLUMNS as CONTACT_COLUMNS
 from ..solver.model.columns import describe, unit_of
 from . import qt
 from .qt import QtCore, QtWidgets
@@ -155,6 +157,31 @@ def _short(name):
 
 def _format(value):
     return f"{value:.6g}"
+
+
+def _element_kinds(names):
+    """``{owner: "contact" | "coupler"}`` of the contacts (``<Contact>.Fn`` and ``.depth``) and
+    couplers (``<Coupler>.angle_error`` or ``.gap_error``) among the column ``names``."""
+    present = set(names)
+    kinds = {}
+    for name in names:
+        owner, _, quantity = name.rpartition(".")
+        if quantity == "Fn" and f"{owner}.depth" in present:
+            kinds[owner] = "contact"
+        elif quantity in ("angle_error", "gap_error"):
+            kinds[owner] = "coupler"
+    return kinds
+
+
+def _describe(name, kind=None):
+    """The tooltip of a column: its description with its unit; a contact's or coupler's
+    (``kind``) from their own tables (their ``x`` is no body's ``x``)."""
+    table = {"contact": CONTACT_COLUMNS, "coupler": COUPLER_COLUMNS}.get(kind, {})
+    quantity = _short(name)
+    if quantity in table:
+        unit, text = table[quantity]
+        return f"{name} [{unit}]: {text}"
+    return describe(name)
 
 
 class PlotPanel(QtWidgets.QWidget):
@@ -298,7 +325,8 @@ class PlotPanel(QtWidgets.QWidget):
         return self._runs[0][1].names if self._runs else []
 
     def _groups(self):
-        """[(title, owner prefix, [column names])] for the tree: bodies, hinges, energy."""
+        """[(title, owner prefix, [column names])] for the tree: bodies, hinges, contacts,
+        couplers, energy."""
         if not self._runs:
             return []
         results = self._runs[0][1]
@@ -308,6 +336,11 @@ class PlotPanel(QtWidgets.QWidget):
         groups = [(b, b, by_owner.get(b, [])) for b in results.bodies]
         groups += [(h[len("hinge:"):] if h.startswith("hinge:") else h, h, by_owner.get(h, []))
                    for h in results.hinges]
+        kinds = _element_kinds(results.names)
+        listed = {g[1] for g in groups}
+        for kind in ("contact", "coupler"):
+            groups += [(o, o, by_owner.get(o, [])) for o, k in kinds.items()
+                       if k == kind and o not in listed]
         groups.append(("Energy", "energy", by_owner.get("energy", [])))
         listed = {g[1] for g in groups}
         groups += [(o, o, cols) for o, cols in by_owner.items() if o not in listed]
@@ -318,6 +351,7 @@ class PlotPanel(QtWidgets.QWidget):
         self._items = {}
         selected = set(self._selected)
         groups = self._groups()
+        kinds = _element_kinds(self._columns())
         for title, owner, columns in groups:
             top = QtWidgets.QTreeWidgetItem(self.tree, [title, ""])
             top.setFlags(top.flags() & ~QtCore.Qt.ItemIsUserCheckable)
@@ -329,7 +363,7 @@ class PlotPanel(QtWidgets.QWidget):
                 item.setFlags(item.flags() | QtCore.Qt.ItemIsUserCheckable)
                 item.setCheckState(0, QtCore.Qt.Checked if name in selected
                                    else QtCore.Qt.Unchecked)
-                text = describe(name)
+                text = _describe(name, kinds.get(owner))
                 item.setToolTip(0, text)
                 item.setToolTip(1, text)
                 self._items[name] = item
@@ -506,10 +540,11 @@ class PlotPanel(QtWidgets.QWidget):
         header = QtWidgets.QTableWidgetItem("")
         header.setToolTip("The cursor time; values between output times are interpolated")
         table.setHorizontalHeaderItem(0, header)
+        kinds = _element_kinds(self._columns())
         for c, name in enumerate(columns):
             _factor, label = column_unit(name)
             item = QtWidgets.QTableWidgetItem(f"{name} [{label}]")
-            item.setToolTip(describe(name))
+            item.setToolTip(_describe(name, kinds.get(_owner(name))))
             table.setHorizontalHeaderItem(1 + c, item)
         self._table_data = []
         align = QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter
