@@ -237,7 +237,7 @@ def overlap_of(first, second, solids_first, solids_second, rtol=VOLUME_RTOL):
         for i in range(3):
             centre[i] += s.Volume * c[i] / volume
     depth = depth_estimate(max(pieces, key=lambda s: s.Volume))
-    return Overlap(first, second, volume, depth, tuple(centre), Part.makeCompound(pieces))
+    return Overlap(first, second, volume, depth, tuple(centre), Part.Compound(pieces))
 
 
 def check(mechanism, include=None, rtol=VOLUME_RTOL):
@@ -262,7 +262,7 @@ def check(mechanism, include=None, rtol=VOLUME_RTOL):
     joined = joints(mechanism)
     result = Interference(mechanism, bodies=len(bodies))
     solids = {b.Name: body_solids(b) for b in bodies}
-    boxes = {name: Part.makeCompound(found).BoundBox for name, found in solids.items() if found}
+    boxes = {name: Part.Compound(found).BoundBox for name, found in solids.items() if found}
     for i, first in enumerate(bodies):
         for second in bodies[i + 1:]:
             hinges, contacts = joined.get(frozenset((first.Name, second.Name)), ([], []))
