@@ -155,3 +155,40 @@ def test_duplicate_names_and_ids():
     msgs = {(p.element, p.field): p.message for p in validate(m)}
     assert "unique" in msgs[("RigidBody 'Link'", "Name")]
     assert "already used" in msgs[("RigidBody 'Link'", "ID")]
+
+
+def test_a_contact_between_hinged_bodies_is_a_warning_naming_the_contact_and_the_hinge():
+    """A ball on a spherical hinge to the ground with a sphere-plane contact between the same
+    two bodies: valid (the run is not refused), but ``hinged_contacts`` names the contact, the
+    bodies and the hinge; a contact between bodies no hinge joins directly, one whose bodies
+    are welded (a fixed hinge: refused by ``validate`` instead) and one whose hinge leaves all
+    six coordinates free (a floating body: its contacts are what stops it) give no warning."""
+    from MultibodyWB.examples import build as build_example
+    from MultibodyWB.solver.model.validation import hinged_contacts
+    m = pendulum()
+    m.hinges[0].type = "spherical"
+    link = m.bodies[0]
+    m.add_contact("Rub", link.add_marker((0, 0, -0.4)), m.ground.add_marker((0, 0, -0.5)),
+                  ("sphere", {"radius": 0.05}), ("plane",), stiffness=1e7)
+    assert validate(m) == []
+    (w,) = hinged_contacts(m)
+    assert (w.element, w.field) == ("Contact 'Rub'", "Output")
+    assert "'Link' and 'Ground' are also joined by the spherical hinge 'J1'" in w.message
+    assert str(w).startswith("Contact 'Rub', field Output: ")
+    # a second link hanging from the first: a contact between it and the ground is no warning
+    b2 = m.add_body("Link2", 2.0, [0.1, 0.1, 0.02, 0, 0, 0], mass_center=(0, 0, -0.2),
+                    position=(0, 0, -0.4))
+    m.add_hinge("J2", "revolute", b2.add_marker(), link.add_marker((0, 0, -0.4)))
+    m.add_contact("Tip", b2.add_marker((0, 0, -0.4)), m.ground.add_marker((0, 0, -0.9)),
+                  ("sphere", {"radius": 0.05}), ("plane",), stiffness=1e7)
+    assert [p.element for p in hinged_contacts(m)] == ["Contact 'Rub'"]
+    # welded: refused by validate, not repeated as a warning
+    m.hinges[0].type = "fixed"
+    assert any("welded by the fixed hinge 'J1'" in p.message for p in validate(m))
+    assert hinged_contacts(m) == []
+    for free in ("free", "bushing"):
+        m.hinges[0].type = free
+        assert hinged_contacts(m) == [], free
+    # the examples with contacts (balls in a box, the cam) have none between hinged bodies
+    for name in ("bouncing_balls", "cam_valve"):
+        assert hinged_contacts(build_example(name)) == [], name

@@ -43,8 +43,10 @@ from ..solver.run.simulate import simulate
 TRANSACTION = "Store simulation results"
 
 
-def model_of(mechanism):
-    """The neutral model of ``mechanism`` (SI units).
+def model_of(mechanism, warnings=None):
+    """The neutral model of ``mechanism`` (SI units). What looks wrong without blocking a run
+    (:attr:`MultibodyWB.objects.export.Export.warnings`) is printed to the report view as
+    warnings, and appended (as texts) to the list ``warnings`` when one is given.
 
     Raises
     ------
@@ -54,6 +56,8 @@ def model_of(mechanism):
     result = export.collect(mechanism)
     for warning in result.warnings:        # plausibility: shown, never blocking
         FreeCAD.Console.PrintWarning(f"MultibodyWB: {warning}\n")
+        if warnings is not None:
+            warnings.append(str(warning))
     if result.object_problems:
         raise export.ModelError(result.problems)
     return result.model

@@ -1,12 +1,15 @@
-"""What the player draws over the solids: force arrows scaled by magnitude, traces of points.
+"""What the panels draw over the solids: the player's force arrows scaled by magnitude and
+traces of points (:class:`Overlay`), the interference check's overlapping volumes
+(:class:`ShapesOverlay`).
 
-Coin nodes added to the 3D view's scene graph while the player is open (:class:`Overlay`), and
-removed when it closes. Each arrow is one unit arrow (along Coin's y axis, length 1) under an
-``SoTransform`` that the player sets every frame: translation to the point of application,
-rotation onto the force's direction, scale (radius, length, radius). Updating a frame changes
-three fields per arrow, nothing is rebuilt. Each arrow sits in its own ``SoSwitch`` (off: a
-zero force, or a contact not touching); the arrows of a kind (:data:`GROUPS`: hinges' reactions,
-contact forces) share one switch, the player's check box.
+Coin nodes added to the 3D view's scene graph while the player (or a panel) is open
+(:class:`Overlay`), and removed when it closes: nothing of the document changes. Each arrow is one
+unit arrow (along Coin's y axis, length 1) under an ``SoTransform`` that the player sets every
+frame: translation to the point of application, rotation onto the force's direction, scale
+(radius, length, radius). Updating a frame changes three fields per arrow, nothing is rebuilt.
+Each arrow sits in its own ``SoSwitch`` (off: a zero force, or a contact not touching); the
+arrows of a kind (:data:`GROUPS`: hinges' reactions, contact forces) share one switch, the
+player's check box.
 """
 
 from __future__ import annotations
@@ -167,6 +170,94 @@ class Overlay:
             sep.addChild(coords)
             sep.addChild(line)
             self.trace_switch.addChild(sep)
+
+    def remove(self):
+        """Take everything out of the scene graph."""
+        if self.root is not None:
+            self.scene.removeChild(self.root)
+            self.root = None
+
+
+#: Colours of the overlapping volumes (red) and of the one picked in the list (bright red).
+OVERLAP_COLOR = (0.85, 0.1, 0.1)
+PICKED_COLOR = (1.0, 0.0, 0.0)
+
+
+class ShapesOverlay:
+    """Shapes (OCC solids, global mm) drawn over the solids: translucent faces, opaque edges.
+
+    Drawn in an ``SoAnnotation`` (after the scene, not hidden by the solids they sit in). One
+    shape can be :meth:`pick`-ed: drawn opaque with thicker edges, the others fainter.
+    """
+
+    def __init__(self, view, name="MultibodyShapesOverlay"):
+        self.view = view
+        self.root = coin.SoAnnotation()
+        self.root.setName(name)
+        self.items = []          # (material, line style) per shape
+        self.scene = view.getSceneGraph()
+        self.scene.addChild(self.root)
+
+    def set_shapes(self, shapes):
+        """Draw ``shapes`` (the old ones go)."""
+        self.root.removeAllChildren()
+        self.items = []
+        for shape in shapes:
+            self.root.addChild(self._node(shape))
+        self.pick(None)
+
+    def _node(self, shape):
+        box = shape.BoundBox
+        size = max(box.DiagonalLength, 1e-6)
+        points, triangles = shape.tessellate(max(1e-3 * size, 1e-4))
+        sep = coin.SoSeparator()
+        material = coin.SoMaterial()
+        sep.addChild(material)
+        hints = coin.SoShapeHints()
+        hints.vertexOrdering = coin.SoShapeHints.COUNTERCLOCKWISE
+        hints.shapeType = coin.SoShapeHints.UNKNOWN_SHAPE_TYPE
+        sep.addChild(hints)
+        coords = coin.SoCoordinate3()
+        coords.point.setValues(0, len(points), [(p.x, p.y, p.z) for p in points])
+        sep.addChild(coords)
+        faces = coin.SoIndexedFaceSet()
+        index = []
+        for a, b, c in triangles:
+            index.extend((a, b, c, -1))
+        faces.coordIndex.setValues(0, len(index), index)
+        sep.addChild(faces)
+        edges = coin.SoSeparator()
+        light = coin.SoLightModel()
+        light.model = coin.SoLightModel.BASE_COLOR
+        style = coin.SoDrawStyle()
+        edge_material = coin.SoMaterial()
+        edge_material.diffuseColor = (0.35, 0.0, 0.0)
+        edges.addChild(light)
+        edges.addChild(style)
+        edges.addChild(edge_material)
+        for edge in shape.Edges:
+            line = [tuple(p) for p in edge.discretize(Deflection=max(1e-3 * size, 1e-4))]
+            if len(line) < 2:
+                continue
+            c = coin.SoCoordinate3()
+            c.point.setValues(0, len(line), line)
+            strip = coin.SoLineSet()
+            strip.numVertices.setValue(len(line))
+            edges.addChild(c)
+            edges.addChild(strip)
+        sep.addChild(edges)
+        self.items.append((material, style))
+        return sep
+
+    def pick(self, index):
+        """Show shape ``index`` (None: none) as the picked one."""
+        for k, (material, style) in enumerate(self.items):
+            picked = k == index
+            color = PICKED_COLOR if picked else OVERLAP_COLOR
+            material.diffuseColor = color
+            material.emissiveColor = tuple(0.5 * c for c in color)
+            material.transparency = 0.1 if picked else (0.4 if index is None else 0.7)
+            style.lineWidth = 3.0 if picked else 1.5
 
     def remove(self):
         """Take everything out of the scene graph."""

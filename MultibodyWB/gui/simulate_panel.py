@@ -11,7 +11,10 @@ Only a finished run changes the document: its results are stored as a new Result
 (:func:`MultibodyWB.document.runs.store_results`, one undo step), so a cancelled or failed run
 leaves the earlier results as they were. The solver's messages (redundant constraints, corrections
 of the initial state, singular configurations) and errors (each naming the object and the property
-to fix) go to the panel's message box and to the report view.
+to fix) go to the panel's message box and to the report view. Before a run, so do warnings that
+do not stop it: the export's (an implausible density, a contact between hinged bodies) and the
+bodies that overlap as drawn with no contact between them and no hinge holding them together
+(:func:`MultibodyWB.document.interference.unjoined_overlaps`).
 
 Macro recording: the settings are changed with ``FreeCADGui.doCommand`` statements, and a
 finished run is recorded as the synchronous call
@@ -442,8 +445,9 @@ class SimulatePanel(TaskPanel):
             self.status.setText("Not run: the settings have problems")
             return False
         self.doc.recompute()
+        warnings = []
         try:
-            model = runs.model_of(self.mechanism)
+            model = runs.model_of(self.mechanism, warnings)
         except ModelError as exc:
             n = len(exc.problems)
             self.say(f"Mechanism '{self.mechanism.Label}' has {n} problem"
@@ -457,6 +461,9 @@ class SimulatePanel(TaskPanel):
             self._internal_error("exporting", exc, traceback.format_exc())
             self.status.setText("Not run: internal error")
             return False
+        for line in warnings:                       # in the report view already
+            self.messages.appendPlainText(f"Warning: {line}")
+        self.warn_overlaps()
         try:
             self.store_settings(values)
         except Exception as exc:  # a setting FreeCAD refuses: say which, change nothing
@@ -467,6 +474,30 @@ class SimulatePanel(TaskPanel):
             setattr(model.simulation, MODEL_ATTRIBUTES[name][0], value)
         self.settings_used = values
         return self._start(model)
+
+    def warn_overlaps(self):
+        """Warn (panel and report view) about the bodies that overlap as drawn with no contact
+        between them and no hinge holding them together (a free hinge does not): the run lets
+        them pass through each other. The run is not refused (a contact drawn overlapping is,
+        by the solver's start check)."""
+        from ..document import interference
+        try:
+            found = interference.unjoined_overlaps(self.mechanism)
+        except Exception as exc:  # noqa: BLE001 - a warning only: never stops the run
+            self.warn(f"The bodies could not be checked for overlaps: {type(exc).__name__}: "
+                      f"{exc}")
+            return
+        for overlap in found.overlaps:
+            self.warn(f"{overlap.text()} as drawn, with no contact between them and no hinge "
+                      "holding them together: the run lets them pass through each other (the "
+                      "Interference check shows where)")
+        for failure in found.failures:
+            self.warn(f"Overlap not checked: {failure}")
+
+    def warn(self, text):
+        """Show a warning in the panel's messages and the report view."""
+        self.messages.appendPlainText(f"Warning: {text}")
+        FreeCAD.Console.PrintWarning(f"MultibodyWB: {text}\n")
 
     def _start(self, model, accept_corrections=False):
         """Check the start (the drawing, unless accepted), then start the job on ``model``

@@ -45,6 +45,7 @@ from .marker import marker_frame
 from .base import members
 from .simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
 from ..solver.model import xmlio
+from ..solver.model.validation import hinged_contacts
 from ..solver.model import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError, Motor,
                            MultibodySystem, Problem)
 from ..solver.maths.rotations import matrix_to_bryant
@@ -70,7 +71,8 @@ class Export:
     ``object_problems`` lists ``(object, property, message)``; ``problems`` the same as
     :class:`ObjectProblem` (objects it could not be attributed to under the Mechanism).
     ``object_warnings`` and ``warnings``: likewise for what looks wrong but does not block a run
-    (the proxies' ``warnings``: an implausible density).
+    (the proxies' ``warnings``: an implausible density; the model's: a contact between bodies a
+    hinge already joins, :func:`~MultibodyWB.solver.model.validation.hinged_contacts`).
     """
 
     model: MultibodySystem
@@ -154,6 +156,7 @@ class _Builder:
             self._coupler(coupler)
         self._simulation()
         self._model_problems()
+        self._model_warnings()
         return self.result
 
     # -- parts --------------------------------------------------------------------------------
@@ -342,6 +345,15 @@ class _Builder:
                 self.add(obj, prop, p.message)
             else:               # no property to edit: e.g. a body that no hinge connects
                 self.add(obj, "", f"{p.field}: {p.message}")
+
+    def _model_warnings(self):
+        """What the model looks wrong in without a run being refused (a contact between bodies
+        a hinge already joins), on the object to look at."""
+        for p in hinged_contacts(self.model):
+            obj = self.element_object.get(p.element)
+            if obj is not None:
+                prop = obj.Proxy.field_property(obj, p.field)
+                self.result.object_warnings.append((obj, prop, p.message))
 
 
 def collect(mechanism):

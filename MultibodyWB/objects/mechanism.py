@@ -93,6 +93,9 @@ class Status:
         The redundant loop constraints in words, with their directions.
     problems : list of str
         What blocks a run, each naming the object and the property.
+    warnings : list of str
+        What looks wrong without blocking a run (an implausible density, a contact between
+        bodies a hinge already joins), each naming the object and the property.
     bodies, hinges : int
         How many there are.
     """
@@ -103,6 +106,7 @@ class Status:
     driven: list = field(default_factory=list)
     redundant: list = field(default_factory=list)
     problems: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
     bodies: int = 0
     hinges: int = 0
 
@@ -114,6 +118,7 @@ class Status:
     def details(self):
         """The lines below the headline: what blocks a run first."""
         lines = [f"To fix before a run: {line}" for line in self.problems]
+        lines += [f"Warning: {line}" for line in self.warnings]
         if self.dof is not None:
             gk = f"Grübler–Kutzbach count {self.dof_gruebler}"
             if self.redundant:
@@ -175,6 +180,7 @@ def mechanism_status(mechanism, result=None):
         result = export.collect(mechanism)
     model = result.model
     status = Status(problems=[str(p) for p in result.problems],
+                    warnings=[str(w) for w in result.warnings],
                     bodies=len(model.bodies), hinges=len(model.hinges))
     status.driven = [f"'{h.name}' {d.coordinate} = {d.expression}" for h in model.hinges
                      for d in h.drivers]

@@ -216,6 +216,31 @@ def shown(value, si):
     return FreeCAD.Units.Quantity(from_si(value, si), unit(si)).UserString
 
 
+def user_text(internal, unit_text, digits=4):
+    """A quantity given in FreeCAD's internal units, in the unit the user's schema prefers for it,
+    with ``digits`` significant digits: ``user_text(168.0, "mm^3") == "168 mm^3"``,
+    ``user_text(1000.0, "mm^3") == "1 ml"`` (Standard schema). ``UserString`` has the schema's
+    decimals instead, and a 0.001 mm^3 overlap would read ``0.00 mm^3``."""
+    q = FreeCAD.Units.Quantity(float(internal), unit(unit_text))
+    shown_text, scale, name = q.getUserPreferred()
+    if not scale or not name:
+        return shown_text
+    return f"{float(internal) / scale:.{digits}g} {name}"
+
+
+def user_vector_text(internal, unit_text, digits=4):
+    """A vector given in FreeCAD's internal units, in the unit the user's schema prefers for its
+    largest component: ``user_vector_text((8.5, 6, 6.5), "mm") == "(8.5, 6, 6.5) mm"``."""
+    values = [float(x) for x in internal]
+    largest = max(values, key=abs)
+    # round-off of a computed point (4e-17 mm off a symmetry plane) reads 0
+    values = [0.0 if abs(x) <= 1e-12 * abs(largest) else x for x in values]
+    _, scale, name = FreeCAD.Units.Quantity(largest or 1.0, unit(unit_text)).getUserPreferred()
+    if not scale or not name:
+        scale, name = 1.0, unit_text
+    return "(" + ", ".join(f"{x / scale:.{digits}g}" for x in values) + f") {name}"
+
+
 def quantity(value, unit_text):
     """A ``FreeCAD.Units.Quantity`` from a number in ``unit_text``, a quantity or a text.
 

@@ -510,6 +510,35 @@ def _check_contact(model, k, c):
         c.add(k, "StictionVelocity", f"{k.stiction_velocity!r} m/s; must be positive")
 
 
+def hinged_contacts(model: MultibodySystem) -> list[Problem]:
+    """Warnings, not problems (a run is not refused): the contacts between two bodies that a
+    hinge already joins directly, each naming the contact and the hinge.
+
+    Such a contact acts on top of the hinge (a pin's shape against its own bore pushes the bodies
+    apart where the hinge holds them together): it is meant only when the hinge lets the shapes
+    meet (a stop face on a prismatic guide). Only hinges that hold something and leave something
+    free count: a fixed hinge's contact is refused by :func:`validate`, and a hinge with all six
+    coordinates (free, bushing) is how a body floats, its contacts being what stops it. A
+    contact whose markers are missing is left to :func:`validate` too.
+    """
+    out = []
+    for k in model.contacts:
+        if k.input is None or k.output is None or k.input.body == k.output.body:
+            continue
+        pair = {k.input.body, k.output.body}
+        for h in model.hinges:
+            kind = HINGE_TYPES.get(h.type)
+            if kind is not None and 0 < len(kind.coordinates) < 6 and h.input is not None \
+                    and h.output is not None and {h.input.body, h.output.body} == pair:
+                out.append(Problem(
+                    element_name(k), "Output",
+                    f"'{k.input.body}' and '{k.output.body}' are also joined by the {h.type} "
+                    f"hinge '{h.name}': the contact acts on top of the hinge; keep it only if "
+                    "the hinge lets these shapes meet (a pin in its bore is the hinge's, not a "
+                    "contact's)"))
+    return out
+
+
 def _check_coupler(model, k, c):
     """A coupler: its type, its two coordinates (of the kinds the type couples) and its field."""
     t = COUPLER_TYPES.get(k.type)

@@ -1,0 +1,294 @@
+"""Interference check: which bodies of a mechanism overlap as drawn, by how much, and where.
+
+:func:`check` takes every pair of the mechanism's bodies (the ground's too) with their solids at
+their placements in the document, and
+
+1. rejects the pairs whose bounding boxes are apart (no boolean operation for them), then
+2. computes OCC's boolean common (Part's ``Shape.common``) of each solid of one body with each
+   solid of the other whose boxes meet.
+
+A pair **overlaps** when the common's volume is above :data:`VOLUME_RTOL` times the smaller
+body's volume: a pin drawn exactly in its bore (coincident cylinders) gives a zero or round-off
+common, which is not an overlap. Each overlap has its volume, a depth estimate (the smallest
+extent of the common's bounding box: exact for boxes pressed into each other along an axis; the
+mean thickness of a thin shell such as a pin drawn too large in its bore) and its location (the
+common's centre of mass), and says whether a hinge holds the two bodies together directly (a
+pin in a bore drawn with interference; not a free or bushing hinge, which lets a body float)
+and whether a Contact is defined between them (the solver refuses
+such a contact drawn overlapping by itself).
+
+Nothing in the document is changed: no recompute, no property set, no undo step.
+
+Units: FreeCAD's internal units (mm, mm^3); texts in the user's unit schema
+(:func:`MultibodyWB.objects.units.user_text`).
+"""
+
+from dataclasses import dataclass, field
+
+from ..objects import units
+from ..objects.base import members
+from ..objects.body import TYPE as BODY
+from ..objects.body import solid_shape
+from ..objects.contact import TYPE as CONTACT
+from ..objects.hinge import TYPE as HINGE
+from ..solver.model import HINGE_TYPES
+
+#: A common volume up to this fraction of the smaller body's volume is not an overlap (round-off
+#: of a pin drawn in its bore, of faces drawn touching).
+VOLUME_RTOL = 1e-6
+
+
+@dataclass
+class Overlap:
+    """Two bodies whose solids overlap as drawn.
+
+    Attributes
+    ----------
+    first, second : App.DocumentObject
+        The two Body objects, in the mechanism's order.
+    volume : float
+        Volume of the common solids (mm^3).
+    depth : float
+        Depth estimate (mm) of the common's largest piece (:func:`depth_estimate`).
+    centre : tuple of float
+        Centre of mass of the common solids, global (mm), shape (3,).
+    shape : Part.Shape
+        The common solids (a compound, global coordinates), for drawing.
+    hinges, contacts : list
+        The Hinge objects holding the two bodies together directly (:func:`holds`) and the
+        Contact objects between them.
+    """
+
+    first: object
+    second: object
+    volume: float
+    depth: float
+    centre: tuple
+    shape: object = None
+    hinges: list = field(default_factory=list)
+    contacts: list = field(default_factory=list)
+
+    @property
+    def hinged(self):
+        """A hinge holds the two bodies together directly."""
+        return bool(self.hinges)
+
+    @property
+    def pair(self):
+        """``'Crank' and 'Rod'``."""
+        return f"'{self.first.Label}' and '{self.second.Label}'"
+
+    def volume_text(self):
+        return units.user_text(self.volume, "mm^3")
+
+    def depth_text(self):
+        return units.user_text(self.depth, "mm")
+
+    def centre_text(self):
+        return units.user_vector_text(self.centre, "mm")
+
+    def joined_text(self):
+        """``hinged by 'J1'``, ``contact 'C1'``, or ``""``."""
+        words = []
+        if self.hinges:
+            words.append("hinged by " + ", ".join(f"'{h.Label}'" for h in self.hinges))
+        if self.contacts:
+            words.append("contact " + ", ".join(f"'{c.Label}'" for c in self.contacts))
+        return "; ".join(words)
+
+    def text(self):
+        """One line: ``'A' and 'B' overlap by 168 mm^3 (depth 3 mm) at (8.5, 6, 6.5) mm``."""
+        joined = self.joined_text()
+        return (f"{self.pair} overlap by {self.volume_text()} (depth {self.depth_text()}) at "
+                f"{self.centre_text()}" + (f" ({joined})" if joined else ""))
+
+
+@dataclass
+class Interference:
+    """What :func:`check` found.
+
+    Attributes
+    ----------
+    mechanism : App.DocumentObject
+    bodies : int
+        How many bodies were checked.
+    pairs : int
+        How many pairs of bodies were considered.
+    candidates : int
+        How many of them had meeting bounding boxes (a boolean common was computed).
+    overlaps : list of Overlap
+        Pairs without a hinge first, then the hinged ones; larger volumes first.
+    failures : list of str
+        Pairs whose common OCC could not compute, with OCC's reason.
+    """
+
+    mechanism: object
+    bodies: int = 0
+    pairs: int = 0
+    candidates: int = 0
+    overlaps: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+
+    def headline(self):
+        """``No overlaps between the 3 bodies of 'Engine'``, or ``2 overlapping pairs of bodies
+        in 'Engine' (1 hinged)``."""
+        name = f"'{self.mechanism.Label}'"
+        if not self.overlaps:
+            if self.bodies < 2:
+                return f"No overlaps: {name} has fewer than two bodies"
+            return f"No overlaps between the {self.bodies} bodies of {name}"
+        n = len(self.overlaps)
+        hinged = sum(1 for o in self.overlaps if o.hinged)
+        head = f"{n} overlapping pair{'s' if n != 1 else ''} of bodies in {name}"
+        if hinged:
+            head += f" ({hinged} hinged)" if hinged < n else " (hinged)" if n == 1 else \
+                " (all hinged)"
+        return head
+
+
+def body_solids(body):
+    """The solids of ``body``'s linked objects, each at its global placement (a list of
+    Part.Solid)."""
+    out = []
+    for obj in body.Solids:
+        shape = solid_shape(obj)
+        if shape is not None:
+            out.extend(shape.Solids)
+    return out
+
+
+def _marker_body(obj, prop):
+    marker = getattr(obj, prop, None)
+    return getattr(marker, "Body", None) if marker is not None else None
+
+
+def holds(hinge):
+    """Whether ``hinge`` holds its bodies together: any type but those leaving all six
+    coordinates free (free, bushing: a body floating, which nothing keeps out of another)."""
+    kind = HINGE_TYPES.get(getattr(hinge, "HingeType", None))
+    return kind is not None and len(kind.coordinates) < 6
+
+
+def joints(mechanism):
+    """``frozenset({body Name, body Name}) -> (hinges, contacts)``: the Hinge objects that hold
+    two bodies of ``mechanism`` together directly (:func:`holds`) and the Contact objects
+    between them."""
+    out = {}
+    for type_name, slot in ((HINGE, 0), (CONTACT, 1)):
+        for obj in members(mechanism, type_name):
+            if type_name == HINGE and not holds(obj):
+                continue
+            a, b = _marker_body(obj, "InputMarker"), _marker_body(obj, "OutputMarker")
+            if a is None or b is None or a.Name == b.Name:
+                continue
+            out.setdefault(frozenset((a.Name, b.Name)), ([], []))[slot].append(obj)
+    return out
+
+
+def _boxes_meet(a, b):
+    return a.BoundBox.intersect(b.BoundBox)
+
+
+def _common(solids_a, solids_b):
+    """The common solids of two lists of solids (boxes first) and how many boolean operations
+    were made."""
+    pieces, made = [], 0
+    for a in solids_a:
+        for b in solids_b:
+            if not _boxes_meet(a, b):
+                continue
+            made += 1
+            common = a.common(b)
+            pieces.extend(s for s in common.Solids if s.Volume > 0.0)
+    return pieces, made
+
+
+#: A common whose mean thickness (2 V / A) is below this fraction of its bounding box's smallest
+#: extent is a thin shell: its depth is that thickness (see :func:`depth_estimate`).
+THIN_SHELL = 0.25
+
+
+def depth_estimate(solid):
+    """How deep an overlap ``solid`` is (mm): the smallest extent of its bounding box, exact for
+    boxes pressed into each other along an axis; for a thin shell (a pin drawn too large in its
+    bore, a slanted slab), whose box is much larger than its thickness, the mean thickness
+    ``2 V / A`` (V its volume, A its surface area) when that is below :data:`THIN_SHELL` times
+    the box's smallest extent."""
+    box = solid.BoundBox
+    extent = min(box.XLength, box.YLength, box.ZLength)
+    area = solid.Area
+    thickness = 2.0 * solid.Volume / area if area > 0.0 else extent
+    return thickness if thickness < THIN_SHELL * extent else extent
+
+
+def overlap_of(first, second, solids_first, solids_second, rtol=VOLUME_RTOL):
+    """The :class:`Overlap` of two bodies given their solids (global), or None when they do not
+    overlap (a common volume up to ``rtol`` times the smaller body's volume). OCC's errors
+    propagate."""
+    import Part
+    pieces, _ = _common(solids_first, solids_second)
+    volume = sum(s.Volume for s in pieces)
+    smaller = min(sum(s.Volume for s in solids_first), sum(s.Volume for s in solids_second))
+    if not pieces or volume <= rtol * smaller:
+        return None
+    centre = [0.0, 0.0, 0.0]
+    for s in pieces:
+        c = s.CenterOfMass
+        for i in range(3):
+            centre[i] += s.Volume * c[i] / volume
+    depth = depth_estimate(max(pieces, key=lambda s: s.Volume))
+    return Overlap(first, second, volume, depth, tuple(centre), Part.Compound(pieces))
+
+
+def check(mechanism, include=None, rtol=VOLUME_RTOL):
+    """The overlaps between the bodies of ``mechanism`` as drawn (see the module's doc).
+
+    Parameters
+    ----------
+    mechanism : App.DocumentObject
+        A Mechanism.
+    include : callable, optional
+        ``include(first, second, hinges, contacts) -> bool``: which pairs of Body objects to
+        check (all by default); ``hinges`` and ``contacts`` join them directly.
+    rtol : float
+        Volume tolerance relative to the smaller body's volume.
+
+    Returns
+    -------
+    Interference
+    """
+    import Part
+    bodies = members(mechanism, BODY)
+    joined = joints(mechanism)
+    result = Interference(mechanism, bodies=len(bodies))
+    solids = {b.Name: body_solids(b) for b in bodies}
+    boxes = {name: Part.Compound(found).BoundBox for name, found in solids.items() if found}
+    for i, first in enumerate(bodies):
+        for second in bodies[i + 1:]:
+            hinges, contacts = joined.get(frozenset((first.Name, second.Name)), ([], []))
+            if include is not None and not include(first, second, hinges, contacts):
+                continue
+            result.pairs += 1
+            a, b = boxes.get(first.Name), boxes.get(second.Name)
+            if a is None or b is None or not a.intersect(b):
+                continue
+            result.candidates += 1
+            try:
+                found = overlap_of(first, second, solids[first.Name], solids[second.Name], rtol)
+            except Exception as exc:  # noqa: BLE001 - OCC's boolean failed: said, not raised
+                result.failures.append(f"'{first.Label}' and '{second.Label}': the common "
+                                       f"could not be computed ({type(exc).__name__}: {exc})")
+                continue
+            if found is not None:
+                found.hinges, found.contacts = list(hinges), list(contacts)
+                result.overlaps.append(found)
+    result.overlaps.sort(key=lambda o: (o.hinged, -o.volume))
+    return result
+
+
+def unjoined_overlaps(mechanism):
+    """The overlaps between bodies that no hinge holds together (:func:`holds`) and no contact
+    is defined between: what a run would let pass through each other without a word (a contact
+    drawn overlapping is refused by the solver's start check, a hinge's pin may sit in its
+    bore)."""
+    return check(mechanism, include=lambda a, b, hinges, contacts: not hinges and not contacts)
