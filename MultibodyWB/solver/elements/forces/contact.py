@@ -359,14 +359,19 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_par, c, R, pb, pc, 
 
 @njit(**_JIT)
 def add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC):
-    """Add the contact loads to the bodies' forces FC and torques about the mass centres TC."""
+    """Add the contact loads to the bodies' forces FC and torques about the mass centres TC;
+    return the power the contacts dissipate (W, what :func:`add_power` adds: the dispatcher's
+    :func:`~.applied_loads_power` takes it from here instead of evaluating them again)."""
     if F.ct_int.shape[0] == 0:
-        return
+        return 0.0
     acc = np.empty(_ACC)
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
+    pdis = 0.0
     for c in range(F.ct_int.shape[0]):
         _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_par, c, R, pb, pc,
                   hp, w, vh, FC, TC, True, acc, Ri, pi_, Ro, po)
+        pdis += acc[9]
+    return pdis
 
 
 @njit(**_JIT)
