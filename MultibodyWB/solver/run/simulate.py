@@ -91,8 +91,9 @@ ADAPTIVE = ("DOP853", "RK45", "Radau", "BDF", "LSODA")
 CHUNK_SECONDS = 0.1
 #: Most steps in one chunk of fixed steps (rk4, euler).
 MAX_CHUNK = 20000
-#: The compiled run of each fixed-step integrator and its evaluations per step.
-FIXED_RUNS = {"rk4": (K.rk4_run, 4), "euler": (K.euler_run, 1)}
+#: The compiled run of each fixed-step integrator (its name in :mod:`.kernels`) and its
+#: evaluations per step.
+FIXED_RUNS = {"rk4": ("rk4_run", 4), "euler": ("euler_run", 1)}
 
 
 def _problem(field, message):
@@ -704,7 +705,8 @@ def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, can
                monitor=None):
     """A fixed-step run (``integrator`` rk4 or euler: :data:`FIXED_RUNS`) in compiled chunks
     of about :data:`CHUNK_SECONDS` of wall time; returns ``(times, states, data, info)``."""
-    kernel, evaluations = FIXED_RUNS[integrator]
+    name, evaluations = FIXED_RUNS[integrator]
+    kernel = getattr(K, name)
     r = int(round(output_step / h))                       # steps per output
     n_full = int(math.floor(t_end / h * (1.0 + 1e-12) + 1e-9))
     tail = t_end - n_full * h
@@ -783,7 +785,7 @@ def _blow_up(system, integrator, y, k, n, h, fns) -> RunError:
     (state ``y`` at its start) that ended with a state that is not finite: the chunk again, one
     step at a time, up to the first step whose state is not finite, naming the hinge that blew
     up first."""
-    kernel = FIXED_RUNS[integrator][0]
+    kernel = getattr(K, FIXED_RUNS[integrator][0])
     T, F, W = system.tree, system.forces, system.work
     y = y.copy()
     flows = np.zeros(3 if system.does_work else 0)
