@@ -7,9 +7,9 @@ Methods (``Simulation/Method``)
     loops (:mod:`.constrained.run`; integrated in Python: the reference, not the fast path).
     ``newton-euler``: the discrete-time method of :mod:`.newton_euler` (every body integrated on
     its own with a very small step, 1e-5 to 1e-7 s; joints as stiff spring-dampers; any topology).
-    It has its own scheme, so ``Integrator`` does not apply; ``OutputStep`` must be a whole number
-    of steps. Options (keyword arguments of :func:`simulate`): ``joint_fraction``,
-    ``joint_frequency``, ``joint_damping_ratio``.
+    It has its own scheme (a symplectic Euler step per body, as ``euler``), so ``Integrator``
+    does not apply; ``OutputStep`` must be a whole number of steps. Options (keyword arguments
+    of :func:`simulate`): ``joint_fraction``, ``joint_frequency``, ``joint_damping_ratio``.
 
 Integrators (``Simulation/Integrator``)
     ``rk4``: classical fixed-step Runge-Kutta. The run goes in chunks of many steps, each done
@@ -50,7 +50,8 @@ columns are the same as without it, bit for bit.
 
 Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
 grid). Only the output rows are kept, so a run of a million steps needs memory for its output
-only.
+only. A fixed-step run computes its result rows in batches of :data:`ROW_BATCH` (the states are
+kept as the chunks write them).
 
 Guards (a run never ends in a traceback or goes on without end)
     Settings, the caller's overrides included, are refused before anything is allocated when a
