@@ -143,7 +143,8 @@ def test_oscillator_converges_at_first_order():
         errors.append(np.abs(r["Slide.z"] - x0 * np.cos(w * r.time)).max() / x0)
     ratios = np.array(errors[:-1]) / np.array(errors[1:])
     assert np.all((ratios > 1.9) & (ratios < 2.1)), (errors, ratios)
-    assert errors[0] < w * 1e-3            # about w h / 2 (the invariant ellipse's tilt)
+    # about w h / 2 (the invariant ellipse's tilt): 1.01e-2 at w h = 0.02
+    assert errors[0] == pytest.approx(w * 1e-3 / 2, rel=0.05)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -159,7 +160,7 @@ def test_pendulum_agrees_with_rk4_to_first_order():
     for h in (1e-3, 5e-4, 2.5e-4):
         r = run(model, t_end=1.0, step=h, output_step=0.01)
         errors.append(np.abs(r["Pin.rz"] - ref).max())
-    assert errors[0] < 0.02
+    assert errors[0] < 5e-3                 # 2.6e-3 rad at h = 1 ms
     ratios = np.array(errors[:-1]) / np.array(errors[1:])
     assert np.all((ratios > 1.8) & (ratios < 2.2)), (errors, ratios)
 
