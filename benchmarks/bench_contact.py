@@ -4,9 +4,11 @@
     /usr/bin/python3 benchmarks/bench_contact.py [--quick] [--integrator euler] [--part 2]
 
 1. Cost per pair: n bodies on free hinges, each resting on the ground with one contact (sphere -
-   plane, box - plane, cylinder - plane) or in a row of touching balls (sphere - sphere); the
-   whole fixed-step run in compiled code, timed with and without the contacts: (with - without)
-   / (e n) per evaluation (e evaluations per step: 4 for rk4, 1 for euler).
+   plane, box - plane, cylinder - plane, a tessellated cylinder (convex hull of 200 points)
+   standing on the plane or on a slab (hull against a box's hull)) or in a row of touching balls
+   (sphere - sphere); the whole fixed-step run in compiled code, timed with and without the
+   contacts: (with - without) / (e n) per evaluation (e evaluations per step: 4 for rk4, 1 for
+   euler).
 2. 50 balls on the ground in a row, each touching its neighbours (50 sphere-plane and 49
    sphere-sphere pairs, all active, with friction): mstmm, rk4 (or ``--integrator euler``: the
    semi-implicit Euler step, one evaluation per step), step 1e-4 s, output every 1 ms, 1 s
@@ -58,6 +60,12 @@ def resting(n, shape, contacts=True, neighbours=False):
             size = {"size": (2 * R, 2 * R, 2 * R)}
             half = R
             k, points = 1e9, 4
+        elif shape in ("prism", "prism-slab"):
+            # a tessellated cylinder standing on its end: the hull of two 100-gons
+            mp = massprops.cylinder(R, 2 * R, 7850.0, base=(0, 0, -R))
+            size = {"points": prism_points(PRISM_SIDES)}
+            half = R
+            k, points = 1e9, PRISM_SIDES
         else:
             mp = massprops.cylinder(R, 2 * R, 7850.0, base=(0, 0, -R))
             size = {"radius": R, "length": 2 * R}
@@ -72,7 +80,13 @@ def resting(n, shape, contacts=True, neighbours=False):
         m.add_hinge(f"F{i}", "free", b.add_marker((0, 0, 0)), gm)
         marks.append(bm)
         if contacts:
-            m.add_contact(f"C{i}", bm, gm, (shape, size), ("plane",), stiffness=k,
+            kind = "convex" if shape.startswith("prism") else shape
+            other = ("plane",)
+            om = gm
+            if shape == "prism-slab":            # on a slab: the hull of a box, hull - hull
+                other = ("box", {"size": (4 * R, 4 * R, 2 * R)})
+                om = g.add_marker((i * 3 * R, 0, -R))
+            m.add_contact(f"C{i}", bm, om, (kind, size), other, stiffness=k,
                           restitution=0.5, static_friction=0.5, dynamic_friction=0.4,
                           stiction_velocity=1e-3)
     if contacts and neighbours:
@@ -88,6 +102,17 @@ def resting(n, shape, contacts=True, neighbours=False):
                           ("sphere", {"radius": R}), stiffness=K_SPHERE, restitution=0.5,
                           static_friction=0.3, dynamic_friction=0.2, stiction_velocity=1e-3)
     return m
+
+
+#: Sides of the tessellated cylinder (``prism`` shapes): 2 x 100 hull vertices.
+PRISM_SIDES = 100
+
+
+def prism_points(sides):
+    """The vertices of a prism of ``sides`` sides, radius R, height 2 R, centred, axis z."""
+    a = 2 * np.pi * np.arange(sides) / sides
+    ring = np.column_stack([R * np.cos(a), R * np.sin(a)])
+    return np.vstack([np.column_stack([ring, np.full(sides, z)]) for z in (-R, R)])
 
 
 def run_time(model, steps, h=1e-4, integrator="rk4"):
@@ -122,13 +147,16 @@ def main():
         print(f"\n1. cost per contact pair per evaluation ({n} bodies, {steps} {integrator} "
               "steps)")
         base = run_time(resting(n, "sphere", contacts=False), steps, integrator=integrator)
+        names = {"prism": f"convex-plane ({2 * PRISM_SIDES} vertices)",
+                 "prism-slab": f"convex-box hull ({2 * PRISM_SIDES}+8)"}
         for shape, neighbours in (("sphere", False), ("box", False), ("cylinder", False),
-                                  ("sphere", True)):
+                                  ("sphere", True), ("prism", False), ("prism-slab", False)):
             m = resting(n, shape, neighbours=neighbours)
             pairs = len(m.contacts)
             t = run_time(m, steps, integrator=integrator)
             per = (t - base) / (evaluations * steps * pairs) * 1e9
-            what = f"{shape}-plane" if not neighbours else "sphere-plane + sphere-sphere"
+            what = names.get(shape, f"{shape}-plane" if not neighbours
+                             else "sphere-plane + sphere-sphere")
             print(f"   {what:<30} {pairs:4d} pairs: {per:7.1f} ns per pair per evaluation "
                   f"(run {t:.3f} s, without contacts {base:.3f} s)")
     if args.part in (None, 2):
