@@ -131,3 +131,19 @@ def test_coupler_file_round_trip_and_checks():
     msgs = [str(p) for p in m.validate()]
     assert any("Coupler 'Bad'" in s and "second coordinate is a translation" in s for s in msgs)
     assert any("Coupler 'Bad'" in s and "PitchRadius" in s and "missing" in s for s in msgs)
+
+
+def test_equation_report_says_the_couplers_are_not_its_unknowns_and_gives_their_loads():
+    """The overall transfer equation's text names each coupler, its a and b, and its multiplier:
+    for a torque T on the pinion, the wheel's load b lam = J2 n u1' (b = -1)."""
+    import re
+    from MultibodyWB.solver.methods.mstmm.transfer import equation_report
+    n, T = -0.5, 2.0
+    m, J1, J2 = _gear_pair(n, str(T))
+    text = equation_report(m)
+    assert "Couplers (a u1 + b u2 = 0): NOT unknowns of U_all" in text
+    line = next(s for s in text.splitlines() if s.strip().startswith("Mesh"))
+    assert "PinionAxle.rz (a = -0.5)" in line and "WheelAxle.rz (b = -1)" in line
+    lam = float(re.search(r"lam = (\S+)", line).group(1))
+    a1 = T / (J1 + n * n * J2)
+    assert lam == pytest.approx(-J2 * n * a1, rel=1e-5)

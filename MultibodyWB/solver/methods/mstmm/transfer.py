@@ -939,6 +939,21 @@ def _fmt_matrix(M, row_labels, col_heads, chop, width=11) -> list[str]:
     return out
 
 
+def _coupler_report(system, t, y) -> list:
+    """The couplers' lines of :func:`equation_report`: they are not unknowns of ``U_all``."""
+    inst = system.instant(t, y)
+    ab = system.tree.loops.cp_ab
+    L = ["", "Couplers (a u1 + b u2 = 0): NOT unknowns of U_all below. Their multipliers lam come",
+         "from the Riccati kernel's loop closure (kernels.close_loops) and enter the hinges'",
+         "loads tau as known loads (a lam on the first coordinate, b lam on the second):"]
+    for k, c in enumerate(system.model.couplers):
+        lam = float(inst.coupler_lam[k])
+        L.append(f"  {c.name:<12} {c.type:<12} {c.first.hinge}.{c.first.coordinate} "
+                 f"(a = {ab[k, 0]:.6g}), {c.second.hinge}.{c.second.coordinate} "
+                 f"(b = {ab[k, 1]:.6g}): lam = {lam:.6g}")
+    return L
+
+
 def equation_report(model, t: float = 0.0) -> str:
     """The overall transfer equation of ``model`` at time ``t``, as text.
 
@@ -974,6 +989,8 @@ def equation_report(model, t: float = 0.0) -> str:
             L.append(f"  tip {name:<12} " + " -> ".join(str(k) for k in path))
     if eq.cuts:
         L += _cut_report(system, eq)
+    if model.couplers:
+        L += _coupler_report(system, t, y)
     L += ["", "Hinge eliminations (joint condition S^T F + tau = 0 replaces unknowns by du):"]
     if not eq.substitutions:
         L.append("  none")
