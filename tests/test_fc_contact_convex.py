@@ -287,7 +287,7 @@ def test_unsupported_primitive_pairs_become_hulls_and_edges_are_refused(freecad,
 def test_an_egg_resting_on_the_plate_carries_its_weight(freecad, doc):
     """Drawn touching (the exact ellipsoid on the plate: its hull a little above, within the
     tolerance), the egg drops onto its hull's lowest facet and settles: Fn = m g to 1e-3, the
-    egg's centre at its hull's height (within the tolerance of B) and still."""
+    egg's centre lower than B by at most the tolerance, and still."""
     from MultibodyWB.document import runs
     from MultibodyWB.objects.result import load
     p = _rest(freecad, doc)
@@ -302,5 +302,6 @@ def test_an_egg_resting_on_the_plate_carries_its_weight(freecad, doc):
     late = res.time > 0.3
     np.testing.assert_allclose(fn[late], mass * 9.81, rtol=1e-3)
     tol = hit.InputTolerance.Value / 1000.0
-    assert B / 1000.0 - 1e-4 < z[-1] < B / 1000.0 + tol
+    # the hull is inside the egg by at most the tolerance: its centre that much lower at most
+    assert B / 1000.0 - tol - 2e-5 < z[-1] < B / 1000.0
     assert abs(res["Egg body.vz"][-1]) < 1e-4

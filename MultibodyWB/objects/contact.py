@@ -427,7 +427,8 @@ def surface_name(solid, sub):
     except Exception:  # a missing element
         return f"{sub} of '{solid.Label}' (gone)"
     if element.ShapeType != "Face":
-        return f"{sub} of '{solid.Label}' (a {element.ShapeType.lower()}, not a face)"
+        kind = element.ShapeType.lower()
+        return f"{sub} of '{solid.Label}' ({'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a face)"
     kind = {"Cone": "cone", "Toroid": "torus", "SurfaceOfRevolution": "surface of revolution",
             "BSplineSurface": "free-form surface"}.get(_surface_kind(element),
                                                        _surface_kind(element).lower())
