@@ -44,8 +44,8 @@ END_TIME = 2.5                 #: s
 #: angles (rad)
 START = (
     ("Egg", (-0.10, 0.00, 0.035), (0.0, 0.0, math.pi / 2)),        # axis across the slope
-    ("Cone", (-0.03, 0.025, 0.045), (0.4, 0.6, 0.0)),
-    ("Prism", (-0.17, -0.025, 0.04), (math.pi / 2, 0.3, 0.0)),     # on its side: it rolls
+    ("Cone", (-0.03, 0.01, 0.045), (0.4, 0.6, 0.0)),
+    ("Prism", (-0.18, -0.005, 0.04), (math.pi / 2, 0.3, 0.0)),     # on its side: it rolls
 )
 
 
