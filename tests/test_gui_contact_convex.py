@@ -6,7 +6,7 @@ finer tolerance typed in), OK applies; the egg settles on the plate and carries 
 tumbling-solids example built from FreeCAD solids runs with a small energy residual.
 
 Screenshots ``contact_convex_panel.png``, ``tumbling_drawn.png``, ``tumbling_end.png`` and
-``tumbling_end_front.png`` are copied to ``$MBWB_ARTIFACTS_DIR`` when set.
+``tumbling_end_close.png`` are copied to ``$MBWB_ARTIFACTS_DIR`` when set.
 """
 
 import math
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.gui
 
 GUI_DIR = Path(__file__).resolve().parent / "gui"
 SHOTS = ("contact_convex_panel.png", "tumbling_drawn.png", "tumbling_end.png",
-         "tumbling_end_front.png")
+         "tumbling_end_close.png")
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +46,7 @@ def test_the_eggs_face_is_its_solids_convex_hull_on_a_marker_at_its_centre_of_ma
     assert run["undo_after_command"] == [1, ["Contact"]]
     assert run["shapes"] == ["convex", "plane"]
     assert run["marker_at_centre_of_mass"] < 1e-9 and run["egg_not_moved"] == 0.0
+    assert run["tolerance"] > 0.0
     # the default tolerance: 1 % of the egg's bounding-box diagonal (2 sqrt(A^2 + 2 B^2))
     assert run["tolerance"] == pytest.approx(0.01 * 2 * math.sqrt(20 ** 2 + 2 * 14 ** 2),
                                              rel=1e-3)

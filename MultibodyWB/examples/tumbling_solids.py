@@ -39,7 +39,7 @@ PRISM = (0.015, 0.025)         #: m, hexagon's circumradius (= side), length
 STATIC_DEPTH = 1e-5            #: m, depth of three points under a solid's weight
 FRICTION = (0.4, 0.3)          #: static, dynamic
 RESTITUTION = 0.5              #: at 1 m/s
-END_TIME = 2.5                 #: s
+END_TIME = 3.0                 #: s
 #: name, start position in the plate's axes (down the slope, across, above the plate; m), Bryant
 #: angles (rad)
 START = (
