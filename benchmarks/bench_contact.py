@@ -1,15 +1,18 @@
 """Benchmark of contacts: cost per contact pair per evaluation, and a 50-body model with about
 100 active contact pairs at a 1e-4 s step.
 
-    /usr/bin/python3 benchmarks/bench_contact.py [--quick]
+    /usr/bin/python3 benchmarks/bench_contact.py [--quick] [--integrator euler] [--part 2]
 
 1. Cost per pair: n bodies on free hinges, each resting on the ground with one contact (sphere -
-   plane, box - plane, cylinder - plane) or in a row of touching balls (sphere - sphere); the
-   whole RK4 run in compiled code, timed with and without the contacts: (with - without) / (4 n)
-   per evaluation (four evaluations per RK4 step).
+   plane, box - plane, cylinder - plane, a tessellated cylinder (convex hull of 200 points)
+   standing on the plane or on a slab (hull against a box's hull)) or in a row of touching balls
+   (sphere - sphere); the whole fixed-step run in compiled code, timed with and without the
+   contacts: (with - without) / (e n) per evaluation (e evaluations per step: 4 for rk4, 1 for
+   euler).
 2. 50 balls on the ground in a row, each touching its neighbours (50 sphere-plane and 49
-   sphere-sphere pairs, all active, with friction): mstmm, rk4, step 1e-4 s, output every 1 ms,
-   1 s simulated, whole ``simulate()`` including the result rows: wall time against real time.
+   sphere-sphere pairs, all active, with friction): mstmm, rk4 (or ``--integrator euler``: the
+   semi-implicit Euler step, one evaluation per step), step 1e-4 s, output every 1 ms, 1 s
+   simulated, whole ``simulate()`` including the result rows: wall time against real time.
 
 The load average is printed before and after. Not a test: timings depend on the machine.
 """
@@ -27,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench_tree import load, machine                       # noqa: E402
 from MultibodyWB.solver.model import MultibodySystem, massprops  # noqa: E402
-from MultibodyWB.solver.run.simulate import simulate        # noqa: E402
+from MultibodyWB.solver.run.simulate import FIXED_RUNS, simulate  # noqa: E402
 
 G = 9.81
 R = 0.02
@@ -57,6 +60,12 @@ def resting(n, shape, contacts=True, neighbours=False):
             size = {"size": (2 * R, 2 * R, 2 * R)}
             half = R
             k, points = 1e9, 4
+        elif shape in ("prism", "prism-slab"):
+            # a tessellated cylinder standing on its end: the hull of two 100-gons
+            mp = massprops.cylinder(R, 2 * R, 7850.0, base=(0, 0, -R))
+            size = {"points": prism_points(PRISM_SIDES)}
+            half = R
+            k, points = 1e9, PRISM_SIDES
         else:
             mp = massprops.cylinder(R, 2 * R, 7850.0, base=(0, 0, -R))
             size = {"radius": R, "length": 2 * R}
@@ -71,7 +80,13 @@ def resting(n, shape, contacts=True, neighbours=False):
         m.add_hinge(f"F{i}", "free", b.add_marker((0, 0, 0)), gm)
         marks.append(bm)
         if contacts:
-            m.add_contact(f"C{i}", bm, gm, (shape, size), ("plane",), stiffness=k,
+            kind = "convex" if shape.startswith("prism") else shape
+            other = ("plane",)
+            om = gm
+            if shape == "prism-slab":            # on a slab: the hull of a box, hull - hull
+                other = ("box", {"size": (4 * R, 4 * R, 2 * R)})
+                om = g.add_marker((i * 3 * R, 0, -R))
+            m.add_contact(f"C{i}", bm, om, (kind, size), other, stiffness=k,
                           restitution=0.5, static_friction=0.5, dynamic_friction=0.4,
                           stiction_velocity=1e-3)
     if contacts and neighbours:
@@ -89,12 +104,24 @@ def resting(n, shape, contacts=True, neighbours=False):
     return m
 
 
-def run_time(model, steps, h=1e-4):
-    """Wall time of an rk4 run of ``steps`` steps with one output row at the end (best of 3)."""
+#: Sides of the tessellated cylinder (``prism`` shapes): 2 x 100 hull vertices.
+PRISM_SIDES = 100
+
+
+def prism_points(sides):
+    """The vertices of a prism of ``sides`` sides, radius R, height 2 R, centred, axis z."""
+    a = 2 * np.pi * np.arange(sides) / sides
+    ring = np.column_stack([R * np.cos(a), R * np.sin(a)])
+    return np.vstack([np.column_stack([ring, np.full(sides, z)]) for z in (-R, R)])
+
+
+def run_time(model, steps, h=1e-4, integrator="rk4"):
+    """Wall time of a fixed-step run of ``steps`` steps with one output row at the end (best
+    of 3)."""
     best = np.inf
     for _ in range(3):
         t0 = time.perf_counter()
-        simulate(model, method="mstmm", integrator="rk4", t_end=steps * h, step=h,
+        simulate(model, method="mstmm", integrator=integrator, t_end=steps * h, step=h,
                  output_step=steps * h)
         best = min(best, time.perf_counter() - t0)
     return best
@@ -103,35 +130,54 @@ def run_time(model, steps, h=1e-4):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer steps")
+    ap.add_argument("--integrator", choices=tuple(FIXED_RUNS), default="rk4",
+                    help="the fixed-step integrator (default rk4)")
+    ap.add_argument("--part", type=int, choices=(1, 2), help="run only this part")
     args = ap.parse_args()
+    integrator = args.integrator
+    evaluations = FIXED_RUNS[integrator][1]
     print(f"machine: {machine()}")
     print(f"load average before: {load()}")
     steps = 2000 if args.quick else 10000
     n = 50
     # warm up the compiled code (the first run compiles what the cache lacks)
-    simulate(resting(2, "sphere", neighbours=True), t_end=1e-3, step=1e-4, output_step=1e-3)
-    print(f"\n1. cost per contact pair per evaluation ({n} bodies, {steps} rk4 steps)")
-    base = run_time(resting(n, "sphere", contacts=False), steps)
-    for shape, neighbours in (("sphere", False), ("box", False), ("cylinder", False),
-                              ("sphere", True)):
-        m = resting(n, shape, neighbours=neighbours)
-        pairs = len(m.contacts)
-        t = run_time(m, steps)
-        per = (t - base) / (4 * steps * pairs) * 1e9
-        what = f"{shape}-plane" if not neighbours else "sphere-plane + sphere-sphere"
-        print(f"   {what:<30} {pairs:4d} pairs: {per:7.1f} ns per pair per evaluation "
-              f"(run {t:.3f} s, without contacts {base:.3f} s)")
-    print("\n2. 50 balls pressed together in a row on the ground between two walls: 101 pairs, "
-          "rk4 1e-4 s, 1 ms rows")
-    m = resting(50, "sphere", neighbours=True)
-    t_end = 0.2 if args.quick else 1.0
-    t0 = time.perf_counter()
-    res = simulate(m, method="mstmm", integrator="rk4", t_end=t_end, step=1e-4,
-                   output_step=1e-3)
-    wall = time.perf_counter() - t0
-    active = sum(int(res[f"{c.name}.Fn"][-1] > 0) for c in m.contacts)
-    print(f"   {t_end:g} s simulated in {wall:.3f} s wall ({wall / t_end:.3f} s per simulated s), "
-          f"{active} pairs active at the end")
+    simulate(resting(2, "sphere", neighbours=True), t_end=1e-3, step=1e-4, output_step=1e-3,
+             integrator=integrator)
+    if args.part in (None, 1):
+        print(f"\n1. cost per contact pair per evaluation ({n} bodies, {steps} {integrator} "
+              "steps)")
+        base = run_time(resting(n, "sphere", contacts=False), steps, integrator=integrator)
+        names = {"prism": f"convex-plane ({2 * PRISM_SIDES} vertices)",
+                 "prism-slab": f"convex-box hull ({2 * PRISM_SIDES}+8)"}
+        for shape, neighbours in (("sphere", False), ("box", False), ("cylinder", False),
+                                  ("sphere", True), ("prism", False), ("prism-slab", False)):
+            m = resting(n, shape, neighbours=neighbours)
+            pairs = len(m.contacts)
+            t = run_time(m, steps, integrator=integrator)
+            per = (t - base) / (evaluations * steps * pairs) * 1e9
+            what = names.get(shape, f"{shape}-plane" if not neighbours
+                             else "sphere-plane + sphere-sphere")
+            print(f"   {what:<30} {pairs:4d} pairs: {per:7.1f} ns per pair per evaluation "
+                  f"(run {t:.3f} s, without contacts {base:.3f} s)")
+    if args.part in (None, 2):
+        print("\n2. 50 balls pressed together in a row on the ground between two walls: 101 "
+              f"pairs, {integrator} 1e-4 s, 1 ms rows")
+        m = resting(50, "sphere", neighbours=True)
+        t_end = 0.2 if args.quick else 1.0
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = simulate(m, method="mstmm", integrator=integrator, t_end=t_end, step=1e-4,
+                       output_step=1e-3)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        active = sum(int(res[f"{c.name}.Fn"][-1] > 0) for c in m.contacts)
+        print(f"   {t_end:g} s simulated in {wall:.3f} s wall ({wall / t_end:.3f} s per simulated "
+              f"s; the process's CPU time {cpu:.3f} s: on a loaded machine the wall time also "
+              f"counts the waits), {active} pairs active at the end; {res.meta['steps']} steps, "
+              f"{res.meta['evaluations']} evaluations")
+        b = res.energy_balance()
+        print(f"   energy balance: dissipated {b['dissipated']:.3g} J, residual "
+              f"{b['residual']:.3g} J ({b['relative']:.2g} of the energies' scale)")
+        for w in res.meta.get("warnings", []):
+            print(f"   warning: {w}")
     print(f"\nload average after: {load()}")
 
 

@@ -205,7 +205,7 @@ def test_heavy_top_in_steady_precession(theta, omega):
 # drivers and force magnitudes
 # --------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("integrator", ["rk4", "DOP853"])
+@pytest.mark.parametrize("integrator", ["rk4", "euler", "DOP853"])
 def test_driven_pendulum_follows_its_function_and_needs_the_right_torque(integrator):
     model, m, J, l = pendulum(drive="0.5*sin(3*t) + 0.2*t")
     r = simulate(model, integrator=integrator, t_end=2.0, step=1e-3, output_step=0.01)

@@ -56,6 +56,13 @@ def test_the_run_is_recorded_as_macro_lines(loop):
             ".getObject('CrankSlider'))") in console, console
 
 
+def test_the_integrator_list_has_euler_and_only_adaptive_ones_take_tolerances(loop):
+    from MultibodyWB.solver.model import INTEGRATORS
+    assert loop["integrators"] == list(INTEGRATORS) and "euler" in loop["integrators"]
+    assert loop["tolerances_enabled"] == {"euler": [False, False], "DOP853": [True, True],
+                                          "rk4": [False, False]}
+
+
 def test_one_undo_removes_the_run_and_redo_brings_it_back(loop):
     assert loop["results_after_undo"] == [] and loop["run_list_after_undo"] == 0
     assert loop["end_time_after_undo"] == pytest.approx(0.02)     # the settings step stays

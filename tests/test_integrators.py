@@ -1,4 +1,5 @@
-"""Every integrator on a stiff sprung slider, against the exact damped oscillation."""
+"""Every integrator on a stiff sprung slider, against the exact damped oscillation (the
+first-order euler to its own, looser, bound)."""
 
 import numpy as np
 import pytest
@@ -33,9 +34,11 @@ def test_stiff_slider(integrator):
     model, mass = slider()
     s = model.simulation
     s.end_time, s.output_step = 0.02, 1e-3
-    s.step = 1e-6 if integrator == "rk4" else 1e-5
+    # euler is first order: its error is about w h / 2 (w = 1000 rad/s)
+    s.step = {"rk4": 1e-6, "euler": 1e-7}.get(integrator, 1e-5)
     s.relative_tolerance, s.absolute_tolerance = 1e-9, 1e-13
     r = simulate(model, integrator=integrator)
     err = np.max(np.abs(r.column("Slide.z") - exact(r.time, mass))) / X0
-    assert err < 1e-6, f"{integrator}: relative error {err:.2e}"
+    bound = 1e-4 if integrator == "euler" else 1e-6
+    assert err < bound, f"{integrator}: relative error {err:.2e}"
     assert r.meta["integrator"].lower() == integrator.lower()

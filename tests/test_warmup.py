@@ -44,8 +44,9 @@ def test_the_cli_says_when_the_kernels_are_ready(cache, monkeypatch):
 
 
 def test_the_warm_up_runs_every_kind_of_model():
-    """The tiny runs reach trees and loops, rk4 and an adaptive integrator, a motor and the
-    Newton-Euler method (with the kernels of this checkout, cached as every test uses them)."""
+    """The tiny runs reach trees and loops, rk4, euler and an adaptive integrator, a motor and
+    the Newton-Euler method (with the kernels of this checkout, cached as every test uses
+    them)."""
     from MultibodyWB.solver.run.simulate import simulate
     kinds = set()
     for model, settings in warmup._models():
@@ -55,6 +56,8 @@ def test_the_warm_up_runs_every_kind_of_model():
     assert ("mstmm", "rk4", False, True) in kinds             # a loop, rk4
     assert ("mstmm", "DOP853", False, True) in kinds          # a loop, adaptive
     assert ("mstmm", "rk4", False, False) in kinds            # a tree
+    assert ("mstmm", "euler", False, True) in kinds           # a loop, euler
+    assert ("constrained", "euler", False, False) in kinds    # its Python step
     assert any(motor for _, _, motor, _ in kinds)
     assert any(method == "newton-euler" for method, *_ in kinds)
 

@@ -42,6 +42,7 @@ from ..objects.mechanism import members
 from ..objects.result import TYPE as RESULT
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION, setting
 from ..solver.model import INTEGRATORS, METHODS, ModelError
+from ..solver.model.settings import FIXED_STEP
 from .qt import QtCore, QtGui, QtWidgets, compact
 from . import warmup
 from .watch import DocumentWatch, TaskPanel, later, object_alive, track
@@ -193,13 +194,17 @@ class SimulatePanel(TaskPanel):
         form.addRow("Method", self.method)
         self.integrator = QtWidgets.QComboBox()
         self.integrator.addItems(list(INTEGRATORS))
-        self.integrator.setToolTip("rk4: fixed step, compiled; the others: scipy's adaptive "
-                                   "integrators with the tolerances below")
+        self.integrator.setToolTip("rk4: fixed-step Runge-Kutta, compiled\n"
+                                   "euler: fixed-step semi-implicit (symplectic) Euler, compiled, "
+                                   "one evaluation a step (contacts)\n"
+                                   "the others: scipy's adaptive integrators with the tolerances "
+                                   "below")
         form.addRow("Integrator", self.integrator)
         self.quantity = {}
         tips = {"EndTime": "End of the simulated time",
-                "Step": "Integrator step (rk4, newton-euler) or first step (adaptive)",
-                "OutputStep": "Spacing of the stored results (a whole number of steps for rk4)"}
+                "Step": "Integrator step (rk4, euler, newton-euler) or first step (adaptive)",
+                "OutputStep": "Spacing of the stored results (a whole number of steps for rk4 "
+                              "and euler)"}
         labels = {"EndTime": "End time", "Step": "Step", "OutputStep": "Output step"}
         for name in _QUANTITY_SETTINGS:
             edit = QtWidgets.QLineEdit()
@@ -331,7 +336,7 @@ class SimulatePanel(TaskPanel):
         return w
 
     def _enable_tolerances(self, *_):
-        adaptive = (self.integrator.currentText() != "rk4"
+        adaptive = (self.integrator.currentText() not in FIXED_STEP
                     and self.method.currentText() != "newton-euler")
         for edit in self.tolerance.values():
             edit.setEnabled(adaptive)

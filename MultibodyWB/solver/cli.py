@@ -321,10 +321,12 @@ def add_run_command(subparsers):
     r.add_argument("model", help="neutral model file (*.mbs.xml)")
     r.add_argument("--method", help=f"solution method: {', '.join(METHODS)} "
                                     "(default: the model's)")
-    r.add_argument("--integrator", help=f"integrator: {', '.join(INTEGRATORS)} "
-                                        "(default: the model's)")
+    r.add_argument("--integrator", help=f"integrator: {', '.join(INTEGRATORS)} (rk4: fixed-"
+                                        "step Runge-Kutta; euler: fixed-step semi-implicit "
+                                        "Euler, one evaluation a step; the others: adaptive; "
+                                        "default: the model's)")
     r.add_argument("--t-end", type=float, help="end time, s")
-    r.add_argument("--step", type=float, help="integrator step (rk4) or first step, s")
+    r.add_argument("--step", type=float, help="integrator step (rk4, euler) or first step, s")
     r.add_argument("--output-step", type=float, help="spacing of the results, s")
     r.add_argument("--out", "-o", help="results file, .csv or .npz")
     r.add_argument("--wall-budget", type=float, metavar="SECONDS",

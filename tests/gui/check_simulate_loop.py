@@ -175,6 +175,16 @@ def check():
         parsed[text] = panel.settings()["Step"]
     panel.set_settings(Step=1e-5)
     result["parsed_times"] = parsed
+    # the tolerances are the adaptive integrators' only: chosen in the list as a user would
+    chosen = panel.integrator.currentText()
+    enabled = {}
+    for name in ("euler", "DOP853", "rk4"):
+        panel.integrator.setCurrentIndex(panel.integrator.findText(name))
+        in_freecad.process_events()
+        enabled[name] = [panel.tolerance[n].isEnabled() for n in sorted(panel.tolerance)]
+    panel.integrator.setCurrentIndex(panel.integrator.findText(chosen))
+    result["integrators"] = [panel.integrator.itemText(i) for i in range(panel.integrator.count())]
+    result["tolerances_enabled"] = enabled
 
     # -- Cancel a long run: the earlier results stay -----------------------------------------
     panel.set_settings(EndTime=50.0)

@@ -52,6 +52,18 @@ def output_times(t_end: float, output_step: float) -> np.ndarray:
 #: stability limit of the classical Runge-Kutta method on the real axis, 2.79).
 RK4_LIMIT = 2.78
 
+#: The same for the semi-implicit (symplectic) Euler step (the integrator ``euler``, and the
+#: newton-euler method's own scheme): an undamped oscillator ``x'' = -w^2 x`` is stable for
+#: ``w h < 2`` (one step's matrix has the trace ``2 - (w h)^2`` and the determinant 1); a damper
+#: alone, ``u' = -(c / m) u``, for ``(c / m) h < 2``.
+EULER_LIMIT = 2.0
+
+
+def step_limit(integrator, method="mstmm") -> float:
+    """The fixed step's stability limit, rate times step (:data:`RK4_LIMIT`,
+    :data:`EULER_LIMIT`), of a run with ``integrator`` by ``method``."""
+    return EULER_LIMIT if integrator == "euler" or method == "newton-euler" else RK4_LIMIT
+
 
 def stiff_elements(model: MultibodySystem) -> list:
     """The model's springs and dampers by how fast they act: a list of
@@ -150,14 +162,14 @@ def stiffness_advice(model, integrator, step, fixed, method="mstmm") -> tuple:
     """What to do about a run that failed or stalled: ``(element, field, text)``, the element
     and field the stiffest spring or damper of the model (:func:`stiff_elements`), or
     ``Simulation`` and the step or integrator when there is none. ``fixed``: the run had a fixed
-    step (rk4, newton-euler)."""
+    step (rk4, euler, newton-euler)."""
     try:
         found = stiff_elements(model)
     except Exception:          # noqa: BLE001 - advice only; never hide the run's own error
         found = []
     if found:
         rate, element, field, text = found[0]
-        limit = RK4_LIMIT / rate if np.isfinite(rate) and rate > 0 else 0.0
+        limit = step_limit(integrator, method) / rate if np.isfinite(rate) and rate > 0 else 0.0
         # no step to suggest when it would be absurdly small (a mass or inertia of 1e-308)
         what = (f"a Step below {limit:.2g} s, " if fixed and step is not None and step > limit
                 and limit > 1e-12 else "")

@@ -18,7 +18,7 @@ from ..elements.forces.contact import PAIRS as CONTACT_PAIRS
 from ..elements.forces.contact import SHAPES as CONTACT_SHAPES
 from ..elements.forces.stop import ROTATION_STOPS, stops_of
 from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES, STIFFNESS_UNIT
-from .settings import INTEGRATORS, METHODS
+from .settings import FIXED_STEP, INTEGRATORS, METHODS
 from .problems import Problem
 from .timefunction import EvaluationError, ExpressionError, parse, shorten
 
@@ -32,7 +32,7 @@ MAX_ANGLE = 1e6
 #: Times at which the expressions are evaluated by the check (besides t = 0): evenly spaced
 #: over (0, EndTime], so that one that cannot be evaluated is reported before a run.
 EXPRESSION_SAMPLES = 32
-#: Most integration steps of a fixed-step run (rk4, newton-euler): EndTime / Step.
+#: Most integration steps of a fixed-step run (rk4, euler, newton-euler): EndTime / Step.
 MAX_STEPS = 1e10
 #: Largest table of results a run may allocate (output rows x columns x 8 bytes), bytes.
 MAX_RESULT_BYTES = 4e9
@@ -717,7 +717,7 @@ def run_size_problems(model, end_time, step, output_step, method, integrator) ->
         return out
     if not all(np.isfinite(x) and x > 0 for x in (t, h, dt)):
         return out
-    fixed = integrator == "rk4" or method == "newton-euler"
+    fixed = integrator in FIXED_STEP or method == "newton-euler"
     with np.errstate(all="ignore"):
         steps, rows = t / h, t / dt + 2.0
     if fixed and not steps <= MAX_STEPS:

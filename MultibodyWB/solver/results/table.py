@@ -47,7 +47,7 @@ Conventions
 * Energy balance: ``energy.work_drivers``, ``energy.work_forces`` and ``energy.dissipated`` are
   the work done since t = 0 by the drivers and the applied forces and the energy the dampers
   dissipated, integrated with the state by the integrator (``rk4``: extra states of the same
-  RK4 scheme; the adaptive integrators: Gauss quadrature of the power over each step's dense
+  RK4 scheme; ``euler``: the power at each step's start times the step; the adaptive integrators: Gauss quadrature of the power over each step's dense
   output); ``energy.residual = total - total(0) - work_drivers - work_forces + dissipated`` is
   what the balance misses: the integration error (the *drift*), plus, for closed loops, the
   work of the loop stabilisation (``mstmm``: Baumgarte terms; ``constrained``: the projections

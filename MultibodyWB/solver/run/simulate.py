@@ -7,9 +7,9 @@ Methods (``Simulation/Method``)
     loops (:mod:`.constrained.run`; integrated in Python: the reference, not the fast path).
     ``newton-euler``: the discrete-time method of :mod:`.newton_euler` (every body integrated on
     its own with a very small step, 1e-5 to 1e-7 s; joints as stiff spring-dampers; any topology).
-    It has its own scheme, so ``Integrator`` does not apply; ``OutputStep`` must be a whole number
-    of steps. Options (keyword arguments of :func:`simulate`): ``joint_fraction``,
-    ``joint_frequency``, ``joint_damping_ratio``.
+    It has its own scheme (a symplectic Euler step per body, as ``euler``), so ``Integrator``
+    does not apply; ``OutputStep`` must be a whole number of steps. Options (keyword arguments
+    of :func:`simulate`): ``joint_fraction``, ``joint_frequency``, ``joint_damping_ratio``.
 
 Integrators (``Simulation/Integrator``)
     ``rk4``: classical fixed-step Runge-Kutta. The run goes in chunks of many steps, each done
@@ -19,20 +19,30 @@ Integrators (``Simulation/Integrator``)
     normalised after every step. ``OutputStep`` must be a whole number of ``Step``\\ s; an
     ``EndTime`` that is not a whole number of steps ends with one shorter step.
 
+    ``euler``: semi-implicit (symplectic) Euler with the fixed step ``Step``, one evaluation per
+    step (a quarter of rk4's): ``u_{n+1} = u_n + h udot(t_n, q_n, u_n)``, then ``q_{n+1} = q_n
+    + h qdot(q_n, u_{n+1})``, quaternions normalised after every step
+    (:func:`.kernels.euler_run`, run in chunks as rk4). First order, but symplectic: without
+    dampers the energy error stays bounded instead of drifting; an undamped oscillator is
+    stable for ``h w < 2`` (:data:`..methods.runtime.EULER_LIMIT`), against rk4's 2.78 for four
+    evaluations. The step of contact-rich simulators; its results converge as ``h`` (rk4's as
+    ``h^4``). ``OutputStep`` and ``EndTime`` as for rk4.
+
     ``DOP853``, ``RK45``, ``Radau``, ``BDF``, ``LSODA``: scipy's adaptive integrators (as in
     ``scipy.integrate.solve_ivp``) with the model's ``RelativeTolerance`` and
     ``AbsoluteTolerance`` and ``Step`` as the first step; the states at the output times come from
     the integrator's dense output, quaternions normalised there.
 
 Closed loops (``mstmm``) are held closed by Baumgarte stabilisation, critically damped at
-``w = LOOP_STABILISATION / h`` (:mod:`.system`): ``h`` is the fixed step for rk4; for the adaptive
-integrators it is the step the integrator took last (the first step only until then), so the
-stabilisation never limits the step and the run does not depend on ``Step``.
+``w = LOOP_STABILISATION / h`` (:mod:`.system`): ``h`` is the fixed step for rk4 and euler; for
+the adaptive integrators it is the step the integrator took last (the first step only until
+then), so the stabilisation never limits the step and the run does not depend on ``Step``.
 
 Energy balance (the ``energy.work_drivers``, ``work_forces``, ``dissipated`` and ``residual``
 columns of :mod:`.results`): when the model has drivers, forces with a magnitude or dampers
 (:attr:`.system.System.does_work`), ``rk4`` integrates their power (:func:`.kernels.power_flows`)
-as three extra states of the same RK4 scheme inside the compiled run, and the adaptive
+as three extra states of the same RK4 scheme inside the compiled run, ``euler`` to first order
+(the power at the start of each step times ``h``), and the adaptive
 integrators integrate it over the dense output of every step by Gauss-Legendre quadrature
 (:data:`WORK_NODES` nodes, cut at the output times; ``meta['power_evaluations']`` counts them).
 Either way the residual of the balance is the integration error. The states and the existing
@@ -40,7 +50,8 @@ columns are the same as without it, bit for bit.
 
 Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
 grid). Only the output rows are kept, so a run of a million steps needs memory for its output
-only.
+only. A fixed-step run computes its result rows in batches of :data:`ROW_BATCH` (the states are
+kept as the chunks write them).
 
 Guards (a run never ends in a traceback or goes on without end)
     Settings, the caller's overrides included, are refused before anything is allocated when a
@@ -48,8 +59,8 @@ Guards (a run never ends in a traceback or goes on without end)
     rows). An expression that cannot be evaluated during the run raises
     :class:`~.timefunction.EvaluationError` naming the hinge's ``Driver`` or the force's
     ``Magnitude`` and the time. A state that is not finite stops the run with a
-    :class:`RunError` naming the hinge (mstmm; rk4 goes through the failed chunk again step by
-    step to find it) or body (newton-euler) that blew up first and the time. An adaptive
+    :class:`RunError` naming the hinge (mstmm; rk4 and euler go through the failed chunk again
+    step by step to find it) or body (newton-euler) that blew up first and the time. An adaptive
     integrator whose steps collapse (:class:`StallDetector`: two windows of
     :data:`STALL_WINDOW` steps at whose pace the rest would take more than :data:`STALL_STEPS`
     steps; the constrained method's runs by their pace in wall time, :class:`Watch`) raises a
@@ -68,7 +79,7 @@ import numpy as np
 
 from ..methods.mstmm import kernels as K
 from ..model.mechanism import MultibodySystem
-from ..model.settings import INTEGRATORS, METHODS
+from ..model.settings import FIXED_STEP, INTEGRATORS, METHODS
 from ..model.problems import ModelError, Problem
 from ..results.table import Results, fill_residual
 from ..results.recorder import Recorder
@@ -77,10 +88,13 @@ from ..methods.runtime import (BudgetExceeded, Cancelled, RunError, SimulationEr
                                blown_up, not_finite, output_times, stiffness_advice)
 
 ADAPTIVE = ("DOP853", "RK45", "Radau", "BDF", "LSODA")
-#: Wall time aimed at per rk4 chunk (s): how often progress and cancel are looked at.
+#: Wall time aimed at per chunk of fixed steps (s): how often progress and cancel are looked at.
 CHUNK_SECONDS = 0.1
-#: Most steps in one rk4 chunk.
+#: Most steps in one chunk of fixed steps (rk4, euler).
 MAX_CHUNK = 20000
+#: The compiled run of each fixed-step integrator (its name in :mod:`.kernels`) and its
+#: evaluations per step.
+FIXED_RUNS = {"rk4": ("rk4_run", 4), "euler": ("euler_run", 1)}
 
 
 def _problem(field, message):
@@ -122,8 +136,8 @@ def _settings(model, method, integrator, t_end, step, output_step):
         if not (math.isfinite(v) and v > 0):
             problems.append(_problem(field, f"{v!r}; must be a positive number"))
         values[field] = v
-    fixed = "method newton-euler" if method == "newton-euler" else "integrator rk4"
-    if ((integrator == "rk4" or method == "newton-euler") and math.isfinite(values["Step"])
+    fixed = "method newton-euler" if method == "newton-euler" else f"integrator {integrator}"
+    if ((integrator in FIXED_STEP or method == "newton-euler") and math.isfinite(values["Step"])
             and values["Step"] > 0 and math.isfinite(values["OutputStep"])
             and values["OutputStep"] > 0):
         ratio = values["OutputStep"] / values["Step"]          # inf when it overflows
@@ -270,12 +284,15 @@ def _check_contact_steps(model, step, method, integrator) -> None:
     """A fixed step too long for a contact's stiffness is refused before the run: such a contact
     would not blow up but throw the bodies apart with energy it never had (the first step into
     it penetrates far). Its stiffness at the depth of an impact at its impact speed
-    (:func:`..methods.runtime.stiff_elements`) against RK4's stability limit."""
-    from ..methods.runtime import RK4_LIMIT, stiff_elements
+    (:func:`..methods.runtime.stiff_elements`) against the step's stability limit
+    (:func:`..methods.runtime.step_limit`: RK4's, or symplectic Euler's for euler and
+    newton-euler)."""
+    from ..methods.runtime import step_limit, stiff_elements
+    most = step_limit(integrator, method)
     for rate, element, field, text in stiff_elements(model):
-        if not element.startswith("Contact ") or not rate * step > RK4_LIMIT:
+        if not element.startswith("Contact ") or not rate * step > most:
             continue
-        limit = RK4_LIMIT / rate
+        limit = most / rate
         raise RunError(element, field, (
             f"too stiff for the fixed step {step:g} s ({method}, {integrator}): {text}; use a "
             f"Step below {limit:.2g} s, an adaptive integrator (mstmm), or a softer contact"))
@@ -294,12 +311,12 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         See the module docstring; None: the model's ``Simulation`` settings (as are the others).
         Names are matched without regard to case.
     t_end, step, output_step : float, optional
-        End time, integrator step (rk4) or first step (adaptive), output spacing (s).
+        End time, integrator step (rk4, euler) or first step (adaptive), output spacing (s).
     progress : callable(fraction), optional
         Called with increasing fractions of the simulated time, from 0 to 1 (last call: 1.0).
     cancel : callable() -> bool, optional
-        Looked at between chunks (rk4) or steps (adaptive): True stops the run, which raises
-        :class:`Cancelled`.
+        Looked at between chunks (rk4, euler) or steps (adaptive): True stops the run, which
+        raises :class:`Cancelled`.
     accept_corrections : bool
         The run starts from the drawing (:mod:`.start`): a start that would move a body away from
         where it is drawn (markers that do not meet, a driver starting elsewhere, a loop that does
@@ -349,9 +366,9 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     model, start = prepare(model, accept_corrections)
     start_meta = _start_meta(start)
     watch = Watch(t_end, wall_budget, progress, cancel, stall=(method == "constrained"
-                                                               and integrator != "rk4"),
+                                                               and integrator not in FIXED_STEP),
                   wall0=wall0)
-    fixed = integrator == "rk4" or method == "newton-euler"
+    fixed = integrator in FIXED_STEP or method == "newton-euler"
     if fixed and model.contacts:
         _check_contact_steps(model, step, method, integrator)
     try:
@@ -417,10 +434,11 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
     K.normalise_quaternions(y0, system.tree.quat)
     if not np.all(np.isfinite(y0)):
         hinge, body, others = blown_up(system, 0.0, None, y0)
-        raise not_finite(model, 0.0, hinge, body, others, integrator, step, integrator == "rk4")
-    if integrator == "rk4":
-        times, states, data, info = _run_rk4(system, rec, y0, t_end, step, output_step,
-                                             progress, cancel, monitor)
+        raise not_finite(model, 0.0, hinge, body, others, integrator, step,
+                         integrator in FIXED_STEP)
+    if integrator in FIXED_STEP:
+        times, states, data, info = _run_fixed(system, rec, y0, integrator, t_end, step,
+                                               output_step, progress, cancel, monitor)
     else:
         times, states, data, info = _run_adaptive(system, rec, y0, integrator, t_end, step,
                                                   output_step, rtol, atol, progress, cancel,
@@ -430,7 +448,7 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
                 output_step=output_step, end_time=t_end, wall_time=wall,
                 bodies=rec.bodies, hinges=rec.hinges, ny=int(system.ny),
                 **info)
-    if integrator != "rk4":
+    if integrator not in FIXED_STEP:
         meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
     if system.cuts:
         monitor.finish()
@@ -570,7 +588,7 @@ def _simulate_constrained(model, integrator, t_end, step, output_step, rtol, ato
     meta = dict(model=model.name, method="constrained", integrator=integrator, step=step,
                 output_step=output_step, end_time=t_end, wall_time=_time.perf_counter() - wall0,
                 **info)
-    if integrator != "rk4":
+    if integrator not in FIXED_STEP:
         meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
     return Results(names, data, meta, states)
 
@@ -586,20 +604,33 @@ def _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wa
     return Results(rec.names, data, meta, states)
 
 
+#: Result rows of a fixed-step run evaluated together (:meth:`_Rows.add_later`): the rows of its
+#: chunks are computed in batches of at least this many, not chunk by chunk, so that what the
+#: recorder pays per call (a pass in Python over the force elements, as the contacts' elastic
+#: energy) is paid once per batch (a chunk holds about :data:`CHUNK_SECONDS` of steps: a few
+#: dozen rows for a model that steps slowly).
+ROW_BATCH = 1000
+
+
 class _Rows:
-    """Output buffers filled row by row."""
+    """Output buffers filled row by row (in time order: the recorder continues the angles from
+    the rows before)."""
 
     def __init__(self, n, ny, ncol):
         self.states = np.empty((n, ny))
         self.data = np.empty((n, ncol))
         self.times = np.empty(n)
+        self.flows = None            # (n, 3) the rows' work columns, for add_later
         self.n = 0
+        self.ready = 0               # rows [ready, n) wait for flush
 
     def add(self, rec, t, y, flows=None):
+        self.flush(rec)
         self.times[self.n] = t
         self.states[self.n] = y
         self.data[self.n] = rec.row(t, y, flows=flows)
         self.n += 1
+        self.ready = self.n
 
     def add_many(self, rec, times, states, flows=None):
         """Rows at many times at once (``rec.rows``: one compiled evaluation of them all)."""
@@ -611,8 +642,33 @@ class _Rows:
         self.states[n:n + k] = states
         self.data[n:n + k] = rec.rows(np.asarray(times, dtype=float), states, flows)
         self.n += k
+        self.ready = self.n
+
+    def add_later(self, rec, times, states, flows):
+        """Rows at many times (states (k, ny), flows (k, 3), copied) whose data are computed
+        with the next ones, :data:`ROW_BATCH` or more at once, or by :meth:`flush`."""
+        k = len(times)
+        if k == 0:
+            return
+        if self.flows is None:
+            self.flows = np.zeros((self.times.size, 3))
+        n = self.n
+        self.times[n:n + k] = times
+        self.states[n:n + k] = states
+        self.flows[n:n + k] = flows
+        self.n += k
+        if self.n - self.ready >= ROW_BATCH:
+            self.flush(rec)
+
+    def flush(self, rec):
+        """Compute the rows that :meth:`add_later` left waiting."""
+        a, b = self.ready, self.n
+        if b > a:
+            self.data[a:b] = rec.rows(self.times[a:b], self.states[a:b], self.flows[a:b])
+        self.ready = b
 
     def done(self, names):
+        assert self.ready == self.n, "rows left waiting: flush first"
         n = self.n
         fill_residual(names, self.data[:n])
         return self.times[:n], self.states[:n], self.data[:n]
@@ -646,7 +702,12 @@ def _grids(system, k, h, n, fns, tail=None):
     return drv, mags
 
 
-def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=None):
+def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, cancel,
+               monitor=None):
+    """A fixed-step run (``integrator`` rk4 or euler: :data:`FIXED_RUNS`) in compiled chunks
+    of about :data:`CHUNK_SECONDS` of wall time; returns ``(times, states, data, info)``."""
+    name, evaluations = FIXED_RUNS[integrator]
+    kernel = getattr(K, name)
     r = int(round(output_step / h))                       # steps per output
     n_full = int(math.floor(t_end / h * (1.0 + 1e-12) + 1e-9))
     tail = t_end - n_full * h
@@ -657,7 +718,7 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=N
     y = y0.copy()
     T, F, W = system.tree, system.forces, system.work
     fns = _driver_functions(system)
-    # the work columns: extra states of the compiled RK4 (none when nothing does work)
+    # the work columns: extra states of the compiled run (none when nothing does work)
     flows = np.zeros(3 if system.does_work else 0)
     zero = np.zeros(3)
     rows.add(rec, 0.0, y, zero)
@@ -685,19 +746,19 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=N
         drv, mags = _grids(system, k, h, n, fns)
         mon = cond[:n] if monitor is not None else cond
         y_chunk[:] = y                      # to find the element if it blows up
-        written = K.rk4_run(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows, mon)
+        written = kernel(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows, mon)
+        dt = _time.perf_counter() - t_chunk          # the steps' time (not the rows')
         if not np.all(np.isfinite(y)):
-            raise _rk4_blow_up(system, y_chunk, k, n, h, fns)
+            raise _blow_up(system, integrator, y_chunk, k, n, h, fns)
         if monitor is not None:
             monitor.series((k + np.arange(n)) * h, mon)
         first = k // r + 1 if r <= MAX_CHUNK else (k + n) // r
-        rows.add_many(rec, (first + np.arange(written)) * r * h, buf[:written],
-                      buf_flows[:written])
+        rows.add_later(rec, (first + np.arange(written)) * r * h, buf[:written],
+                       buf_flows[:written])
         k += n
         if k == n_full and n_full % r and not tail:
             rows.add(rec, k * h, y, flows if flows.size else zero)   # the end, off the grid
-        # next chunk: about CHUNK_SECONDS of work
-        dt = _time.perf_counter() - t_chunk
+        # next chunk: about CHUNK_SECONDS of steps
         target = n * CHUNK_SECONDS / max(dt, 1e-6)
         target = int(min(max(target, 1), MAX_CHUNK))
         chunk = r * max(1, target // r) if r <= MAX_CHUNK else max(1, target)
@@ -708,21 +769,24 @@ def _run_rk4(system, rec, y0, t_end, h, output_step, progress, cancel, monitor=N
             raise Cancelled("the run was cancelled")
         drv, mags = _grids(system, n_full, h, 1, fns, tail=tail)
         y_tail = y.copy()
-        K.rk4_run(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond[:0])
+        kernel(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond[:0])
         if not np.all(np.isfinite(y)):
             hinge, body, others = blown_up(system, n_full * h, y_tail, y)
-            raise not_finite(system.model, t_end, hinge, body, others, "rk4", h)
+            raise not_finite(system.model, t_end, hinge, body, others, integrator, h)
         rows.add(rec, t_end, y, flows if flows.size else zero)
+    rows.flush(rec)
     progress(1.0)
     times, states, data = rows.done(rec.names)
-    info = dict(steps=total, evaluations=4 * total)
+    info = dict(steps=total, evaluations=evaluations * total)
     return times, states, data, info
 
 
-def _rk4_blow_up(system, y, k, n, h, fns) -> RunError:
-    """The :class:`RunError` of an rk4 chunk of ``n`` steps from step ``k`` (state ``y`` at its
-    start) that ended with a state that is not finite: the chunk again, one step at a time,
-    up to the first step whose state is not finite, naming the hinge that blew up first."""
+def _blow_up(system, integrator, y, k, n, h, fns) -> RunError:
+    """The :class:`RunError` of a chunk of ``n`` fixed steps (``integrator``) from step ``k``
+    (state ``y`` at its start) that ended with a state that is not finite: the chunk again, one
+    step at a time, up to the first step whose state is not finite, naming the hinge that blew
+    up first."""
+    kernel = getattr(K, FIXED_RUNS[integrator][0])
     T, F, W = system.tree, system.forces, system.work
     y = y.copy()
     flows = np.zeros(3 if system.does_work else 0)
@@ -732,11 +796,11 @@ def _rk4_blow_up(system, y, k, n, h, fns) -> RunError:
     for j in range(n):
         drv, mags = _grids(system, k + j, h, 1, fns)
         y_prev = y.copy()
-        K.rk4_run(y, 0, 1, h, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond)
+        kernel(y, 0, 1, h, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond)
         if not np.all(np.isfinite(y)):
             hinge, body, others = blown_up(system, (k + j) * h, y_prev, y)
-            return not_finite(system.model, (k + j + 1) * h, hinge, body, others, "rk4", h)
-    return not_finite(system.model, (k + n) * h, integrator="rk4", step=h)
+            return not_finite(system.model, (k + j + 1) * h, hinge, body, others, integrator, h)
+    return not_finite(system.model, (k + n) * h, integrator=integrator, step=h)
 
 
 def _normalised(system, y):

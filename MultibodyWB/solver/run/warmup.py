@@ -4,8 +4,8 @@ The kernels (:mod:`.kernels`, :mod:`.newton_euler`) are compiled by numba on the
 cached on disk (``cache=True``: next to the sources when that folder is writable, else in numba's
 user-wide cache folder, or ``NUMBA_CACHE_DIR``). A cold compile takes a minute or more; a process
 that finds the cache loads them in about a second. :func:`warm_up` runs a few tiny models that call
-every kernel with the argument types real runs use (a tree and closed loops, rk4 and an adaptive
-integrator, drivers and every force type, contacts, stops and couplers, the Newton-Euler method),
+every kernel with the argument types real runs use (a tree and closed loops, rk4, euler and an
+adaptive integrator, drivers and every force type, contacts, stops and couplers, the Newton-Euler method),
 so that the cache holds them,
 then writes a stamp file (:func:`stamp_path`) whose name stands for the sources (their contents,
 size and time, as numba's cache index), Python and numba it was made for. :func:`is_warm` reads that stamp: the FreeCAD side starts a warm-up in a separate process
@@ -109,15 +109,19 @@ def _models():
     cs = build("crank_slider")                      # a loop, a driver, a gas force
     runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4)))
     runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="DOP853")))
+    runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="euler")))
     fb = build("four_bar")
     fb.hinge("CrankPivot").motors = [Motor("rz", 1.0)]
     runs.append((fb, dict(t_end=2e-3, step=1e-3, output_step=1e-3)))
     dp = build("double_pendulum")
     runs.append((dp, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="DOP853")))
     runs.append((dp, dict(method="newton-euler", t_end=1e-4, step=1e-5, output_step=1e-4)))
+    runs.append((dp, dict(method="constrained", integrator="euler", t_end=2e-3, step=1e-3,
+                          output_step=1e-3)))
     ec = _elements_model()                          # contacts, a stop, a coupler
     runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3)))
     runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="DOP853")))
+    runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="euler")))
     ne = _elements_model()
     ne.couplers = []                                # (newton-euler takes none)
     runs.append((ne, dict(method="newton-euler", t_end=1e-4, step=1e-5, output_step=1e-4)))

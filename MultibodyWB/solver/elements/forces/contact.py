@@ -300,8 +300,12 @@ def depths(pair: Pair, Ri, pi_, Ro, po) -> np.ndarray:
     gap = _bounds_gap(bnd, Ri, pi_, Ro, po, pair.code)
     if gap > 0.0:
         return np.array([-gap])
-    return np.array([_candidate(pair.code, pair.dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln,
-                                bnd)[0] for j in range(_count(pair.code, ints))])
+    if pair.code >= 4:
+        pts = np.empty((_count(pair.code, ints), 7))
+        _hull_points(pair.code, pair.dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts)
+        return pts[:, 0].copy()
+    return np.array([_candidate(pair.code, pair.dim, Ri, pi_, Ro, po, j)[0]
+                     for j in range(_count(pair.code, ints))])
 
 
 def pack(contacts, marker, magnitude, drawn_distance) -> dict:
@@ -387,7 +391,7 @@ def _rotate(R, v0, v1, v2):
             R[2, 0] * v0 + R[2, 1] * v1 + R[2, 2] * v2)
 
 
-@njit(**_JIT)
+@njit(**_INL)
 def _deepest_face(pln, f0, nf, x0, x1, x2):
     """``(s, f)``: the largest ``n . x + c`` over the planes ``f0 .. f0 + nf`` and its plane
     (s <= 0: x is inside the hull, -s deep)."""
@@ -437,7 +441,7 @@ def _closest_on_triangle(p0, p1, p2, a0, a1, a2, b0, b1, b2, c0, c1, c2):
     return a0 + ab0 * v + ac0 * w, a1 + ab1 * v + ac1 * w, a2 + ab2 * v + ac2 * w
 
 
-@njit(**_JIT)
+@njit(**_INL)
 def _hull_vertex_in(vtx, pln, v, f0, nf, Rv, ov, Rh, oh, bound, sgn):
     """Vertex ``v`` of one hull (frame Rv, ov) against the other hull (planes f0 .. f0 + nf,
     frame Rh, oh, bounding radius ``bound``): ``(depth, p, n)`` with ``n`` the other hull's
@@ -481,29 +485,40 @@ def _frame_into(body, Rl, pl, c, R, pb, Rout, pout):
 
 
 @njit(**_JIT)
-def _hull_candidate(code, dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln, bnd):
-    """:func:`_candidate` for the pairs with a hull (codes 4 to 6): a function of its own, called
-    (inlining it into every caller made the compile take gigabytes)."""
-    if code == 4:                                       # hull vertex j - plane
-        v = ints[3] + j
-        x0, x1, x2 = _to_global(Ri, pi_, vtx[v, 0], vtx[v, 1], vtx[v, 2])
+def _hull_points(code, dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts):
+    """The candidate points of a pair with a hull (codes 4 to 6) into ``pts`` (rows, 7) as
+    ``(depth, p, n)`` (see :func:`_candidate`); returns their number. One call per pair (a call
+    per point passing arrays cost a reference count operation per array: 170 ns a vertex)."""
+    if code == 4:                                       # hull vertices - plane
         n0, n1, n2 = Ro[0, 2], Ro[1, 2], Ro[2, 2]
-        depth = -(n0 * (x0 - po[0]) + n1 * (x1 - po[1]) + n2 * (x2 - po[2]))
-        h = 0.5 * depth
-        return depth, x0 + h * n0, x1 + h * n1, x2 + h * n2, n0, n1, n2
-    if code == 6:                                       # hull - hull: a vertex inside the other
-        if j < ints[4]:
-            return _hull_vertex_in(vtx, pln, ints[3] + j, ints[13], ints[14], Ri, pi_, Ro,
-                                   po, bnd[1], 1.0)
-        return _hull_vertex_in(vtx, pln, ints[9] + j - ints[4], ints[7], ints[8], Ro, po, Ri,
-                               pi_, bnd[0], -1.0)
+        for j in range(ints[4]):
+            v = ints[3] + j
+            x0, x1, x2 = _to_global(Ri, pi_, vtx[v, 0], vtx[v, 1], vtx[v, 2])
+            depth = -(n0 * (x0 - po[0]) + n1 * (x1 - po[1]) + n2 * (x2 - po[2]))
+            h = 0.5 * depth
+            pts[j, 0], pts[j, 1], pts[j, 2], pts[j, 3] = depth, x0 + h * n0, x1 + h * n1, \
+                x2 + h * n2
+            pts[j, 4], pts[j, 5], pts[j, 6] = n0, n1, n2
+        return ints[4]
+    if code == 6:                                       # hull - hull: vertices inside the other
+        ni = ints[4]
+        for j in range(ni + ints[10]):
+            if j < ni:
+                r = _hull_vertex_in(vtx, pln, ints[3] + j, ints[13], ints[14], Ri, pi_, Ro, po,
+                                    bnd[1], 1.0)
+            else:
+                r = _hull_vertex_in(vtx, pln, ints[9] + j - ni, ints[7], ints[8], Ro, po, Ri,
+                                    pi_, bnd[0], -1.0)
+            for a in range(7):
+                pts[j, a] = r[a]
+        return ni + ints[10]
     # code 5: sphere - hull
     r = dim[0]
     l0, l1, l2 = _to_local(Ro, po, pi_[0], pi_[1], pi_[2])
     sd, f = _deepest_face(pln, ints[13], ints[14], l0, l1, l2)
     m0, m1, m2 = pln[f, 0], pln[f, 1], pln[f, 2]
     dist = sd
-    if 0.0 < sd < r:                                # outside, near: the exact distance
+    if 0.0 < sd < r:                                    # outside, near: the exact distance
         best = np.inf
         q0 = q1 = q2 = 0.0
         for t in range(ints[11], ints[11] + ints[12]):
@@ -521,17 +536,29 @@ def _hull_candidate(code, dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln, bnd):
     n0, n1, n2 = _rotate(Ro, m0, m1, m2)
     depth = r - dist
     a = r - 0.5 * depth
-    return depth, pi_[0] - a * n0, pi_[1] - a * n1, pi_[2] - a * n2, n0, n1, n2
+    pts[0, 0], pts[0, 1], pts[0, 2], pts[0, 3] = depth, pi_[0] - a * n0, pi_[1] - a * n1, \
+        pi_[2] - a * n2
+    pts[0, 4], pts[0, 5], pts[0, 6] = n0, n1, n2
+    return 1
+
+
+@njit(**_JIT)
+def _scratch(ct_int):
+    """Scratch for :func:`_hull_points`: as many rows as the most candidate points of a hull
+    pair (at least one)."""
+    rows = 1
+    for c in range(ct_int.shape[0]):
+        if ct_int[c, 2] >= 4:
+            rows = max(rows, _count(ct_int[c, 2], ct_int[c]))
+    return np.empty((rows, 7))
 
 
 @njit(**_INL)
-def _candidate(code, dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln, bnd):
-    """Candidate point ``j`` of a pair with the markers' global frames: ``(depth, p0, p1, p2,
-    n0, n1, n2)``, the contact point midway between the surfaces and the normal pushing the
-    input shape out (depth <= 0: not touching). ``ints`` the pair's ``ct_int`` row, ``vtx``,
-    ``tri``, ``pln`` the hull pools, ``bnd`` the bounding radii (see :data:`FIELDS`)."""
-    if code >= 4:
-        return _hull_candidate(code, dim, Ri, pi_, Ro, po, j, ints, vtx, tri, pln, bnd)
+def _candidate(code, dim, Ri, pi_, Ro, po, j):
+    """Candidate point ``j`` of a pair of primitives (codes 0 to 3; the hulls':
+    :func:`_hull_points`) with the markers' global frames: ``(depth, p0, p1, p2, n0, n1, n2)``,
+    the contact point midway between the surfaces and the normal pushing the input shape out
+    (depth <= 0: not touching)."""
     if code == 1:                                       # sphere - sphere
         d0, d1, d2 = pi_[0] - po[0], pi_[1] - po[1], pi_[2] - po[2]
         L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
@@ -596,13 +623,14 @@ def _point_velocity(body, p0, p1, p2, w, vh, hp):
 # operation per array of it (inlining instead multiplies the compile time)
 @njit(**_JIT)
 def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx, ct_tri, ct_pln,
-              c, R, pb, pc, hp, w, vh, FC, TC, apply, acc, Ri, pi_, Ro, po):
+              c, R, pb, pc, hp, w, vh, FC, TC, apply, acc, Ri, pi_, Ro, po, pts):
     """Contact ``c`` at one instant: its loads added to FC, TC (n, 3) if ``apply``; ``acc``
     (:data:`_ACC`,) filled with the force on the (packed) input body (0:3), the normal force (3),
     the friction force (4:7), the largest depth (7), the slip at the deepest point (8), the
     dissipated power (9), the elastic energy (10), the number of points in contact (11) and the
     contact point (12:15: the normal forces' centre, or the deepest candidate point when no
-    point pushes). ``Ri, pi_, Ro, po``: scratch for the markers' global frames."""
+    point pushes). ``Ri, pi_, Ro, po``: scratch for the markers' global frames, ``pts`` for
+    the hull pairs' candidate points (:func:`_scratch`)."""
     for a in range(_ACC):
         acc[a] = 0.0
     bi, bo, code = ct_int[c, 0], ct_int[c, 1], ct_int[c, 2]
@@ -619,9 +647,17 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx
         acc[7] = -gap
         acc[12], acc[13], acc[14] = pi_[0], pi_[1], pi_[2]
         return
-    for j in range(_count(code, ints)):
-        depth, p0, p1, p2, n0, n1, n2 = _candidate(code, dim, Ri, pi_, Ro, po, j, ints, ct_vtx,
-                                                   ct_tri, ct_pln, bnd)
+    hull = code >= 4
+    if hull:
+        count = _hull_points(code, dim, Ri, pi_, Ro, po, ints, ct_vtx, ct_tri, ct_pln, bnd, pts)
+    else:
+        count = _count(code, ints)
+    for j in range(count):
+        if hull:
+            depth, p0, p1, p2 = pts[j, 0], pts[j, 1], pts[j, 2], pts[j, 3]
+            n0, n1, n2 = pts[j, 4], pts[j, 5], pts[j, 6]
+        else:
+            depth, p0, p1, p2, n0, n1, n2 = _candidate(code, dim, Ri, pi_, Ro, po, j)
         deepest = depth > acc[7]
         if deepest:
             acc[7] = depth
@@ -675,15 +711,21 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx
 
 @njit(**_JIT)
 def add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC):
-    """Add the contact loads to the bodies' forces FC and torques about the mass centres TC."""
+    """Add the contact loads to the bodies' forces FC and torques about the mass centres TC;
+    return the power the contacts dissipate (W, what :func:`add_power` adds: the dispatcher's
+    :func:`~.applied_loads_power` takes it from here instead of evaluating them again)."""
     if F.ct_int.shape[0] == 0:
-        return
+        return 0.0
     acc = np.empty(_ACC)
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
+    pts = _scratch(F.ct_int)
+    pdis = 0.0
     for c in range(F.ct_int.shape[0]):
         _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
                   F.ct_vtx, F.ct_tri, F.ct_pln, c, R, pb, pc, hp, w, vh, FC, TC, True, acc,
-                  Ri, pi_, Ro, po)
+                  Ri, pi_, Ro, po, pts)
+        pdis += acc[9]
+    return pdis
 
 
 @njit(**_JIT)
@@ -694,11 +736,12 @@ def add_power(F, mags, R, pb, pc, hp, w, vh, out):
     acc = np.empty(_ACC)
     dummy = np.empty((0, 3))
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
+    pts = _scratch(F.ct_int)
     pdis = out[2]
     for c in range(F.ct_int.shape[0]):
         _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
                   F.ct_vtx, F.ct_tri, F.ct_pln, c, R, pb, pc, hp, w, vh, dummy, dummy, False,
-                  acc, Ri, pi_, Ro, po)
+                  acc, Ri, pi_, Ro, po, pts)
         pdis += acc[9]
     out[2] = pdis
 
@@ -708,12 +751,20 @@ def _potential_rows(F, c, Ri, pi_, Ro, po, ee):
     """Add contact ``c``'s elastic energy in every row (markers' global frames per row)."""
     code, ints, bnd = F.ct_int[c, 2], F.ct_int[c], F.ct_bnd[c]
     k, e = F.ct_par[c, 0], F.ct_par[c, 1]
+    pts = _scratch(F.ct_int)
     for r in range(ee.size):
         if _bounds_gap(bnd, Ri[r], pi_[r], Ro[r], po[r], code) > 0.0:
             continue
-        for j in range(_count(code, ints)):
-            depth = _candidate(code, F.ct_dim[c], Ri[r], pi_[r], Ro[r], po[r], j, ints, F.ct_vtx,
-                               F.ct_tri, F.ct_pln, bnd)[0]
+        if code >= 4:
+            count = _hull_points(code, F.ct_dim[c], Ri[r], pi_[r], Ro[r], po[r], ints, F.ct_vtx,
+                                 F.ct_tri, F.ct_pln, bnd, pts)
+        else:
+            count = _count(code, ints)
+        for j in range(count):
+            if code >= 4:
+                depth = pts[j, 0]
+            else:
+                depth = _candidate(code, F.ct_dim[c], Ri[r], pi_[r], Ro[r], po[r], j)[0]
             if depth > 0.0:
                 ee[r] += k * depth ** (e + 1.0) / (e + 1.0)
 
@@ -740,11 +791,12 @@ def columns(F, R, pb, pc, hp, w, vh, out):
     acc = np.empty(_ACC)
     dummy = np.empty((0, 3))
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
+    pts = _scratch(F.ct_int)
     for r in range(R.shape[0]):
         for c in range(F.ct_int.shape[0]):
             _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
                       F.ct_vtx, F.ct_tri, F.ct_pln, c, R[r], pb[r], pc[r], hp[r], w[r], vh[r],
-                      dummy, dummy, False, acc, Ri, pi_, Ro, po)
+                      dummy, dummy, False, acc, Ri, pi_, Ro, po, pts)
             s = F.ct_sign[c]
             out[r, c, 0] = s * acc[0]
             out[r, c, 1] = s * acc[1]

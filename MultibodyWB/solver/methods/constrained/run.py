@@ -8,8 +8,9 @@ method's), and keeps the loops closed:
 1. Consistent initial conditions: :func:`~.assembly.assemble` corrects the hinges' initial
    coordinates and rates (the driven ones held at their drivers' values); what it changed is in
    ``meta['assembly']``.
-2. Integration: ``rk4`` (fixed step, here in Python) projects the state back onto the loop
-   constraints after every step (:class:`~.partition.DriftControl`: coordinate partitioning,
+2. Integration: ``rk4`` and ``euler`` (fixed step, here in Python; ``euler`` the semi-implicit
+   Euler step of :func:`_euler_step`) project the state back onto the loop constraints after
+   every step (:class:`~.partition.DriftControl`: coordinate partitioning,
    Newton on the positions, least squares on the velocities, a fresh choice of independent
    coordinates when the current one becomes ill-conditioned). The adaptive scipy integrators
    integrate one output interval at a time and the state is projected at its end (the integrator
@@ -38,6 +39,7 @@ from .formulation import accelerations, tree_system
 from ...analysis.kinematics import length_scale
 from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from .partition import DriftControl, DriftError
+from ...model.settings import FIXED_STEP
 from ..mstmm import kernels as K
 from ...analysis.kinematics import local_motion_subspace
 from ...results.table import fill_residual
@@ -413,6 +415,23 @@ class _Rows:
         self.data.append(rec.row(t, y, flows=flows))
 
 
+def _euler_step(system, y, ydot, h) -> np.ndarray:
+    """The state after one semi-implicit (symplectic) Euler step of ``h`` from ``y`` with its
+    rates ``ydot``: ``u + h udot``, then ``q + h qdot(q, u + h udot)`` (the new rates move the
+    positions). The position rates are linear in the velocity coordinates at fixed ``q``
+    (quaternion kinematics included), so ``qdot(q, u + h udot) = qdot(q, u) + qdot(q, h udot)``:
+    the first term is ``ydot``'s own (with the drivers' values where they hold a coordinate),
+    the second the tree's kinematics (:func:`.kernels._state_rate`) of ``h udot``."""
+    T, nq = system.tree, system.nq_tot
+    du = np.ascontiguousarray(h * ydot[nq:])
+    extra = np.empty(y.size)
+    K._state_rate(np.ascontiguousarray(y[:nq]), du, du, T.code, T.qo, T.uo, T.nq, T.nu,
+                  T.nq_tot, extra)
+    out = y + h * ydot
+    out[:nq] += h * extra[:nq]
+    return out
+
+
 def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e-8, atol=1e-10,
         progress=None, cancel=None):
     """Simulate ``model`` with the constrained method.
@@ -422,10 +441,11 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
     model : MultibodySystem
         A valid model (any topology).
     integrator : str
-        ``'rk4'`` or one of scipy's ``DOP853``, ``RK45``, ``Radau``, ``BDF``, ``LSODA``.
+        ``'rk4'``, ``'euler'`` or one of scipy's ``DOP853``, ``RK45``, ``Radau``, ``BDF``,
+        ``LSODA``.
     t_end, step, output_step : float
-        End time, rk4 step (first step of the adaptive ones), output spacing (s); checked by the
-        caller (``simulate``).
+        End time, fixed step (first step of the adaptive ones), output spacing (s); checked by
+        the caller (``simulate``).
     rtol, atol : float
         Tolerances of the adaptive integrators.
     progress, cancel : callable, optional
@@ -491,7 +511,7 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
                 progress(t / t_end)
 
     steps = 0
-    if integrator == "rk4":
+    if integrator in FIXED_STEP:
         h = step
         r = int(round(output_step / h))
         n_full = int(math.floor(t_end / h * (1.0 + 1e-12) + 1e-9))
@@ -504,19 +524,28 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
         for k in range(n_full + (1 if tail else 0)):
             t = k * h
             hk = h if k < n_full else tail
-            if track:
-                # the works as extra states of the same RK4 scheme
-                k1, p1 = f_power(t, y)
-                k2, p2 = f_power(t + 0.5 * hk, y + 0.5 * hk * k1)
-                k3, p3 = f_power(t + 0.5 * hk, y + 0.5 * hk * k2)
-                k4, p4 = f_power(t + hk, y + hk * k3)
-                flows = flows + (hk / 6.0) * (p1 + 2.0 * p2 + 2.0 * p3 + p4)
+            if integrator == "euler":
+                # the works to first order: the power at the step's start times the step
+                if track:
+                    k1, p1 = f_power(t, y)
+                    flows = flows + hk * p1
+                else:
+                    k1 = f(t, y)
+                y = _euler_step(system, y, k1, hk)
             else:
-                k1 = f(t, y)
-                k2 = f(t + 0.5 * hk, y + 0.5 * hk * k1)
-                k3 = f(t + 0.5 * hk, y + 0.5 * hk * k2)
-                k4 = f(t + hk, y + hk * k3)
-            y = y + (hk / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+                if track:
+                    # the works as extra states of the same RK4 scheme
+                    k1, p1 = f_power(t, y)
+                    k2, p2 = f_power(t + 0.5 * hk, y + 0.5 * hk * k1)
+                    k3, p3 = f_power(t + 0.5 * hk, y + 0.5 * hk * k2)
+                    k4, p4 = f_power(t + hk, y + hk * k3)
+                    flows = flows + (hk / 6.0) * (p1 + 2.0 * p2 + 2.0 * p3 + p4)
+                else:
+                    k1 = f(t, y)
+                    k2 = f(t + 0.5 * hk, y + 0.5 * hk * k1)
+                    k3 = f(t + 0.5 * hk, y + 0.5 * hk * k2)
+                    k4 = f(t + hk, y + hk * k3)
+                y = y + (hk / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
             t_new = t_end if k == n_full else (k + 1) * h
             if not np.all(np.isfinite(y)):
                 raise SimulationError(f"the state is not finite after t = {t_new:g} s; "

@@ -1,4 +1,5 @@
-"""Numba kernels of the tree dynamics: kinematics, loads, the Riccati sweep, RK4.
+"""Numba kernels of the tree dynamics: kinematics, loads, the Riccati sweep, RK4 and
+semi-implicit Euler.
 
 Everything here works on the flat arrays of :class:`~.system.System` (see its docstring for every
 array and the state layout). Conventions:
@@ -28,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from ...maths.small import _INL, _JIT, _cr, _mm, _mmt, _mv, quat_into, quat_to_matrix, rotvec
-from ...elements.forces import applied_loads, has_loads, force_power
+from ...elements.forces import applied_loads, applied_loads_power, force_power, has_loads
 from ...elements.hinges import HINGE_TYPES, TYPE_CODES
 
 # hinge type codes (:data:`...elements.hinges.TYPE_CODES`: the table's order); the compiled
@@ -659,7 +660,7 @@ def _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, ydot):
 def evaluate_into(y, drv, mags, T, F, W, ydot):
     """State derivative at (y, drivers, magnitudes) into ``ydot``; fills the work arrays W.
 
-    Each kernel gets only the arrays it uses (see :func:`riccati` on speed). :func:`rk4_run`
+    Each kernel gets only the arrays it uses (see :func:`riccati` on speed). :func:`_fixed_run`
     makes the same calls with the arrays taken out of the structs once per run: keep the two
     in step. ``bool(True)``: a flag of type bool rather than a literal, so that numba compiles
     riccati and close_loops once for both values.
@@ -697,8 +698,9 @@ def power_flows(q, u, tau, mags, driven, drv_q, hk, hc, href, F, R, pb, pc, hp, 
     minus the rate of the potential energy (not here). W (N m/s). ``q``, ``u``, ``tau`` and the
     body kinematics ``R pb pc hp w vh`` of an evaluation; ``tau`` must hold the drivers' loads
     (:func:`riccati` fills them). The hinges' part and the force elements' part are
-    :func:`hinge_power` and :func:`force_power` (``rk4_run`` calls the second only for a model
-    with force elements: a struct argument costs a reference count per array and call).
+    :func:`hinge_power` and :func:`force_power` (the fixed-step runs, :func:`_fixed_run`, take
+    the second from :func:`~...elements.forces.applied_loads_power`, only for a model with force
+    elements: a struct argument costs a reference count per array and call).
     """
     hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out)
     force_power(mags, F, R, pb, pc, hp, w, vh, out)
@@ -749,9 +751,44 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     see :func:`close_loops`), for the singular positions met between output rows; an empty
     array: not recorded.
 
+    The steps are those of :func:`_fixed_run` (see there how an evaluation is made).
+    """
+    return _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start,
+                      flows, out_flows, monitor, bool(False))
+
+
+@njit(**_JIT)
+def euler_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
+              out_flows, monitor):
+    """``nsteps`` semi-implicit (symplectic) Euler steps from ``y`` (updated in place),
+    starting at step index ``k0``: one evaluation per step,
+
+        ``u_{n+1} = u_n + h udot(t_n, q_n, u_n)``,   ``q_{n+1} = q_n + h qdot(q_n, u_{n+1})``
+
+    (the new rates move the positions; quaternions normalised after every step). First order;
+    without dampers the energy error stays bounded instead of drifting, and an undamped
+    oscillator is stable for ``h w < 2`` (:data:`..runtime.EULER_LIMIT`; RK4: 2.78 with four
+    evaluations).
+
+    The arguments and the result are those of :func:`rk4_run` (the drivers and magnitudes are
+    read at the steps' starts, the even entries of the same half-step grids); ``flows`` is
+    carried on to first order: the power at the start of each step times ``h``.
+    """
+    return _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start,
+                      flows, out_flows, monitor, bool(True))
+
+
+@njit(**_JIT)
+def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
+               out_flows, monitor, euler):
+    """The steps of :func:`rk4_run` (``euler`` False: four stages) and :func:`euler_run`
+    (``euler`` True: one evaluation, then ``u += h udot`` before the position rates are taken).
+
     Each evaluation makes the calls of :func:`evaluate_into` (see there why), with the arrays
     taken out of the structs once, here, and without the hinge wrenches: W.Wh is left as it
-    was but for the hinges with a driven coordinate (see :func:`riccati`).
+    was but for the hinges with a driven coordinate (see :func:`riccati`). When the run tracks
+    the work, the applied loads and their power come from one pass over the force elements
+    (:func:`...elements.forces.applied_loads_power`: contacts are evaluated once).
     """
     # tree
     parent, code, sgn, qo, uo, nq, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nq, T.nu
@@ -774,20 +811,25 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     written = 0
     track = flows.size > 0
     pw = np.zeros(3)
+    pf = np.zeros(3)
     pacc = np.zeros(3)
+    stages = 1 if euler else 4
     for s in range(nsteps):
         k = k0 + s
         j = 2 * k
         for a in range(ny):
             yt[a] = y[a]
-        # stages at t, t + h/2, t + h/2, t + h; acc = k1 + 2 k2 + 2 k3 + k4
-        for st in range(4):
+        # rk4: stages at t, t + h/2, t + h/2, t + h; acc = k1 + 2 k2 + 2 k3 + k4
+        for st in range(stages):
             jj = j + (st + 1) // 2
             _state_in(yt, drv_grid[jj], nq_tot, drv_idx, drv_q, q, u, dd)
             tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
                             R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, dloc, Sloc, bias)
             if applied:
-                applied_loads(mag_grid[jj], F, mass, R, pb, pc, hp, w, vh, FC, TC)
+                if track:
+                    applied_loads_power(mag_grid[jj], F, mass, R, pb, pc, hp, w, vh, FC, TC, pf)
+                else:
+                    applied_loads(mag_grid[jj], F, mass, R, pb, pc, hp, w, vh, FC, TC)
             loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp,
                   FC, TC, Wext, tau)
             riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau,
@@ -799,15 +841,23 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
                             bool(False))
                 if st == 0 and monitor.size > 0:
                     monitor[s] = L.svr[0]
-            _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, kd)
             if track:
                 hinge_power(q, u, tau, driven, drv_q, hk, hc, href, pw)
                 if applied:
-                    force_power(mag_grid[jj], F, R, pb, pc, hp, w, vh, pw)
+                    pw[1] += pf[1]
+                    pw[2] += pf[2]
                 wt = 1.0 if st == 0 or st == 3 else 2.0
                 for c in range(3):
                     pacc[c] = wt * pw[c] if st == 0 else pacc[c] + wt * pw[c]
-            if st == 0:
+            if euler:
+                # the new rates, from which the positions' rates are taken
+                for a in range(u.size):
+                    u[a] += h * udot[a]
+            _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, kd)
+            if euler:
+                for a in range(ny):
+                    acc[a] = kd[a]
+            elif st == 0:
                 for a in range(ny):
                     acc[a] = kd[a]
                     yt[a] = y[a] + half * kd[a]
@@ -822,12 +872,13 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
             else:
                 for a in range(ny):
                     acc[a] += kd[a]
+        scale = h if euler else h / 6.0
         for a in range(ny):
-            y[a] += h / 6.0 * acc[a]
+            y[a] += scale * acc[a]
         normalise_quaternions(y, quat)
         if track:
             for c in range(3):
-                flows[c] += h / 6.0 * pacc[c]
+                flows[c] += scale * pacc[c]
         if (k + 1) % out_every == 0:
             for a in range(ny):
                 out[out_start + written, a] = y[a]

@@ -74,7 +74,7 @@ def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
 
     The kernels get only the arrays they use (see ``kernels.evaluate_into``); the loop closure's
     arrays (``Work.loops``) and small scratch arrays (``Work.scratch``) have structs of their
-    own. ``kernels.rk4_run`` leaves Wh as it was but for the hinges with a driven coordinate
+    own. ``kernels.rk4_run`` (and ``euler_run``) leaves Wh as it was but for the hinges with a driven coordinate
     (the integrator needs only the drivers' loads, for their work): :meth:`System.instant`
     evaluates again.
     """
@@ -94,8 +94,8 @@ def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
                         z((6, 6)), z((6, 6))), loops)
 
 #: Baumgarte stabilisation of closed loops: the constraint error decays at w = this / step (1/s),
-#: critically damped; small enough for RK4's stability (w h << 2.8), large enough to hold the
-#: loops closed to round-off.
+#: critically damped; small enough for RK4's stability (w h << 2.8) and semi-implicit Euler's
+#: (critically damped: w h < 0.83), large enough to hold the loops closed to round-off.
 LOOP_STABILISATION = 0.05
 
 
