@@ -14,9 +14,10 @@ solid (convex against convex), all with Coulomb friction: nine contacts.
 
 Stiffness: each solid's weight on three hull vertices (a facet) presses them :data:`STATIC_DEPTH`
 in at the exponent 1.5 (``k = m g / (3 d^1.5)``, the workbench's default rule for a convex side);
-a solid against a solid takes the first one's (the input's, as the workbench's rule). Nothing drives the system: its energy only
-decreases by what the contacts dissipate (``energy.residual`` stays small), and after
-:data:`END_TIME` the solids rest on the plate against the fence and each other.
+a solid against a solid takes the first one's (the input's, as the workbench's rule).
+Nothing drives the system: its energy only decreases by what the contacts dissipate
+(``energy.residual`` stays small), and after :data:`END_TIME` the solids rest on the plate
+against the fence and each other.
 
 Settings: the adaptive DOP853 at a relative tolerance of 1e-8.
 """

@@ -6,7 +6,8 @@ property editor shows them: a shape's dimensions only when its type uses them): 
 speeds in FreeCAD's quantity spin boxes, the stiffness a number in N/m^exponent with the rule
 that chose it. A convex side (the shape ``convex``: "Convex hull of the solid") says which
 solid's hull it is and how many points the hull has at its tessellation tolerance, counted
-again when the tolerance changes. Live edits, one undo step on OK, Cancel puts everything back (:mod:`.task_base`).
+again when the tolerance changes. Live edits, one undo step on OK, Cancel puts everything back
+(:mod:`.task_base`).
 """
 
 from ..objects.contact import (ContactProxy, default_tolerance, hull_summary, marker_solid,

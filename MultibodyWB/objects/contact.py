@@ -1,16 +1,17 @@
 """The Contact: a shape on one body's marker touching a shape on another body's (or the ground's).
 
-Each side is one of the solver's primitive shapes (:data:`~MultibodyWB.solver.model.CONTACT_SHAPES`)
-placed at its marker: a ``sphere`` (``Radius``, centred on the marker), a ``plane`` (the marker's
+Each side is one of the solver's shapes (:data:`~MultibodyWB.solver.model.CONTACT_SHAPES`) placed
+at its marker: a ``sphere`` (``Radius``, centred on the marker), a ``plane`` (the marker's
 xy plane, its z axis the outward normal, the solid below), a ``box`` (``Size``: edge lengths
 along the marker's axes, centred), a ``cylinder`` (``Radius``, ``Length``, centred, its axis
 the marker's z) or a ``convex`` shape: the convex hull of the vertices of a tessellation of the
 solid the marker is attached to (``Tolerance``: the tessellation's largest distance from the
 surface), computed from the drawing at each export (:func:`hull_points`), so that the shape
 follows the solid; a model imported from a file keeps its points in ``Points`` instead (its
-bodies' solids are stand-ins). The pairs the solver supports are :data:`~MultibodyWB.solver.model.CONTACT_PAIRS`
-(either order). The law (see :mod:`MultibodyWB.solver.elements.forces.contact`): a Hunt-Crossley
-normal force ``k depth^e (1 + alpha depth')`` whose damping follows from a ``Restitution`` at an
+bodies' solids are stand-ins). The pairs the solver supports are
+:data:`~MultibodyWB.solver.model.CONTACT_PAIRS` (either order). The law (see
+:mod:`MultibodyWB.solver.elements.forces.contact`): a Hunt-Crossley normal force
+``k depth^e (1 + alpha depth')`` whose damping follows from a ``Restitution`` at an
 ``ImpactSpeed``, and regularised Coulomb friction.
 
 Units: radii, lengths and sizes are FreeCAD lengths (mm), the speeds FreeCAD speeds (mm/s);
@@ -428,7 +429,8 @@ def surface_name(solid, sub):
         return f"{sub} of '{solid.Label}' (gone)"
     if element.ShapeType != "Face":
         kind = element.ShapeType.lower()
-        return f"{sub} of '{solid.Label}' ({'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a face)"
+        article = "an" if kind[0] in "aeiou" else "a"
+        return f"{sub} of '{solid.Label}' ({article} {kind}, not a face)"
     kind = {"Cone": "cone", "Toroid": "torus", "SurfaceOfRevolution": "surface of revolution",
             "BSplineSurface": "free-form surface"}.get(_surface_kind(element),
                                                        _surface_kind(element).lower())
