@@ -36,6 +36,7 @@ CASES = {
     "gear_train": ({}, {"Pinion", "Idler", "Output"}, set(), [], 1, 1, 0),
     "cam_valve": ({}, {"Camshaft", "Valve"}, set(), [], 2, 2, 0),
     "bouncing_balls": ({}, {"Ball1", "Ball2", "Ball3", "Ball4"}, set(), [], 24, 24, 0),
+    "tumbling_solids": ({}, {"Egg", "Cone", "Prism"}, set(), [], 18, 18, 0),
 }
 
 

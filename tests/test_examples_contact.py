@@ -1,16 +1,17 @@
 """The issue-14 examples: the gear train's ratios and power flow, the cam-driven valve following its
 eccentric at low speed and floating above the predicted speed, the balls in a box losing energy
-only by what the contacts dissipate; and which methods run each of them."""
+only by what the contacts dissipate, the solids tumbling down a tilted plate (convex contacts)
+coming to rest against its fence; and which methods run each of them."""
 
 import numpy as np
 import pytest
 
-from MultibodyWB.examples import bouncing_balls, build, cam_valve, gear_train
+from MultibodyWB.examples import bouncing_balls, build, cam_valve, gear_train, tumbling_solids
 from MultibodyWB.solver.model import ModelError
 from MultibodyWB.solver.run.simulate import simulate
 
 G = 9.81
-EXAMPLES_14 = ("gear_train", "cam_valve", "bouncing_balls")
+EXAMPLES_14 = ("gear_train", "cam_valve", "bouncing_balls", "tumbling_solids")
 #: methods that refuse an element of the example, with the element they name
 REFUSED = {("gear_train", "newton-euler"): "Coupler 'Mesh1'"}
 
@@ -176,3 +177,40 @@ def test_floating_valve_is_caught_by_its_upper_stop_at_high_speed():
     assert np.all(z[hit] > 2 * e + margin)
     calm = simulate(build("cam_valve", rpm=1000.0))
     assert np.all(calm["Guide.z_stop"] == 0.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# solids tumbling down a tilted plate (convex contacts)
+# --------------------------------------------------------------------------------------------------
+
+def test_tumbling_solids_come_to_rest_against_the_fence_losing_only_what_contacts_dissipate():
+    """At the example's settings: the dissipated energy never decreases, the balance residual
+    stays below 1e-5 of the energy dissipated; the solids hit the plate, the fence and each
+    other, never sink into anything by more than half a millimetre, and end at rest on the plate
+    against the fence, carrying their weight's share normal to the plate."""
+    m = build("tumbling_solids")
+    res = simulate(m)
+    assert res.meta["integrator"] == "DOP853" and res.time[-1] == pytest.approx(3.0)
+    dissipated = res["energy.dissipated"]
+    assert np.diff(dissipated).min() >= 0.0 and dissipated[-1] > 0.01
+    assert np.abs(res["energy.residual"]).max() < 1e-5 * dissipated[-1]
+    acted = {c.name for c in m.contacts if res[f"{c.name}.Fn"].max() > 0.0}
+    walls = {f"{n}{w}" for n in ("Egg", "Cone", "Prism") for w in ("Plate", "Fence")}
+    assert walls <= acted
+    assert acted - walls                                     # solid against solid
+    for c in m.contacts:
+        assert res[f"{c.name}.depth"].max() < 5e-4, c.name
+    down, _, normal = tumbling_solids.plate_frame()
+    props = tumbling_solids.mass_properties()
+    for name in ("Egg", "Cone", "Prism"):
+        p = np.array([res[f"{name}.{a}"][-1] for a in "xyz"])
+        v = np.array([res[f"{name}.v{a}"][-1] for a in "xyz"])
+        assert np.linalg.norm(v) < 1e-3, name
+        assert tumbling_solids.FENCE - 0.04 < p @ down < tumbling_solids.FENCE, name
+        assert 0.0 < p @ normal < 0.03, name                 # on the plate, not through it
+        assert res[f"{name}Plate.Fn"][-1] > 0.0 and res[f"{name}Fence.Fn"][-1] > 0.0
+    # at rest, the plate and the fence carry the weights (the solids lean on each other too)
+    weight = 9.81 * sum(mass for mass, _, _ in props.values())
+    along = sum(np.array([res[f"{c.name}.F{a}"][-1] for a in "xyz"]) for c in m.contacts
+                if c.output_shape.type == "plane")
+    np.testing.assert_allclose(along, [0.0, 0.0, weight], atol=2e-3 * weight)

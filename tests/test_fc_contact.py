@@ -105,7 +105,7 @@ def test_faces_and_a_box_solid_are_recognised_with_their_dimensions(freecad, doc
     assert contact.recognise(ball, "") is None            # a whole solid that is not a box
     assert contact.recognise(plate, "Edge1") is None
     assert contact.supported("plane", "sphere") and contact.supported("box", "plane")
-    assert not contact.supported("plane", "plane") and not contact.supported("box", "sphere")
+    assert not contact.supported("plane", "plane") and not contact.supported("box", "cylinder")
 
 
 def test_default_stiffness_is_hertz_for_a_sphere_and_a_static_depth_for_a_box(freecad, doc):

@@ -3,7 +3,7 @@
 selected as clicks select them, Contact pressed; the markers and the contact are one undo step,
 the panel opens, values typed in and OK clicked are a second one; the neutral model's contact
 has the recognised shapes and the markers on the faces; the ball dropped through the
-workbench's run path bounces; a cone's face is refused with a message and nothing is made.
+workbench's run path bounces; a cone's edge is refused with a message and nothing is made.
 
 Screenshots ``contact_panel.png`` (the panel open) and ``contact_after_ok.png`` are copied to
 ``$MBWB_ARTIFACTS_DIR`` when set.
@@ -106,7 +106,7 @@ def test_the_dropped_ball_bounces(run):
 def test_an_unsupported_pair_is_refused_naming_the_faces_and_the_pairs(run):
     assert run["refused_made"] == 0 and not run["refused_panel"]
     (text,) = [d for d in run["dialogs"] if "No contact" in d]
-    assert "'Nose'" in text and "a cone" in text and "'Plate'" in text
+    assert "Edge1 of 'Nose' (an edge, not a face)" in text and "'Plate'" in text
     assert "sphere-plane, sphere-sphere, box-plane, cylinder-plane" in text
     assert "No contact between" in run["report"]
     others = [p for p in run["_problems"] if "No contact between" not in p]

@@ -1,14 +1,19 @@
 """The Contact command: two picked faces become a contact between their bodies.
 
-Select a face on each of two bodies (one may be the ground), or a whole solid that is a box: each
-pick's surface is recognised (:func:`MultibodyWB.objects.contact.recognise`: a planar face is a
-plane, a spherical face a sphere, a cylindrical face a cylinder, a box solid a box), a marker is
-made on it as the Marker command makes one (the face's middle and outward normal, the sphere's
-centre, the cylinder's axis halfway along the face; a box's centre and edges, through the
-marker's offset), then the Contact with the stiffness of :func:`~MultibodyWB.objects.contact.
-default_stiffness`, all in one undo step; the contact's task panel then opens. A pair the solver
-does not support (two planes, a cone...) is refused with a message naming the picks and the
-supported pairs, and nothing is made.
+Select a face on each of two bodies (one may be the ground), or a whole solid: each pick's
+surface is recognised (:func:`MultibodyWB.objects.contact.recognise`: a planar face is a plane, a
+spherical face a sphere, a cylindrical face a cylinder, a box solid a box), a marker is made on
+it as the Marker command makes one (the face's middle and outward normal, the sphere's centre,
+the cylinder's axis halfway along the face; a box's centre and edges, through the marker's
+offset), then the Contact with the stiffness of :func:`~MultibodyWB.objects.contact.
+default_stiffness`, all in one undo step; the contact's task panel then opens.
+
+A pick that is no primitive (a cone, a torus, a free-form face, a solid that is not a box), and a
+pair of primitives the solver does not take (a cylinder against a box, two planes), becomes the
+convex hull of the solid (:func:`~MultibodyWB.objects.contact.convex`: its tessellation's
+vertices, its marker at the solid's centre of mass): the first of (as picked, the input's solid
+convex, the output's, both) that the solver takes. Edges and vertices, and markers on no solid,
+are refused with a message naming the picks and the supported pairs, and nothing is made.
 """
 
 import numpy as np
@@ -26,38 +31,51 @@ from .selection import Pick, end_body
 
 
 def _end_shape(end):
-    """(recognised shape or None, what the end is in words) of a pick or a marker."""
+    """(recognised primitive or None, its convex hull or None, what the end is in words) of a
+    pick or a marker."""
     if isinstance(end, Pick):
         found = contact_module.recognise(end.solid, end.sub)
-        return found, (found.what if found else
-                       contact_module.surface_name(end.solid, end.sub))
+        words = found.what if found else contact_module.surface_name(end.solid, end.sub)
+        element = end.sub[:4] if end.sub else ""
+        hull = contact_module.convex(end.solid) if element in ("", "Face") else None
+        return found, hull, words
     solid_name, _, sub = end.PickedElement.partition(".")
     solid = end.Document.getObject(solid_name)
+    attached = contact_module.marker_solid(end)
+    hull = None
+    if attached is not None and contact_module.convex(attached) is not None:
+        # the marker is the hull's frame as it is
+        hull = contact_module.Recognised(
+            "convex", tolerance=contact_module.default_tolerance(attached),
+            what=f"marker '{end.Label}' ('{attached.Label}', its convex hull)")
     if solid is None or not sub:
-        return None, f"marker '{end.Label}' (not on a face)"
+        return None, hull, f"marker '{end.Label}' (not on a face)"
     found = contact_module.recognise(solid, sub)
     if found is not None and found.offset is not None:
         found = None
-    return found, (f"marker '{end.Label}' on {found.what}" if found else
-                   f"marker '{end.Label}' on {contact_module.surface_name(solid, sub)}")
+    return found, hull, (f"marker '{end.Label}' on {found.what}" if found else
+                         f"marker '{end.Label}' on {contact_module.surface_name(solid, sub)}")
 
 
 def plan(selection):
     """``(statements, None)`` making the contact of the selection, or ``(None, (text,
     details))`` saying why it cannot be made."""
     ends = ordered_ends(selection)
-    shapes, words = zip(*(_end_shape(end) for end in ends))
-    if None in shapes or not contact_module.supported(shapes[0].type, shapes[1].type):
+    primitives, hulls, words = zip(*(_end_shape(end) for end in ends))
+    shapes = contact_module.choose_shapes(primitives, hulls)
+    if shapes is None:
         found = [f"{w}: {s.type}" if s else f"{w}: not a contact shape"
-                 for s, w in zip(shapes, words)]
+                 for s, w in zip(primitives, words)]
         return None, (f"No contact between {words[0]} and {words[1]}: the supported pairs are "
-                      f"{contact_module.pairs_text()}. Pick a planar, spherical or cylindrical "
-                      "face, or a whole box solid, on each body.", found)
+                      f"{contact_module.pairs_text()}. Pick a face or a whole solid on each "
+                      "body (a face that is no plane, sphere or cylinder, and a solid that is "
+                      "no box, is taken as the solid's convex hull).", found)
     statements, names = [], []
     for end, shape, variable in zip(ends, shapes, ("input_marker", "output_marker")):
         if isinstance(end, Pick) and shape.offset is not None:
+            whole = pick_argument(Pick(end.solid, "", end.body))      # on the whole solid
             statements.append(f"{variable} = {FACTORY}.make_marker({DOC}, {ref(end.body)}, "
-                              f"{pick_argument(end)}, offset={literal(shape.offset)})")
+                              f"{whole}, offset={literal(shape.offset)})")
             names.append(variable)
         else:
             lines, name = end_script(end, variable)
@@ -93,7 +111,8 @@ class CreateContact(Command):
     MENU_TEXT = "Contact"
     TOOL_TIP = ("Contact: the shapes of two bodies touch (compliant normal force with a "
                 "restitution, Coulomb friction). Select a face on each of two bodies (or one on "
-                "the ground): planar, spherical or cylindrical faces, or a whole box solid; "
+                "the ground): planar, spherical or cylindrical faces, or a whole box solid; any "
+                "other face or solid (a cone, an egg, a prism) is its solid's convex hull; "
                 f"supported pairs: {contact_module.pairs_text()}")
     NEEDS = "ends"
     ENDS = 2

@@ -16,6 +16,10 @@ the cam-driven valve alike (without the movie).
    (:mod:`MultibodyWB.examples_fc.cam_valve`): simulated for two camshaft revolutions at
    1000 rpm, saved as ``.FCStd`` with its run, its results as CSV and its valve lift and cam
    contact force plotted (PNG);
+2c. solids that are no primitives tumbling down a tilted plate (convex contact shapes, the hulls
+   of the solids' tessellations) from FreeCAD solids (:mod:`MultibodyWB.examples_fc.
+   tumbling_solids`): simulated, saved as ``.FCStd`` with its run, its results as CSV and the
+   solids' heights plotted (PNG);
 3. FreeCAD's GUI under Xvfb: opens the saved document, plays the stored run (no solving) and
    renders the playback to an animated GIF with FreeCAD's 3D view (:mod:`.movie`).
 
@@ -129,6 +133,32 @@ def cam_valve_document(out_dir, stream, files):
     return files["cam valve document"]
 
 
+def tumbling_solids_document(out_dir, stream, files):
+    """Part 2c: the egg, cone and prism tumbling down a tilted plate, from FreeCAD solids."""
+    from .launch import import_freecad
+    FreeCAD = import_freecad()
+    from ..document import runs
+    from ..examples_fc import tumbling_solids
+    from .plots import plot_columns
+    doc = FreeCAD.newDocument("TumblingSolids")
+    mechanism = tumbling_solids.setup(doc)
+    print(f"\nSimulating '{mechanism.Label}' (from FreeCAD solids):", file=stream)
+    results = runs.load(runs.simulate_mechanism(mechanism,
+                                                progress=_progress_bar(stream, "mstmm")))
+    print(results.summary(), file=stream)
+    files["tumbling solids document"] = os.path.join(out_dir, "tumbling_solids.FCStd")
+    doc.saveAs(files["tumbling solids document"])
+    FreeCAD.closeDocument(doc.Name)
+    files["tumbling solids results"] = os.path.join(out_dir, "tumbling_solids.csv")
+    results.to_csv(files["tumbling solids results"])
+    names = [f"{n} body" for n in ("Egg", "Cone", "Prism")]
+    files["tumbling solids plot"] = plot_columns(
+        results, [f"{n}.z" for n in names], os.path.join(out_dir, "tumbling_solids_z.png"),
+        scale=1e3, ylabel="height [mm]", labels=["egg", "cone", "prism"],
+        title="Solids tumbling down a tilted plate: heights of their centres")
+    return files["tumbling solids document"]
+
+
 def engine_movie(document, out_dir, stream, files):
     """Part 3: the GIF, rendered by FreeCAD's 3D view (under Xvfb without a display)."""
     from .launch import LaunchError, run_gui_script
@@ -171,6 +201,7 @@ def run(out_dir: str = "out", stream=None, movie=True) -> dict:
     solver_examples(out_dir, stream, files)
     document = engine_document(out_dir, stream, files)
     cam_valve_document(out_dir, stream, files)
+    tumbling_solids_document(out_dir, stream, files)
     if movie:
         engine_movie(document, out_dir, stream, files)
     print("\nFiles written:", file=stream)

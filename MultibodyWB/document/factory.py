@@ -14,7 +14,7 @@ import FreeCAD
 from ..objects import labels
 from ..objects.base import set_value, type_of
 from ..objects.body import BodyProxy
-from ..objects.contact import SHAPE_FIELDS, ContactProxy
+from ..objects.contact import DIMENSION_PROPERTIES, ContactProxy
 from ..objects.coupler import CouplerProxy, coupler_label, update_coordinates
 from ..objects.force import ForceProxy, field_properties
 from ..objects.hinge import OPTION_PROPERTIES, HingeProxy, fill_stop_stiffness, property_name
@@ -345,7 +345,9 @@ def make_contact(doc, mechanism, marker_input, marker_output, input_shape, outpu
     input_shape, output_shape : (str, dict)
         A shape type of the solver's ``CONTACT_SHAPES`` and its dimensions in mm
         (``("sphere", {"radius": 10})``, ``("cylinder", {"radius": 5, "length": 20})``,
-        ``("box", {"size": (10, 20, 5)})``, ``("plane", {})``).
+        ``("box", {"size": (10, 20, 5)})``, ``("plane", {})``; a convex shape its tessellation
+        tolerance, ``("convex", {"tolerance": 0.5})``, the hull of its marker's solid, or for a
+        marker on no solid its ``points`` (n, 3), ``("convex", {"points": [...]})``).
     stiffness : float
         N/m^exponent (SI, as the property keeps it).
     law : keywords
@@ -361,10 +363,14 @@ def make_contact(doc, mechanism, marker_input, marker_output, input_shape, outpu
     for side, (kind, dimensions) in (("Input", input_shape), ("Output", output_shape)):
         setattr(obj, f"{side}Shape", kind)
         for key, value in (dimensions or {}).items():
-            if key not in SHAPE_FIELDS:
+            if key not in DIMENSION_PROPERTIES:
                 raise TypeError(f"a contact shape has no dimension '{key}'; use one of "
-                                f"{', '.join(SHAPE_FIELDS)}")
-            set_value(obj, obj.Proxy.prop(side + SHAPE_FIELDS[key]), value)
+                                f"{', '.join(DIMENSION_PROPERTIES)}")
+            if key == "points":
+                setattr(obj, f"{side}Points", [FreeCAD.Vector(*(float(x) for x in p))
+                                               for p in value])
+                continue
+            set_value(obj, obj.Proxy.prop(side + DIMENSION_PROPERTIES[key]), value)
     obj.Stiffness = float(stiffness)
     for key, value in law.items():
         if key not in CONTACT_LAW:

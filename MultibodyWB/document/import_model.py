@@ -274,6 +274,10 @@ def _contact(doc, mechanism, c, markers):
             if name == "size":
                 if shape.size is not None:
                     dimensions["size"] = tuple(units.from_si(x, "m") for x in shape.size)
+            elif name == "points":
+                if shape.points is not None:
+                    dimensions["points"] = [[units.from_si(float(x), "m") for x in p]
+                                            for p in shape.points]
             else:
                 dimensions[name] = units.from_si(getattr(shape, name), "m")
         shapes.append((shape.type, dimensions))

@@ -20,6 +20,8 @@ EXAMPLES = {
     "gear_train": ("gear_train", "motor-driven pinion, idler and braked output gear, z = 12, 36, 24"),
     "cam_valve": ("cam_valve", "eccentric cam lifting a sprung flat-faced valve (contact, stops)"),
     "bouncing_balls": ("bouncing_balls", "four rubber balls thrown into a box of ground planes"),
+    "tumbling_solids": ("tumbling_solids", "an egg, a cone and a hexagonal prism tumbling down a "
+                                           "tilted plate (convex contact shapes)"),
 }
 
 

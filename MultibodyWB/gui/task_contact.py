@@ -4,11 +4,15 @@ Opened by double-clicking a contact and by the Contact command after it made one
 the contact's properties (:class:`~MultibodyWB.objects.contact.ContactProxy`, shown as the
 property editor shows them: a shape's dimensions only when its type uses them): lengths and
 speeds in FreeCAD's quantity spin boxes, the stiffness a number in N/m^exponent with the rule
-that chose it. Live edits, one undo step on OK, Cancel puts everything back (:mod:`.task_base`).
+that chose it. A convex side (the shape ``convex``: "Convex hull of the solid") says which
+solid's hull it is and how many points the hull has at its tessellation tolerance, counted
+again when the tolerance changes. Live edits, one undo step on OK, Cancel puts everything back
+(:mod:`.task_base`).
 """
 
-from ..objects.contact import ContactProxy, pairs_text, supported
-from .qt import QtWidgets
+from ..objects.contact import (ContactProxy, default_tolerance, hull_summary, marker_solid,
+                               pairs_text, supported)
+from .qt import QtCore, QtWidgets
 from .task_base import EditPanel, EndsBox, describe_marker, label_of
 
 #: Properties with their own place in the panel.
@@ -43,6 +47,16 @@ class ContactPanel(EditPanel):
                              ContactProxy.prop("OutputMarker").doc))
         layout.addWidget(self.ends.widget)
         self.property_fields(layout, skip=OWN_FIELDS, label=_label)
+        self.hulls = {}
+        for side in ("Input", "Output"):
+            box = self.fields[f"{side}Shape"].widget
+            box.setItemData(box.findText("convex"), "Convex hull of the solid (its "
+                            "tessellation's vertices)", QtCore.Qt.ToolTipRole)
+            hull = QtWidgets.QLabel()
+            hull.setObjectName(f"{side}Hull")
+            hull.setWordWrap(True)
+            self.groups[f"{side} shape"][1].addRow(hull)
+            self.hulls[side] = hull
         self.rule = QtWidgets.QLabel()
         self.rule.setObjectName("StiffnessRule")
         self.rule.setWordWrap(True)
@@ -58,6 +72,10 @@ class ContactPanel(EditPanel):
             f"{obj.OutputShape} on {describe_marker(obj.OutputMarker)}")
         self.ends.show([obj.InputMarker, obj.OutputMarker])
         self.rule.setText(f"Default rule: {obj.StiffnessRule}" if obj.StiffnessRule else "")
+        for side, hull in self.hulls.items():
+            convex = getattr(obj, f"{side}Shape") == "convex"
+            hull.setText(hull_summary(obj, side) if convex else "")
+            hull.setVisible(convex)
         self.fields["Stiffness"].label.setText(f"Stiffness (N/m^{obj.Exponent:g})")
         for name, field in self.fields.items():
             shown = "Hidden" not in obj.getEditorMode(name)
@@ -72,6 +90,12 @@ class ContactPanel(EditPanel):
             return
         self.say("")
         self.set(self.obj, field.prop.name, value, field.prop.unit)
+        side = field.prop.name[:-len("Shape")]
+        if field.prop.name.endswith("Shape") and value == "convex" and \
+                not getattr(self.obj, f"{side}Tolerance").Value > 0.0:
+            solid = marker_solid(getattr(self.obj, f"{side}Marker"))
+            if solid is not None:        # a side made convex here: the default tolerance
+                self.set(self.obj, f"{side}Tolerance", default_tolerance(solid), "mm")
         if field.prop.name.endswith("Shape"):
             for other in self.fields.values():
                 if other is not field:

@@ -1,12 +1,17 @@
 """The Contact: a shape on one body's marker touching a shape on another body's (or the ground's).
 
-Each side is one of the solver's primitive shapes (:data:`~MultibodyWB.solver.model.CONTACT_SHAPES`)
-placed at its marker: a ``sphere`` (``Radius``, centred on the marker), a ``plane`` (the marker's
+Each side is one of the solver's shapes (:data:`~MultibodyWB.solver.model.CONTACT_SHAPES`) placed
+at its marker: a ``sphere`` (``Radius``, centred on the marker), a ``plane`` (the marker's
 xy plane, its z axis the outward normal, the solid below), a ``box`` (``Size``: edge lengths
-along the marker's axes, centred) or a ``cylinder`` (``Radius``, ``Length``, centred, its axis
-the marker's z). The pairs the solver supports are :data:`~MultibodyWB.solver.model.CONTACT_PAIRS`
-(either order). The law (see :mod:`MultibodyWB.solver.elements.forces.contact`): a Hunt-Crossley
-normal force ``k depth^e (1 + alpha depth')`` whose damping follows from a ``Restitution`` at an
+along the marker's axes, centred), a ``cylinder`` (``Radius``, ``Length``, centred, its axis
+the marker's z) or a ``convex`` shape: the convex hull of the vertices of a tessellation of the
+solid the marker is attached to (``Tolerance``: the tessellation's largest distance from the
+surface), computed from the drawing at each export (:func:`hull_points`), so that the shape
+follows the solid; a model imported from a file keeps its points in ``Points`` instead (its
+bodies' solids are stand-ins). The pairs the solver supports are
+:data:`~MultibodyWB.solver.model.CONTACT_PAIRS` (either order). The law (see
+:mod:`MultibodyWB.solver.elements.forces.contact`): a Hunt-Crossley normal force
+``k depth^e (1 + alpha depth')`` whose damping follows from a ``Restitution`` at an
 ``ImpactSpeed``, and regularised Coulomb friction.
 
 Units: radii, lengths and sizes are FreeCAD lengths (mm), the speeds FreeCAD speeds (mm/s);
@@ -21,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 import FreeCAD
+import numpy as np
 
 from . import units
 from .base import EDITABLE, HIDDEN, READ_ONLY, BaseProxy, Prop, type_of
@@ -29,8 +35,12 @@ from ..solver.model import CONTACT_PAIRS, CONTACT_SHAPES
 
 TYPE = "Multibody::Contact"
 
-#: Shape field of the solver -> the property suffix holding it (``InputRadius``...).
-SHAPE_FIELDS = {"radius": "Radius", "length": "Length", "size": "Size"}
+#: Shape field of the solver -> the property suffix holding it (``InputRadius``...); a convex
+#: shape's points come from its solid's tessellation at ``Tolerance`` (or its ``Points``).
+SHAPE_FIELDS = {"radius": "Radius", "length": "Length", "size": "Size", "points": "Tolerance"}
+#: Keywords of a shape's dimensions (``make_contact``) -> the property suffix they set.
+DIMENSION_PROPERTIES = {"radius": "Radius", "length": "Length", "size": "Size",
+                        "tolerance": "Tolerance", "points": "Points"}
 
 #: Model (message) field -> property, for the solver's problems.
 FIELDS = {"Input": "InputMarker", "Output": "OutputMarker", "Name": "Label"}
@@ -43,7 +53,15 @@ DEFAULT_POISSON_RATIO = 0.3
 STATIC_DEPTH = 1e-5
 #: Candidate points sharing the weight of a box or cylinder resting on a plane: a box's four
 #: lower corners, a cylinder's two rim points.
-POINTS_AT_REST = {"box": 4, "cylinder": 2}
+#: A convex hull rests on a facet: three vertices (a flat face of the solid, with more vertices,
+#: sinks less).
+POINTS_AT_REST = {"box": 4, "cylinder": 2, "convex": 3}
+#: Default tessellation tolerance of a convex shape: this fraction of its solid's bounding-box
+#: diagonal.
+TOLERANCE_FRACTION = 0.01
+#: Largest angle (rad) between the normals of a tessellation's neighbouring triangles (the
+#: linear tolerance decides on curved faces; this only keeps large flat-ish faces meshed).
+ANGULAR_DEFLECTION = 0.5
 
 
 def _side_props(side, title):
@@ -51,8 +69,9 @@ def _side_props(side, title):
     return (
         Prop(f"{side}Shape", "App::PropertyEnumeration", group,
              f"Shape on the {title} marker: sphere (centred on it), plane (its xy plane, z the "
-             "outward normal, the solid below), box (centred, edges along its axes) or cylinder "
-             "(centred, axis its z)", default="sphere" if side == "Input" else "plane",
+             "outward normal, the solid below), box (centred, edges along its axes), cylinder "
+             "(centred, axis its z) or convex (the convex hull of the marker's solid, from its "
+             "tessellation)", default="sphere" if side == "Input" else "plane",
              enum=tuple(CONTACT_SHAPES)),
         Prop(f"{side}Radius", "App::PropertyLength", group,
              f"Radius of the {title} sphere or cylinder [mm]", default=0.0, unit="mm", si="m"),
@@ -62,6 +81,14 @@ def _side_props(side, title):
         Prop(f"{side}Size", "App::PropertyVectorDistance", group,
              f"Edge lengths of the {title} box along the marker's x, y, z [mm]",
              default=(0.0, 0.0, 0.0), unit="mm", si="m"),
+        Prop(f"{side}Tolerance", "App::PropertyLength", group,
+             f"Tessellation tolerance of the {title} convex shape: the largest distance of the "
+             "tessellation from the solid's surface; its vertices' convex hull is the shape "
+             "[mm]", default=0.0, unit="mm", si="m"),
+        Prop(f"{side}Points", "App::PropertyVectorList", group,
+             f"Points of the {title} convex shape in its marker's frame [mm], when they are given "
+             "(a model imported from a file: its bodies' solids are stand-ins); else the shape "
+             "is the hull of the marker's solid", mode=READ_ONLY),
     )
 
 
@@ -119,6 +146,8 @@ class ContactProxy(BaseProxy):
                 prop = side + suffix
                 if prop in present:
                     obj.setEditorMode(prop, EDITABLE if name in used else HIDDEN)
+            if side + "Points" in present:
+                obj.setEditorMode(side + "Points", READ_ONLY if "points" in used else HIDDEN)
 
     def field_property(self, obj, field):
         return FIELDS.get(field, field)
@@ -131,18 +160,135 @@ class ContactProxy(BaseProxy):
                 problems.append((prop, "is not set: a contact joins the shapes of two markers"))
             elif type_of(marker) != "Multibody::Marker":
                 problems.append((prop, f"'{marker.Label}' is not a Multibody marker"))
+        for side in ("Input", "Output"):
+            if getattr(obj, f"{side}Shape") != "convex" or \
+                    type_of(getattr(obj, f"{side}Marker")) != "Multibody::Marker":
+                continue
+            marker = getattr(obj, f"{side}Marker")
+            solid = marker_solid(marker)
+            if len(getattr(obj, f"{side}Points")):
+                continue
+            if solid is not None and solid_shape(solid) is not None:
+                tolerance = float(getattr(obj, f"{side}Tolerance").Value)
+                if not tolerance > 0.0:
+                    problems.append((f"{side}Tolerance", f"{tolerance:g} mm; give the "
+                                     "tessellation a positive tolerance (e.g. "
+                                     f"{default_tolerance(solid):.3g} mm)"))
+            else:
+                problems.append((f"{side}Marker", f"'{marker.Label}' is on no solid: a convex "
+                                 "shape is the hull of its marker's solid; attach it to one"))
         return problems
 
 
 def shape_fields(obj, side):
-    """The shape of ``side`` ("Input", "Output") as ``(type, {field: value in mm})``."""
+    """The shape of ``side`` ("Input", "Output") as ``(type, {field: value in mm})``; a convex
+    shape's ``points`` (n, 3) are its hull's vertices (:func:`hull_points`).
+
+    Raises ValueError (from :func:`hull_points`) when a convex shape has no points."""
     kind = getattr(obj, f"{side}Shape")
     used = CONTACT_SHAPES.get(kind, ((), ""))[0]
     values = {}
     for name in used:
+        if name == "points":
+            values[name] = hull_points(obj, side)
+            continue
         value = getattr(obj, side + SHAPE_FIELDS[name])
         values[name] = tuple(value) if name == "size" else float(value.Value)
     return kind, values
+
+
+# -- convex shapes: the hull of a tessellation ---------------------------------------------------
+def marker_solid(marker):
+    """The solid a marker is attached to (its face, edge or the whole solid), or None."""
+    from .marker import support_property
+    if marker is None:
+        return None
+    references = getattr(marker, support_property(marker), None) or []
+    return references[0][0] if references else None
+
+
+def default_tolerance(solid):
+    """The default tessellation tolerance (mm) of a convex shape on ``solid``:
+    :data:`TOLERANCE_FRACTION` of its bounding-box diagonal (the tight box: a B-spline's usual
+    one is its control points')."""
+    shape = solid_shape(solid)
+    if shape is None:
+        return 0.0
+    try:
+        box = shape.copy().optimalBoundingBox()     # a copy: without any mesh of the shape
+    except Exception:  # noqa: BLE001 - a FreeCAD without it: the usual box
+        box = shape.BoundBox
+    return TOLERANCE_FRACTION * box.DiagonalLength
+
+
+def tessellation(shape, tolerance):
+    """The vertices (n, 3) (mm, global) of a tessellation of ``shape`` whose triangles are at most
+    ``tolerance`` (mm) from its surface.
+
+    FreeCAD's own mesher (``MeshPart.meshFromShape``, OCC's ``BRepMesh``) with the tolerance as
+    its linear deflection; ``Shape.tessellate(tolerance)`` meshes curved faces to a fixed fine
+    angle whatever the tolerance (some 1500 vertices on an egg at any tolerance), so it is the
+    fallback only. A copy of the shape is meshed: OCC keeps a shape's finest mesh so far (the 3D
+    view's, an earlier finer tolerance) and would return that one.
+    """
+    shape = shape.copy()
+    try:
+        import MeshPart
+        mesh = MeshPart.meshFromShape(Shape=shape, LinearDeflection=float(tolerance),
+                                      AngularDeflection=ANGULAR_DEFLECTION, Relative=False)
+        points = [tuple(p.Vector) for p in mesh.Points]
+    except ImportError:
+        points = [tuple(p) for p in shape.tessellate(float(tolerance))[0]]
+    return np.array(points, dtype=float).reshape(-1, 3)
+
+
+def hull_points(obj, side):
+    """The points (n, 3) (mm, in the marker's frame) of ``side``'s convex shape: the vertices of
+    the convex hull of its marker's solid's tessellation at ``<side>Tolerance``
+    (:func:`tessellation`), or of ``<side>Points`` when it has them (a model imported from a
+    file, whose bodies' solids are stand-ins).
+
+    Raises ValueError saying what is missing (no solid and no points, a tolerance not positive,
+    points spanning no volume).
+    """
+    from ..solver.elements.forces.contact import hull
+    marker = getattr(obj, f"{side}Marker")
+    solid = marker_solid(marker)
+    points = np.array([tuple(p) for p in getattr(obj, f"{side}Points")],
+                      dtype=float).reshape(-1, 3)
+    if len(points) == 0:
+        if solid is None or solid_shape(solid) is None:
+            raise ValueError("a convex shape is the hull of its marker's solid, and marker "
+                             f"'{getattr(marker, 'Label', '?')}' is on no solid: attach it to a "
+                             "solid")
+        tolerance = float(getattr(obj, f"{side}Tolerance").Value)
+        if not tolerance > 0.0:
+            raise ValueError(f"{tolerance:g} mm; give the tessellation a positive tolerance "
+                             f"(e.g. {default_tolerance(solid):.3g} mm)")
+        inverse = marker.Placement.inverse()
+        points = np.array([tuple(inverse.multVec(FreeCAD.Vector(*p)))
+                           for p in tessellation(solid_shape(solid), tolerance)])
+    try:
+        return hull(points).vertices
+    except ValueError as exc:
+        raise ValueError(f"convex shape: {exc}") from None
+
+
+def hull_summary(obj, side):
+    """What ``side``'s convex shape is, in words, for the panel: ``"convex hull of 'Egg': 187
+    points (tessellated to 0.55 mm)"``; the problem instead when it has none."""
+    marker = getattr(obj, f"{side}Marker")
+    solid = marker_solid(marker)
+    try:
+        points = hull_points(obj, side)
+    except ValueError as exc:
+        return f"no convex shape: {exc}"
+    if solid is None or len(getattr(obj, f"{side}Points")):
+        return f"Convex hull of {len(points)} given points"
+    tolerance = FreeCAD.Units.Quantity(float(getattr(obj, f"{side}Tolerance").Value),
+                                       FreeCAD.Units.Unit("mm")).UserString
+    return (f"Convex hull of the solid '{solid.Label}': {len(points)} points "
+            f"(tessellated to {tolerance})")
 
 
 # -- what a picked face is -----------------------------------------------------------------------
@@ -150,7 +296,8 @@ def shape_fields(obj, side):
 class Recognised:
     """A contact shape recognised on a pick (lengths in mm, global axes).
 
-    ``type`` is a contact shape; ``radius``, ``length``, ``size`` its dimensions; ``offset`` the
+    ``type`` is a contact shape; ``radius``, ``length``, ``size`` its dimensions (a ``convex``
+    shape: its tessellation ``tolerance``, :func:`convex`); ``offset`` the
     marker's ``AttachmentOffset`` for a box picked whole (its centre and edge directions in the
     solid's own frame), None when the marker of the pick is the shape's frame as the marker
     command makes it.
@@ -162,9 +309,13 @@ class Recognised:
     size: tuple = ()
     offset: object = None
     what: str = ""
+    tolerance: float = 0.0
 
     def dimensions(self):
-        """``{field: value}`` (mm) the shape type uses."""
+        """``{keyword: value}`` (mm) of ``make_contact`` for the shape type (a convex shape: its
+        tessellation ``tolerance``)."""
+        if self.type == "convex":
+            return {"tolerance": self.tolerance}
         used = CONTACT_SHAPES[self.type][0]
         values = {"radius": self.radius, "length": self.length, "size": tuple(self.size)}
         return {name: values[name] for name in used}
@@ -252,6 +403,21 @@ def recognise(solid, sub):
     return None
 
 
+def convex(solid, what=""):
+    """The ``convex`` shape of a whole solid: the hull of its tessellation at the default
+    tolerance (:func:`default_tolerance`), its marker at the solid's centre of mass with the
+    solid's axes (``offset``: the marker's ``AttachmentOffset`` on the whole solid); None when
+    ``solid`` has no shape with a volume."""
+    shape = solid_shape(solid)
+    if shape is None or not shape.Solids or not shape.Volume > 0.0:
+        return None
+    placement = solid_placement(solid)
+    wanted = FreeCAD.Placement(shape.CenterOfMass, placement.Rotation)
+    return Recognised("convex", offset=placement.inverse().multiply(wanted),
+                      tolerance=default_tolerance(solid),
+                      what=what or f"'{solid.Label}' (its convex hull)")
+
+
 def surface_name(solid, sub):
     """What a pick is, in words, for messages: ``"a cone (Face2 of 'Nose')"``."""
     shape = solid_shape(solid)
@@ -262,7 +428,9 @@ def surface_name(solid, sub):
     except Exception:  # a missing element
         return f"{sub} of '{solid.Label}' (gone)"
     if element.ShapeType != "Face":
-        return f"{sub} of '{solid.Label}' (a {element.ShapeType.lower()}, not a face)"
+        kind = element.ShapeType.lower()
+        article = "an" if kind[0] in "aeiou" else "a"
+        return f"{sub} of '{solid.Label}' ({article} {kind}, not a face)"
     kind = {"Cone": "cone", "Toroid": "torus", "SurfaceOfRevolution": "surface of revolution",
             "BSplineSurface": "free-form surface"}.get(_surface_kind(element),
                                                        _surface_kind(element).lower())
@@ -272,6 +440,21 @@ def surface_name(solid, sub):
 def supported(first, second):
     """Whether the solver takes the pair of shape types (either order)."""
     return (first, second) in CONTACT_PAIRS or (second, first) in CONTACT_PAIRS
+
+
+def choose_shapes(primitives, hulls):
+    """The shapes of a contact's two ends: the recognised primitives if the solver takes the
+    pair, else the first of (input convex, output convex, both convex) it takes; None if none.
+
+    ``primitives``, ``hulls``: per end, its :class:`Recognised`
+    primitive and convex hull (None where there is none).
+    """
+    options = [tuple(primitives), (hulls[0], primitives[1]), (primitives[0], hulls[1]),
+               tuple(hulls)]
+    for shapes in options:
+        if None not in shapes and supported(shapes[0].type, shapes[1].type):
+            return shapes
+    return None
 
 
 def pairs_text():
@@ -310,9 +493,11 @@ def default_stiffness(shapes, bodies, gravity):
 
     A sphere against a plane or a sphere: Hertz, ``k = 4/3 E* sqrt(R)``, ``1/E* = (1 - nu1^2)/E1
     + (1 - nu2^2)/E2`` (each body's material, else steel: 210 GPa, 0.3), ``R`` the sphere's
-    radius or ``R1 R2 / (R1 + R2)``. A box or cylinder against a plane: the ``k`` for which the
-    moving body's weight, shared by the points at rest (:data:`POINTS_AT_REST`), presses them
-    :data:`STATIC_DEPTH` in at the exponent 1.5: ``k = m g / (n d^1.5)``.
+    radius or ``R1 R2 / (R1 + R2)``. A box, cylinder or convex shape against anything else but a
+    sphere: the ``k`` for which the weight of its body (the first such side's, the input's when
+    both are), shared by the points at rest (:data:`POINTS_AT_REST`: a convex hull rests on the
+    three vertices of a facet), presses them :data:`STATIC_DEPTH` in at the exponent 1.5:
+    ``k = m g / (n d^1.5)``.
     """
     types = [s.type for s in shapes]
     if "sphere" in types:

@@ -18,7 +18,9 @@ Mapping (``obj.Label`` is the model name, ``obj.Label2`` its label):
 - every other Body -> ``RigidBody`` numbered 1, 2... in the Mechanism's order, then the hinges;
 - a Marker -> a ``Marker`` of its body with ID ``MarkerId``, its frame in the body's base frame;
 - Hinge, Force and Simulation -> the model's, with only the fields their type uses;
-- a Contact -> a ``Contact`` (shapes' dimensions in m, speeds in m/s, the stiffness as it is);
+- a Contact -> a ``Contact`` (shapes' dimensions in m, speeds in m/s, the stiffness as it is; a
+  convex side's ``Points``: the vertices of the hull of its solid's tessellation, in its
+  marker's frame, :func:`~.contact.hull_points`);
 - a Coupler -> a ``Coupler`` between its hinges' coordinates (named by the hinges' labels; the
   pitch radius in m).
 """
@@ -284,8 +286,15 @@ class _Builder:
     def _contact(self, obj):
         shapes = []
         for side in ("Input", "Output"):
-            kind, values = shape_fields(obj, side)
-            shapes.append((kind, {name: (np.array([units.to_si(x, "m") for x in value])
+            try:
+                kind, values = shape_fields(obj, side)
+            except ValueError as exc:          # a convex shape without points
+                if not obj.Proxy.check(obj):   # else the check said it already
+                    self.add(obj, f"{side}Tolerance", str(exc))
+                return
+            shapes.append((kind, {name: (np.array([[units.to_si(x, "m") for x in p]
+                                                   for p in value]) if name == "points" else
+                                         np.array([units.to_si(x, "m") for x in value])
                                          if name == "size" else units.to_si(value, "m"))
                                   for name, value in values.items()}))
         c = self.model.add_contact(

@@ -2,8 +2,9 @@
 
 The symbols (:data:`SHAPE_GLYPHS`, one per contact shape of the solver's ``CONTACT_SHAPES``) are
 drawn in the marker's frame, a little larger than the shape so that they show over the solid it
-was picked on: a sphere, a box, a cylinder along the marker's z, and for a plane a thin square of
-a few ``GlyphSize`` in its xy plane with a short arrow along its outward normal. A dashed line
+was picked on: a sphere, a box, a cylinder along the marker's z, a convex shape's hull (its
+triangles), and for a plane a thin square of a few ``GlyphSize`` in its xy plane with a short
+arrow along its outward normal. A dashed line
 joins the two markers. Green; red while the contact has a problem.
 """
 
@@ -43,8 +44,19 @@ def _plane(obj, side, s, color):
     return sep
 
 
+def _convex(obj, side, s, color):
+    from ..objects.contact import hull_points
+    from ..solver.elements.forces.contact import hull
+    try:
+        h = hull(hull_points(obj, side))
+    except ValueError:                  # no points: the contact's check says why
+        return None
+    return glyphs.mesh(SCALE * h.vertices, h.triangles, color, transparency=TRANSPARENCY)
+
+
 #: Contact shape -> function(contact, side, size, colour) returning its symbol in marker axes.
-SHAPE_GLYPHS = {"sphere": _sphere, "box": _box, "cylinder": _cylinder, "plane": _plane}
+SHAPE_GLYPHS = {"sphere": _sphere, "box": _box, "cylinder": _cylinder, "plane": _plane,
+                "convex": _convex}
 
 
 class ViewProviderContact(ViewProvider):
@@ -54,7 +66,8 @@ class ViewProviderContact(ViewProvider):
     MODE = "Glyph"
     REDRAW_ON = frozenset({"InputMarker", "OutputMarker", "InputShape", "OutputShape",
                            "InputRadius", "OutputRadius", "InputLength", "OutputLength",
-                           "InputSize", "OutputSize"})
+                           "InputSize", "OutputSize", "InputTolerance", "OutputTolerance",
+                           "InputPoints", "OutputPoints"})
 
     def build(self, settings):
         obj = self.Object

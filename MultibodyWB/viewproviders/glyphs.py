@@ -143,6 +143,22 @@ def sphere(radius, color, center=(0, 0, 0), transparency=0.0):
     return sep
 
 
+def mesh(vertices, triangles, color, transparency=0.0):
+    """A closed triangle mesh: ``vertices`` (n, 3), ``triangles`` (t, 3) indices into them
+    (counter-clockwise seen from outside)."""
+    sep = coin.SoSeparator()
+    coords = coin.SoCoordinate3()
+    coords.point.setValues(0, len(vertices), [[float(x) for x in v] for v in vertices])
+    faces = coin.SoIndexedFaceSet()
+    index = []
+    for t in triangles:
+        index += [int(t[0]), int(t[1]), int(t[2]), -1]
+    faces.coordIndex.setValues(0, len(index), index)
+    for node in (material(color, transparency), coords, faces):
+        sep.addChild(node)
+    return sep
+
+
 def box(size, color, center=(0, 0, 0), transparency=0.0):
     """A solid box of ``size`` (dx, dy, dz) centred at ``center``, axes along the frame's."""
     sep = coin.SoSeparator()
