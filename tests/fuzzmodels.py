@@ -67,7 +67,8 @@ SETTINGS = {"EndTime": ["0", "-1", "1e-12", "1e6", "1e308"],
             "Step": ["0", "-1e-3", "1", "1e-12", "5e-324", "1e308"],
             "OutputStep": ["0", "1e-9", "3e-4", "1e308", "-1"],
             "Method": ["bogus", "MSTMM", "", "mstmm", "constrained", "newton-euler"],
-            "Integrator": ["bogus", "RK4", "", "rk4", "DOP853", "RK45", "Radau", "BDF", "LSODA"],
+            "Integrator": ["bogus", "RK4", "", "rk4", "euler", "DOP853", "RK45", "Radau", "BDF",
+                           "LSODA"],
             "RelativeTolerance": ["0", "-1", "1", "1e-300"],
             "AbsoluteTolerance": ["0", "-1", "1e300"]}
 #: Simulation fields the short run's options replace (a refusal there is not the run's).
@@ -228,8 +229,9 @@ def _mutate(text: str, rng) -> Mutant:
         el.text = val
         what = f"Simulation/{name} = {val!r}"
         must = (name in ("Method", "Integrator") and val not in ("mstmm", "constrained",
-                                                                 "newton-euler", "rk4", "DOP853",
-                                                                 "RK45", "Radau", "BDF", "LSODA")
+                                                                 "newton-euler", "rk4", "euler",
+                                                                 "DOP853", "RK45", "Radau", "BDF",
+                                                                 "LSODA")
                 ) or val.startswith("-") \
             or (val == "0" and name in ("Step", "OutputStep"))
         settings = True
@@ -290,7 +292,8 @@ def _mutate(text: str, rng) -> Mutant:
             child.text = ", ".join([_pick(rng, ["1e12", "1e6", "0"])] * dof)
         sim = root.find("Simulation")
         sim.find("Method").text = _pick(rng, ["mstmm", "constrained", "newton-euler"])
-        sim.find("Integrator").text = _pick(rng, ["rk4", "DOP853", "Radau", "BDF", "LSODA"])
+        sim.find("Integrator").text = _pick(rng, ["rk4", "euler", "DOP853", "Radau", "BDF",
+                                                  "LSODA"])
         what = (f"stiff: gravity {root.find('Gravity').text}, {_path(root, el)} spring and "
                 f"damping, {sim.find('Method').text} {sim.find('Integrator').text}")
         settings = True
