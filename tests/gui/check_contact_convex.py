@@ -23,45 +23,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import FreeCAD  # noqa: E402
 import FreeCADGui  # noqa: E402
 import in_freecad  # noqa: E402
+from in_freecad import click, panel, type_into, widget  # noqa: E402
 
 WORKBENCH = "MultibodyWorkbench"
 W = in_freecad._widgets_module()
 
 
-def panel():
-    from MultibodyWB.gui import task_base
-    return task_base.current
-
-
-def click(which):
-    """Click the task dialog's standard button ``which`` ("Ok", "Cancel") as a user would."""
-    for box in FreeCADGui.getMainWindow().findChildren(W.QDialogButtonBox):
-        button = box.button(getattr(W.QDialogButtonBox, which))
-        if button is not None and button.isVisible():
-            button.click()
-            in_freecad.wait(0.3)
-            return True
-    return False
-
-
-def widget(name):
-    for form in panel().form:
-        found = form.findChild(W.QWidget, name)
-        if found is not None:
-            return found
-    return None
-
-
-def type_into(name, text):
-    """Type ``text`` into the field ``name`` as a user, then leave the field."""
-    w = widget(name)
-    edit = w if isinstance(w, W.QLineEdit) else w.findChild(W.QLineEdit)
-    edit.setFocus()
-    edit.selectAll()
-    edit.setText(text)
-    edit.textEdited.emit(text)   # QLineEdit.setText does not emit textEdited (typing does)
-    edit.editingFinished.emit()  # Tab or Enter
-    in_freecad.process_events()
 A, B = 20.0, 14.0           #: the egg's semi-axes, mm
 
 

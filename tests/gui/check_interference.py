@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import FreeCAD  # noqa: E402
 import FreeCADGui  # noqa: E402
 import in_freecad  # noqa: E402
+from in_freecad import click  # noqa: E402
 
 WORKBENCH = "MultibodyWorkbench"
 COMMAND = "MultibodyWB_Interference"
@@ -34,17 +35,6 @@ W = in_freecad._widgets_module()
 def panel():
     from MultibodyWB.gui import task_interference
     return task_interference.current
-
-
-def click(which):
-    """Click the task dialog's standard button ``which`` ("Close", "Ok") as a user would."""
-    for box in FreeCADGui.getMainWindow().findChildren(W.QDialogButtonBox):
-        button = box.button(getattr(W.QDialogButtonBox, which))
-        if button is not None and button.isVisible():
-            button.click()
-            in_freecad.wait(0.3)
-            return True
-    return False
 
 
 def click_row(table, row):

@@ -21,14 +21,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import FreeCAD  # noqa: E402
 import FreeCADGui  # noqa: E402
 import in_freecad  # noqa: E402
+from in_freecad import panel, shot  # noqa: E402
 
 WORKBENCH = "MultibodyWorkbench"
 W = in_freecad._widgets_module()
-
-
-def panel():
-    from MultibodyWB.gui import task_base
-    return task_base.current
 
 
 def dialog_button(which):
@@ -123,14 +119,6 @@ def grab_form(name):
     """Screenshot of the open panel's whole form (every field, also those scrolled away)."""
     path = os.path.join(in_freecad.output_dir(), name)
     return path if panel().form[0].grab().save(path) else None
-
-
-def shot(name):
-    view = FreeCADGui.ActiveDocument.ActiveView
-    view.viewIsometric()
-    view.fitAll()
-    in_freecad.wait(0.3)
-    return in_freecad.grab_main_window(name, size=(1280, 960))
 
 
 def double_click(obj):

@@ -424,3 +424,58 @@ def show_model_tab():
                 tabs.setCurrentIndex(i)
                 return True
     return False
+
+
+
+# -- the task panels as a user drives them (shared by the check scripts) ---------------------------
+
+def _W():
+    """Qt's widgets module (QtWidgets or QtGui, by the FreeCAD version)."""
+    return _widgets_module()
+
+
+def panel():
+    """The open task panel of the workbench (``task_base.current``)."""
+    from MultibodyWB.gui import task_base
+    return task_base.current
+
+
+def click(which):
+    """Click the task dialog's standard button ``which`` ("Ok", "Cancel") as a user would."""
+    for box in FreeCADGui.getMainWindow().findChildren(_W().QDialogButtonBox):
+        button = box.button(getattr(_W().QDialogButtonBox, which))
+        if button is not None and button.isVisible():
+            button.click()
+            wait(0.3)
+            return True
+    return False
+
+
+def widget(name):
+    """The panel's widget called ``name`` (None: none)."""
+    for form in panel().form:
+        found = form.findChild(_W().QWidget, name)
+        if found is not None:
+            return found
+    return None
+
+
+def type_into(name, text):
+    """Type ``text`` into the field ``name`` as a user, then leave the field."""
+    w = widget(name)
+    edit = w if isinstance(w, _W().QLineEdit) else w.findChild(_W().QLineEdit)
+    edit.setFocus()
+    edit.selectAll()
+    edit.setText(text)
+    edit.textEdited.emit(text)   # QLineEdit.setText does not emit textEdited (typing does)
+    edit.editingFinished.emit()  # Tab or Enter
+    process_events()
+
+
+def shot(name):
+    """Isometric view, fit all, then a screenshot of the main window (``name``)."""
+    view = FreeCADGui.ActiveDocument.ActiveView
+    view.viewIsometric()
+    view.fitAll()
+    wait(0.3)
+    return grab_main_window(name, size=(1280, 960))
