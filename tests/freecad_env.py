@@ -351,3 +351,20 @@ def run_freecad_gui(script_path, timeout=240, work_dir=None, addon_dir=REPO_ROOT
     result["_output_dir"] = str(run.work_dir / "output") if run.work_dir else None
     result["_run"] = run
     return result
+
+
+def run_gui_check(script_path, work_dir, timeout=240, shots=()):
+    """Run a GUI check script (:func:`run_freecad_gui`), copy its screenshots ``shots`` (file
+    names in its output folder) to ``$MBWB_ARTIFACTS_DIR`` when that is set, fail on an
+    exception the script reported, and return its result."""
+    result = run_freecad_gui(script_path, timeout=timeout, work_dir=work_dir)
+    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
+    if artifacts:
+        os.makedirs(artifacts, exist_ok=True)
+        for name in shots:
+            path = Path(result["_output_dir"]) / name
+            if path.is_file():
+                shutil.copy(path, Path(artifacts) / name)
+    assert "exception" not in result, result["exception"]
+    return result
+

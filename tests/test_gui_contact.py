@@ -10,8 +10,6 @@ Screenshots ``contact_panel.png`` (the panel open) and ``contact_after_ok.png`` 
 """
 
 import math
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -27,17 +25,8 @@ SHOTS = ("contact_panel.png", "contact_after_ok.png")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("contact")
-    result = freecad_env.run_freecad_gui(GUI_DIR / "check_contact.py", timeout=500,
-                                         work_dir=work)
-    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
-    if artifacts:
-        os.makedirs(artifacts, exist_ok=True)
-        for name in SHOTS:
-            path = Path(result["_output_dir"]) / name
-            if path.is_file():
-                shutil.copy(path, Path(artifacts) / name)
-    assert "exception" not in result, result["exception"]
-    return result
+    return freecad_env.run_gui_check(GUI_DIR / "check_contact.py", work, timeout=500,
+                                     shots=SHOTS)
 
 
 def test_the_command_makes_markers_and_contact_in_one_undo_step_and_opens_the_panel(run):

@@ -10,8 +10,6 @@ Screenshots ``contact_convex_panel.png``, ``tumbling_drawn.png``, ``tumbling_end
 """
 
 import math
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -28,17 +26,8 @@ SHOTS = ("contact_convex_panel.png", "tumbling_drawn.png", "tumbling_end.png",
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("contact_convex")
-    result = freecad_env.run_freecad_gui(GUI_DIR / "check_contact_convex.py", timeout=1000,
-                                         work_dir=work)
-    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
-    if artifacts:
-        os.makedirs(artifacts, exist_ok=True)
-        for name in SHOTS:
-            path = Path(result["_output_dir"]) / name
-            if path.is_file():
-                shutil.copy(path, Path(artifacts) / name)
-    assert "exception" not in result, result["exception"]
-    return result
+    return freecad_env.run_gui_check(GUI_DIR / "check_contact_convex.py", work, timeout=1000,
+                                     shots=SHOTS)
 
 
 def test_the_eggs_face_is_its_solids_convex_hull_on_a_marker_at_its_centre_of_mass(run):

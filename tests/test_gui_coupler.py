@@ -9,8 +9,6 @@ Screenshots ``coupler_panel.png`` (the panel open) and ``coupler_after_ok.png`` 
 ``$MBWB_ARTIFACTS_DIR`` when set.
 """
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -26,17 +24,8 @@ SHOTS = ("coupler_panel.png", "coupler_after_ok.png")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("coupler")
-    result = freecad_env.run_freecad_gui(GUI_DIR / "check_coupler.py", timeout=500,
-                                         work_dir=work)
-    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
-    if artifacts:
-        os.makedirs(artifacts, exist_ok=True)
-        for name in SHOTS:
-            path = Path(result["_output_dir"]) / name
-            if path.is_file():
-                shutil.copy(path, Path(artifacts) / name)
-    assert "exception" not in result, result["exception"]
-    return result
+    return freecad_env.run_gui_check(GUI_DIR / "check_coupler.py", work, timeout=500,
+                                     shots=SHOTS)
 
 
 def test_the_command_makes_the_gear_pair_in_one_undo_step_and_opens_the_panel(run):

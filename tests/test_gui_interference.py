@@ -12,8 +12,6 @@ The screenshot ``interference_panel.png`` is copied to ``$MBWB_ARTIFACTS_DIR`` w
 """
 
 import math
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -30,17 +28,8 @@ RING = math.pi * (5.1 ** 2 - 5 ** 2) * 10          #: the pin's overlap with its
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("interference")
-    result = freecad_env.run_freecad_gui(GUI_DIR / "check_interference.py", timeout=1000,
-                                         work_dir=work)
-    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
-    if artifacts:
-        os.makedirs(artifacts, exist_ok=True)
-        for name in SHOTS:
-            path = Path(result["_output_dir"]) / name
-            if path.is_file():
-                shutil.copy(path, Path(artifacts) / name)
-    assert "exception" not in result, result["exception"]
-    return result
+    return freecad_env.run_gui_check(GUI_DIR / "check_interference.py", work, timeout=1000,
+                                     shots=SHOTS)
 
 
 def test_the_command_is_on_the_model_toolbar_after_check(run):

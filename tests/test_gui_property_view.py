@@ -8,9 +8,7 @@ Screenshots: ``props_hinge.png``, ``props_body.png``, ``props_force.png``,
 ``props_simulation.png``, ``props_mechanism.png``, ``player_plot.png``.
 """
 
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -30,17 +28,8 @@ ZERO = re.compile(r"^[-+]?0[.,]0+(?:\s|$)")
 @pytest.fixture(scope="module")
 def shown(tmp_path_factory):
     work = tmp_path_factory.mktemp("property_view")
-    result = freecad_env.run_freecad_gui(GUI_DIR / "check_property_view.py", timeout=500,
-                                         work_dir=work)
-    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
-    if artifacts:
-        os.makedirs(artifacts, exist_ok=True)
-        for name in SHOTS:
-            path = Path(result["_output_dir"]) / name
-            if path.is_file():
-                shutil.copy(path, Path(artifacts) / name)
-    assert "exception" not in result, result["exception"]
-    return result
+    return freecad_env.run_gui_check(GUI_DIR / "check_property_view.py", work, timeout=500,
+                                     shots=SHOTS)
 
 
 def rows(shown, key):

@@ -9,7 +9,6 @@ form) and ``stops_after_ok.png`` are copied to ``$MBWB_ARTIFACTS_DIR`` when set.
 
 import math
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -27,17 +26,8 @@ J_AXIS = 7850 * 0.1 * 0.01 * 0.01 * (0.1 ** 2 / 3 + 0.01 ** 2 / 12)
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("stops")
-    result = freecad_env.run_freecad_gui(GUI_DIR / "check_stops.py", timeout=300,
-                                         work_dir=work)
-    artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
-    if artifacts:
-        os.makedirs(artifacts, exist_ok=True)
-        for name in SHOTS:
-            path = Path(result["_output_dir"]) / name
-            if path.is_file():
-                shutil.copy(path, Path(artifacts) / name)
-    assert "exception" not in result, result["exception"]
-    return result
+    return freecad_env.run_gui_check(GUI_DIR / "check_stops.py", work, timeout=300,
+                                     shots=SHOTS)
 
 
 def test_ticking_the_limits_shows_the_stop_fields_with_the_default(run):
