@@ -32,6 +32,8 @@ PACKAGES=(
   python3-numpy python3-scipy python3-numba python3-lxml python3-matplotlib
   python3-graphviz graphviz
   python3-pil ffmpeg                          # movie export: GIF, MP4
+  python3-dask python3-distributed            # design studies
+  calculix-ccx gmsh                           # FEM loads: CalculiX, Gmsh
   python3-pytest
   xvfb xauth                                  # xvfb-run for the GUI tests
 )

@@ -10,6 +10,8 @@ PACKAGES=(
   python3-graphviz graphviz    # topology figures
   python3-pil                  # animated GIF export of the playback
   ffmpeg                       # MP4 export of the playback
+  python3-dask python3-distributed  # design studies: variants in parallel (local or a cluster)
+  calculix-ccx gmsh            # FEM loads: FreeCAD's FEM solver (CalculiX) and mesher (Gmsh)
   python3-pytest               # the test suite
   xvfb xauth                   # FreeCAD's GUI without a screen (GUI tests, demo renders)
 )
