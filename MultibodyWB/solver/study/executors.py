@@ -23,7 +23,7 @@ import os
 import sys
 import time as _time
 import uuid
-from typing import Callable, Optional, Sequence
+from typing import Optional
 
 from .variant import CANCELLED, Reductions, VariantResult, run_variant, warm_worker
 
@@ -112,7 +112,9 @@ class DaskExecutor:
         import dask
         from distributed import Client, Event, LocalCluster
         t0 = _time.perf_counter()
-        if self.scheduler:
+        if self.client is not None:
+            pass                             # started before: the same workers again
+        elif self.scheduler:
             self.client = Client(self.scheduler, timeout="20s")
         else:
             n = self.n_workers or len(os.sched_getaffinity(0))
@@ -131,7 +133,8 @@ class DaskExecutor:
                 self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                             dashboard_address=None, silence_logs=40)
             self.client = Client(self.cluster)
-        self.event = Event(self.event_name, client=self.client)
+        if self.event is None:
+            self.event = Event(self.event_name, client=self.client)
         self.event.clear()
         # one warm-up task pinned to each worker (a task: the worker's event loop stays free)
         warm = [self.client.submit(warm_worker, model, settings, workers=[w], pure=False,

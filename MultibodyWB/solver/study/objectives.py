@@ -5,7 +5,8 @@ written ``Element.quantity`` (``Hull.az``, ``MainBearing.Fx``, ``energy.total``;
 for a name that is not written so, ``time`` for the time), with the functions
 
 - reductions of a column to a number, over the whole run or a window ``f(x, t0, t1)`` (s):
-  ``rms max min mean std ptp`` (peak to peak), ``integral`` (over time, Simpson's rule),
+  ``rms mean std`` (averages over time, Simpson's rule), ``max min ptp`` (peak to peak, of the
+  output samples), ``integral`` (over time, Simpson's rule),
   ``initial final``, ``argmax argmin`` (the time of the largest / least value), and
   ``at(x, t)`` (linear interpolation at time ``t``), ``period(x)`` (the mean time between the
   upward crossings of the middle of the range, linearly interpolated; NaN with fewer than two);
@@ -309,6 +310,21 @@ def _integral(t, x) -> float:
     return float(simpson(x, x=t))
 
 
+def _time_average(fn, t, x) -> float:
+    """``mean``, ``rms`` or ``std`` of ``x`` over time (Simpson's rule: outputs need not be
+    evenly spaced); a single sample is its own average."""
+    span = float(t[-1] - t[0]) if t.size > 1 else 0.0
+    if span <= 0.0:
+        v = float(x[0])
+        return abs(v) if fn == "rms" else (0.0 if fn == "std" else v)
+    mean = _integral(t, x) / span
+    if fn == "mean":
+        return mean
+    if fn == "rms":
+        return math.sqrt(max(0.0, _integral(t, x * x) / span))
+    return math.sqrt(max(0.0, _integral(t, (x - mean) ** 2) / span))
+
+
 class _Evaluator:
     def __init__(self, results):
         self.results = results
@@ -364,5 +380,6 @@ class _Evaluator:
             return _period(t, x)
         if fn in ("argmax", "argmin"):
             return float(t[np.argmax(x) if fn == "argmax" else np.argmin(x)])
-        return float({"rms": lambda v: np.sqrt(np.mean(np.square(v))), "max": np.max,
-                      "min": np.min, "mean": np.mean, "std": np.std, "ptp": np.ptp}[fn](x))
+        if fn in ("rms", "mean", "std"):
+            return _time_average(fn, t, x)
+        return float({"max": np.max, "min": np.min, "ptp": np.ptp}[fn](x))

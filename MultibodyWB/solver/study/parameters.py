@@ -121,13 +121,19 @@ def _index(key: Optional[str], size: int, names: Sequence[str], what: str) -> in
     return i
 
 
+def _scalar(field: str, key: Optional[str]) -> None:
+    if key is not None:
+        raise ValueError(f"{field} is a number, not a vector: no [{key}]")
+
+
 def _vector_target(path, key, getv, setv, size, names, unit_of, what) -> Target:
     i = _index(key, size, names, what)
     v = getv()
     current = float(v[i]) if v is not None and i < len(v) else math.nan
 
     def set_(model, value, i=i):
-        vec = np.array(getv(model), dtype=float).copy()
+        old = getv(model)
+        vec = np.zeros(size) if old is None else np.array(old, dtype=float).copy()
         vec[i] = value
         setv(model, vec)
     return Target(path, unit_of(i), current, set_)
@@ -223,6 +229,8 @@ def _force_target(model, force, rest, path) -> Target:
     if field not in fields:
         raise KeyError(tuple(fields))
     if field == "Magnitude":
+        _scalar(field, key)
+
         def set_(m, value):
             m_force = next(f for f in m.forces if f.name == name)
             m_force.magnitude = repr(float(value))
@@ -239,6 +247,7 @@ def _force_target(model, force, rest, path) -> Target:
             next(f for f in m.forces if f.name == name).direction = v
         return _vector_target(path, key, getd, setd, 3, tuple(_XYZ), lambda i: "1",
                               f"{name}.Direction")
+    _scalar(field, key)
     attr = dict((tag, a) for a, tag in FORCE_NUMBERS)[field]
 
     def set_(m, value, attr=attr):
@@ -263,7 +272,7 @@ def _contact_target(model, contact, rest, path) -> Target:
             raise ValueError(f"the {shape.type} shape of {field} has "
                              + (", ".join(f"{field}.{f}" for f in allowed) or "no number fields"))
         if sub == "Size":
-            return _vector_target(path, skey, lambda: getattr(contact, attr).size,
+            return _vector_target(path, skey, lambda m=model: getattr(get_c(m), attr).size,
                                   lambda m, v: setattr(getattr(get_c(m), attr), "size", v),
                                   3, tuple(_XYZ), lambda i: "m", f"{name}.{field}.Size")
         sattr = sub.lower()
@@ -276,6 +285,7 @@ def _contact_target(model, contact, rest, path) -> Target:
     tags = dict((tag, a) for a, tag in CONTACT_NUMBERS)
     if field not in tags:
         raise KeyError(tuple(tags) + ("InputShape", "OutputShape"))
+    _scalar(field, key)
     attr = tags[field]
 
     def set_(m, value):
@@ -293,12 +303,13 @@ def _coupler_target(model, coupler, rest, path) -> Target:
     if tail:
         raise ValueError(f"a coupler's field has no parts ({field}.{tail[0][0]})")
     if field == "Coefficients":
-        return _vector_target(path, key, lambda: get_c(model).coefficients,
+        return _vector_target(path, key, lambda m=model: get_c(m).coefficients,
                               lambda m, v: setattr(get_c(m), "coefficients", v), 2, (),
                               lambda i: "1", f"{name}.Coefficients")
     attrs = {"Ratio": ("ratio", "1"), "PitchRadius": ("pitch_radius", "m")}
     if field not in attrs:
         raise KeyError(tuple(attrs) + ("Coefficients",))
+    _scalar(field, key)
     attr, unit = attrs[field]
 
     def set_(m, value):
@@ -330,7 +341,7 @@ def target(model: MultibodySystem, path: str) -> Target:
     parts = _split(path)
     (head, hkey), rest = parts[0], parts[1:]
     if head == "Gravity" and not rest:
-        return _vector_target(path, hkey, lambda: model.gravity,
+        return _vector_target(path, hkey, lambda m=model: m.gravity,
                               lambda m, v: setattr(m, "gravity", v), 3, tuple(_XYZ),
                               lambda i: "m/s^2", "Gravity")
     if head == "Simulation":

@@ -76,7 +76,7 @@ class Study:
 class StudyTable:
     """A study's runs and what was found.
 
-    ``rows`` in the order they were run; ``best`` the feasible ``ok`` row with the least first
+    ``rows`` in the variants' order; ``best`` the feasible ``ok`` row with the least first
     objective (None when there is none); ``message`` the optimiser's or the sweep's last word.
     """
 
@@ -343,6 +343,7 @@ def run_study(model: MultibodySystem, study: Study, factory: Callable = None, ex
     finally:
         if own:
             executor.close()
+    table.rows.sort(key=lambda r: r.index)       # arrived as they finished
     table.wall = _time.perf_counter() - wall0
     return table
 

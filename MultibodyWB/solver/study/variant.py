@@ -15,7 +15,7 @@ from typing import Callable, Optional, Sequence
 
 from ..methods.runtime import Cancelled
 from ..model.problems import ModelError
-from .objectives import Constraint, Expression, ExpressionError
+from .objectives import Expression, ExpressionError
 
 #: Seconds between two looks of a running variant at the study's cancel flag (a worker asks the
 #: scheduler; a run also looks only between its chunks, about 0.1 s of work apart).
