@@ -33,12 +33,16 @@ PACKAGES=(
   python3-graphviz graphviz
   python3-pil ffmpeg                          # movie export: GIF, MP4
   python3-dask python3-distributed            # design studies
-  calculix-ccx gmsh                           # FEM loads: CalculiX, Gmsh
+  gmsh                                        # FEM loads: the mesher (CalculiX: below)
   python3-pytest
   xvfb xauth                                  # xvfb-run for the GUI tests
 )
 MARKER_NAME=.mbwb-root-complete
-STAMP="suite=$SUITE packages=${PACKAGES[*]} layout=1"
+# Debian 13 has no CalculiX (calculix-ccx and its solver library spooles left it); the FEM tests
+# run it on FreeCAD 1.0 too, so the root takes Debian 12's package (its libraries are Debian 13's
+# but libspooles2.2), from a Debian 12 source pinned below Debian 13's (nothing else comes from it).
+BOOKWORM_PACKAGES=(calculix-ccx)
+STAMP="suite=$SUITE packages=${PACKAGES[*]} bookworm=${BOOKWORM_PACKAGES[*]} layout=1"
 # Environment inside the root: nothing from the host leaks in except what is listed here.
 BASE_ENV=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
           LC_ALL=C.UTF-8 TERM="${TERM:-dumb}" DEBIAN_FRONTEND=noninteractive)
@@ -191,6 +195,15 @@ EOF
     apt-get install -y -q --no-install-recommends "$@"
     apt-get clean
     rm -rf /var/lib/apt/lists/*' sh "${PACKAGES[@]}"
+  printf 'deb %s bookworm main\n' "$MIRROR" > "$dir/etc/apt/sources.list.d/mbwb-bookworm.list"
+  printf 'Package: *\nPin: release n=bookworm\nPin-Priority: 100\n' \
+    > "$dir/etc/apt/preferences.d/mbwb-bookworm"
+  in_root "$dir" -- /bin/sh -c '
+    set -e
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "$@"
+    apt-get clean
+    rm -rf /var/lib/apt/lists/*' sh "${BOOKWORM_PACKAGES[@]}"
 }
 
 create() {

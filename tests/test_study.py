@@ -17,7 +17,6 @@ from scipy.special import ellipk
 
 from MultibodyWB import examples
 from MultibodyWB.solver.model import MultibodySystem, xmlio
-from MultibodyWB.solver.run.simulate import simulate
 from MultibodyWB.solver.study import (Expression, ExpressionError, Study, StudyError,
                                       parse_constraint, parse_parameter, run_study, target)
 from MultibodyWB.solver.study.executors import DaskExecutor, SerialExecutor
