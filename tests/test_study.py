@@ -193,7 +193,7 @@ def test_constraints_units_and_margins():
 def test_grid_of_pendulum_lengths_gives_the_exact_period(dask_local):
     """A geometry-like parameter through a factory (as FreeCAD's variants): T(L) to 1e-6."""
     lengths = np.linspace(0.25, 2.0, 8)
-    study = Study([parse_parameter("Bob.Length=" + ",".join(repr(L) for L in lengths))],
+    study = Study([parse_parameter("Bob.Length=" + ",".join(repr(float(L)) for L in lengths))],
                   ["period(Pivot.rz)"])
     table = run_study(pendulum(1.0), study, factory=lambda v: pendulum(v[0]),
                       executor=dask_local)
