@@ -121,6 +121,34 @@ def main():
           f"ready workers), {ok} of {nb} ok, simulations {sims:.1f} s of CPU in all, "
           f"{nb / wall:.1f} variants/s; best {table.best.objectives[0]:.4g} m/s^2 at "
           f"k = {table.best.values[0]:.4g} N/m, c = {table.best.values[1]:.4g} N s/m")
+    print(f"\n4. Cancel: variants of 2000 s simulated each (double pendulum) on {cores} workers, "
+          "Cancel 2 s after the start")
+    from MultibodyWB.examples import build
+    dp = build("double_pendulum")
+    dp.simulation.end_time = 2000.0
+    dp.simulation.output_step = 0.1
+    for attempt in range(3):
+        ex = DaskExecutor()
+        try:
+            ex.start(dp, {})
+            mark = {}
+
+            def cancel():
+                if time.perf_counter() - mark["t0"] > 2.0:
+                    mark.setdefault("t1", time.perf_counter())
+                    return True
+                return False
+            mark["t0"] = time.perf_counter()
+            t = run_study(dp, Study([Parameter("Upper.Mass", 0.5, 2.0, 6)],
+                                    ["rms(Shoulder.rz)"]), executor=ex, cancel=cancel)
+            after = time.perf_counter() - mark["t1"]
+            idle = ex.idle_after() + after
+        finally:
+            ex.close()
+        print(f"   run {attempt + 1}: the study returned {after:.2f} s after Cancel, every "
+              f"worker free for a new task {idle:.2f} s after it; "
+              f"{sum(r.status == 'cancelled' for r in t.rows)} of {len(t.rows)} variants "
+              "cancelled   target <= 1 s")
     print(f"\nload average at the end: {os.getloadavg()}")
 
 

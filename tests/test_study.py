@@ -303,6 +303,8 @@ def test_cancel_stops_the_outstanding_runs(dask_local):
     # the whole study (2000 s simulated per variant) would take minutes; a generous bound on a
     # loaded 2-core machine, the benchmark records the figure
     assert after < 10.0, after
+    # and the workers stopped those runs (2000 s each): a new task runs on each at once
+    assert dask_local.idle_after() < 10.0
 
 
 # --------------------------------------------------------------------------------------------------
