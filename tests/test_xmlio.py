@@ -8,11 +8,10 @@ import re
 
 import numpy as np
 import pytest
-
-from MultibodyWB.solver.model.meshfile import UNITS as MESH_UNITS
 from lxml import etree
 
 from MultibodyWB.solver.model import xmlio
+from MultibodyWB.solver.model.meshfile import UNITS as MESH_UNITS
 from MultibodyWB.solver.model import (COORDINATE_KIND, COORDINATE_UNIT, FORCE_TYPES, HINGE_TYPES,
                                       INTEGRATORS, METHODS, Driver, MarkerRef, ModelError,
                                       MultibodySystem, Simulation)
