@@ -375,7 +375,9 @@ class Force:
 class ContactShape:
     """One side's shape of a contact (:data:`CONTACT_SHAPES`), placed at its marker: ``radius``
     and ``length`` (m) for spheres and cylinders, ``size`` (3,) edge lengths (m) of a box,
-    ``points`` (n, 3) (m, in the marker's frame) whose convex hull is a ``convex`` shape.
+    ``points`` (n, 3) (m, in the marker's frame) whose convex hull is a ``convex`` shape;
+    ``radius2`` a cone's radius at its +z end (``radius`` at its -z end) or a torus's tube radius
+    (``radius`` its centre circle's).
 
     ``file`` (a convex shape's points from a mesh file): the file's absolute path as read
     (written relative to the model file), ``unit`` its coordinates' unit; ``file_error`` why it
@@ -387,6 +389,7 @@ class ContactShape:
     size: Optional[np.ndarray] = None
     points: Optional[np.ndarray] = None
     file: Optional[str] = None
+    radius2: float = 0.0
     unit: str = "m"
     file_error: Optional[str] = field(default=None, repr=False, compare=False)
 

@@ -476,12 +476,22 @@ def _check_contact(model, k, c):
                             f"{', '.join(CONTACT_SHAPES)}")
             continue
         types.append(shape.type)
-        if "radius" in CONTACT_SHAPES[shape.type][0] and not (
+        if shape.type == "cone":
+            r1, r2 = shape.radius, shape.radius2
+            if not (np.isfinite(r1) and np.isfinite(r2) and r1 >= 0 and r2 >= 0
+                    and r1 + r2 > 0):
+                c.add(k, field, f"Radius {r1!r} m, Radius2 {r2!r} m; a cone needs radii of 0 or "
+                                "more at its ends, not both 0")
+        elif shape.type == "torus":
+            if not (np.isfinite(shape.radius2) and 0 < shape.radius2 < shape.radius):
+                c.add(k, field, f"Radius2 {shape.radius2!r} m; a torus's tube radius must be "
+                                f"positive and below its Radius ({shape.radius!r} m)")
+        if "radius" in CONTACT_SHAPES[shape.type][0] and shape.type != "cone" and not (
                 np.isfinite(shape.radius) and shape.radius > 0):
             c.add(k, field, f"Radius {shape.radius!r} m; a {shape.type} needs a positive radius")
         if "length" in CONTACT_SHAPES[shape.type][0] and not (
                 np.isfinite(shape.length) and shape.length > 0):
-            c.add(k, field, f"Length {shape.length!r} m; a cylinder needs a positive length")
+            c.add(k, field, f"Length {shape.length!r} m; a {shape.type} needs a positive length")
         if "size" in CONTACT_SHAPES[shape.type][0] and not (
                 shape.size is not None and _finite(shape.size, 3) and np.all(shape.size > 0)):
             c.add(k, field, "Size: a box needs three positive edge lengths (m)")

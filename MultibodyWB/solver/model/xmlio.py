@@ -185,9 +185,11 @@ def _write_force(root, f: Force):
 
 def _write_shape(el, tag, shape: ContactShape, folder=None):
     attrib = dict(Type=shape.type)
-    if shape.type in ("sphere", "cylinder"):
+    if shape.type in ("sphere", "cylinder", "cone", "torus"):
         attrib["Radius"] = format_number(shape.radius)
-    if shape.type == "cylinder":
+    if shape.type in ("cone", "torus"):
+        attrib["Radius2"] = format_number(shape.radius2)
+    if shape.type in ("cylinder", "cone"):
         attrib["Length"] = format_number(shape.length)
     if shape.size is not None:
         attrib["Size"] = format_vector(shape.size)
@@ -423,6 +425,7 @@ def _read_shape(el, tag, folder=None) -> ContactShape:
                                                             else [np.nan], dtype=float),
                          None if points is None else np.array(coords if coords is not None
                                                               else [np.nan], dtype=float))
+    shape.radius2 = _float(c.get("Radius2"), 0.0)
     name = c.get("File")
     if name is not None:
         from .meshfile import read_points

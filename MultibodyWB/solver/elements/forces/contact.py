@@ -5,10 +5,16 @@ Geometry
     ``sphere`` centred on the marker's origin, a ``plane`` (the marker's xy plane, solid on the
     side of -z: the marker's z axis is the outward normal), a ``box`` centred on the marker with
     its edges along the marker's axes, a ``cylinder`` centred on the marker with its axis along
-    the marker's z. The supported pairs are :data:`PAIRS`; for each, the contact is a fixed set of
-    candidate points (a sphere's point nearest the other shape, a box's eight corners, a
-    cylinder's two rim points nearest the plane) with a penetration ``depth`` (m, > 0 when the
-    shapes overlap) and the normal ``n`` that pushes the input shape out of the output shape.
+    the marker's z, a ``cone`` (a frustum: ``Radius`` at the -z end, ``Radius2`` at the +z end,
+    0 for a pointed cone, ``Length`` along the marker's z, centred) and a ``torus`` (``Radius``
+    of the tube's centre circle in the marker's xy plane, ``Radius2`` of the tube). The
+    supported pairs are :data:`PAIRS`; for each, the contact is a fixed set of candidate points
+    (a sphere's point nearest the other shape, a box's eight corners, a cylinder's two rim
+    points nearest the plane; a cone's rim points on both ends and a torus's tube points, each
+    the exact deepest point of its circle against the plane and two more on that circle a third
+    of a turn either side, which carry the body when it lies flat) with a penetration ``depth``
+    (m, > 0 when the shapes overlap) and the normal ``n`` that pushes the input shape out of the
+    output shape.
     Both bodies get the load at the same point, midway between the two surfaces.
 
     General solids are ``convex`` shapes: the convex hull (Qhull, through scipy) of points given
@@ -77,6 +83,13 @@ SHAPES = {
                                        "marker's origin, its axis along the marker's z"),
     "convex": (("points",), "the convex hull of Points (m, in the marker's frame; e.g. the "
                             "vertices of a solid's tessellation)"),
+    "cone": (("radius", "radius2", "length"), "a cone or frustum of Length (m) centred on the "
+                                              "marker's origin, its axis along the marker's z: "
+                                              "Radius (m) at the -z end, Radius2 (m, 0: "
+                                              "pointed) at the +z end"),
+    "torus": (("radius", "radius2"), "a torus centred on the marker's origin, its axis along "
+                                     "the marker's z: Radius (m) of the tube's centre circle, "
+                                     "Radius2 (m) of the tube"),
 }
 
 #: Supported pairs (input shape, output shape) -> (code, number of candidate points); the
@@ -84,11 +97,14 @@ SHAPES = {
 PAIRS = {("sphere", "plane"): (0, 1), ("sphere", "sphere"): (1, 1), ("box", "plane"): (2, 8),
          ("cylinder", "plane"): (3, 2), ("convex", "plane"): (4, None),
          ("sphere", "convex"): (5, 1), ("convex", "convex"): (6, None),
-         ("sphere", "box"): (5, 1), ("box", "box"): (6, None), ("box", "convex"): (6, None)}
+         ("sphere", "box"): (5, 1), ("box", "box"): (6, None), ("box", "convex"): (6, None),
+         ("cone", "plane"): (7, 6), ("torus", "plane"): (8, 3)}
 #: Number of candidate points by pair code (None: the hulls' vertices).
 PAIRS_POINTS = {code: n for code, n in PAIRS.values()}
 #: Pair codes whose box sides are taken as hulls of their eight corners.
 HULL_CODES = (5, 6)
+#: Pair codes whose candidate points come from hulls (:func:`_hull_points`).
+HULL_PAIRS = (4, 5, 6)
 
 #: Result quantities of a contact, in column order: name -> (unit, description).
 COLUMNS = {
@@ -231,6 +247,11 @@ def bounding_radius(shape) -> float:
     if shape.type == "convex":
         return float(np.sqrt((np.asarray(shape.points, dtype=float).reshape(-1, 3) ** 2)
                              .sum(axis=1)).max())
+    if shape.type == "cone":
+        return float(max(math.hypot(shape.radius, 0.5 * shape.length),
+                         math.hypot(shape.radius2, 0.5 * shape.length)))
+    if shape.type == "torus":
+        return float(shape.radius + shape.radius2)
     return math.inf
 
 
@@ -266,6 +287,10 @@ def canonical(contact) -> Pair:
         dim[:3] = 0.5 * np.asarray(si.size, dtype=float)
     elif code == 3:
         dim[0], dim[1] = si.radius, 0.5 * si.length
+    elif code == 7:
+        dim[0], dim[1], dim[2] = si.radius, si.radius2, 0.5 * si.length
+    elif code == 8:
+        dim[0], dim[1] = si.radius, si.radius2
     hulls = (shape_hull(si) if code in (4, 6) else None,
              shape_hull(so) if code in HULL_CODES else None)
     return Pair(code, dim, sides[0][0], sides[1][0], sign, hulls,
@@ -300,7 +325,7 @@ def depths(pair: Pair, Ri, pi_, Ro, po) -> np.ndarray:
     gap = _bounds_gap(bnd, Ri, pi_, Ro, po, pair.code)
     if gap > 0.0:
         return np.array([-gap])
-    if pair.code >= 4:
+    if pair.code in HULL_PAIRS:
         pts = np.empty((_count(pair.code, ints), 7))
         _hull_points(pair.code, pair.dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts)
         return pts[:, 0].copy()
@@ -348,6 +373,10 @@ def _count(code, ints):
         return ints[4]
     if code == 6:
         return ints[4] + ints[10]
+    if code == 7:
+        return 6
+    if code == 8:
+        return 3
     return 1
 
 
@@ -355,7 +384,7 @@ def _count(code, ints):
 def _bounds_gap(bnd, Ri, pi_, Ro, po, code):
     """The gap between the sides' bounding spheres (m; the input's sphere and the output plane
     for the plane pairs); > 0: they cannot touch."""
-    if code == 0 or code == 2 or code == 3 or code == 4:
+    if code == 0 or code == 2 or code == 3 or code == 4 or code == 7 or code == 8:
         if bnd[0] == np.inf:
             return -np.inf
         return (Ro[0, 2] * (pi_[0] - po[0]) + Ro[1, 2] * (pi_[1] - po[1]) +
@@ -555,7 +584,7 @@ def _scratch(ct_int):
 
 @njit(**_INL)
 def _candidate(code, dim, Ri, pi_, Ro, po, j):
-    """Candidate point ``j`` of a pair of primitives (codes 0 to 3; the hulls':
+    """Candidate point ``j`` of a pair of primitives (codes 0 to 3, 7 and 8; the hulls':
     :func:`_hull_points`) with the markers' global frames: ``(depth, p0, p1, p2, n0, n1, n2)``,
     the contact point midway between the surfaces and the normal pushing the input shape out
     (depth <= 0: not touching)."""
@@ -580,6 +609,33 @@ def _candidate(code, dim, Ri, pi_, Ro, po, j):
         x0 = pi_[0] + Ri[0, 0] * a + Ri[0, 1] * b + Ri[0, 2] * c
         x1 = pi_[1] + Ri[1, 0] * a + Ri[1, 1] * b + Ri[1, 2] * c
         x2 = pi_[2] + Ri[2, 0] * a + Ri[2, 1] * b + Ri[2, 2] * c
+    elif code == 7 or code == 8:                        # cone rims, torus tube - plane
+        # the circle (centre along the axis, radius rc) whose point is candidate j; its
+        # deepest point against the plane, or a third of a turn either side of it
+        a0, a1, a2 = Ri[0, 2], Ri[1, 2], Ri[2, 2]
+        if code == 7:
+            end, k = j // 3, j % 3
+            s = dim[2] if end == 1 else -dim[2]
+            rc = dim[1] if end == 1 else dim[0]
+            tube = 0.0
+        else:
+            k, s, rc, tube = j, 0.0, dim[0], dim[1]
+        na = n0 * a0 + n1 * a1 + n2 * a2
+        u0, u1, u2 = na * a0 - n0, na * a1 - n1, na * a2 - n2    # down the slope, in the circle
+        lu = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+        if lu < 1e-12:                                  # axis along the normal: any direction
+            u0, u1, u2, lu = Ri[0, 0], Ri[1, 0], Ri[2, 0], 1.0
+        u0, u1, u2 = u0 / lu, u1 / lu, u2 / lu
+        if k == 0:
+            c_, s_ = 1.0, 0.0
+        else:
+            c_, s_ = -0.5, (0.8660254037844386 if k == 1 else -0.8660254037844386)
+        v0, v1, v2 = _cr(a0, a1, a2, u0, u1, u2)
+        e0, e1, e2 = c_ * u0 + s_ * v0, c_ * u1 + s_ * v1, c_ * u2 + s_ * v2
+        # the rim point (a cone), or the tube's deepest point at that place of its circle
+        x0 = pi_[0] + s * a0 + rc * e0 - tube * n0
+        x1 = pi_[1] + s * a1 + rc * e1 - tube * n1
+        x2 = pi_[2] + s * a2 + rc * e2 - tube * n2
     else:                                               # cylinder end j's rim - plane
         s = dim[1] if j == 1 else -dim[1]
         a0, a1, a2 = Ri[0, 2], Ri[1, 2], Ri[2, 2]
@@ -647,7 +703,7 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx
         acc[7] = -gap
         acc[12], acc[13], acc[14] = pi_[0], pi_[1], pi_[2]
         return
-    hull = code >= 4
+    hull = code == 4 or code == 5 or code == 6
     if hull:
         count = _hull_points(code, dim, Ri, pi_, Ro, po, ints, ct_vtx, ct_tri, ct_pln, bnd, pts)
     else:
@@ -755,13 +811,14 @@ def _potential_rows(F, c, Ri, pi_, Ro, po, ee):
     for r in range(ee.size):
         if _bounds_gap(bnd, Ri[r], pi_[r], Ro[r], po[r], code) > 0.0:
             continue
-        if code >= 4:
+        hull = code == 4 or code == 5 or code == 6
+        if hull:
             count = _hull_points(code, F.ct_dim[c], Ri[r], pi_[r], Ro[r], po[r], ints, F.ct_vtx,
                                  F.ct_tri, F.ct_pln, bnd, pts)
         else:
             count = _count(code, ints)
         for j in range(count):
-            if code >= 4:
+            if hull:
                 depth = pts[j, 0]
             else:
                 depth = _candidate(code, F.ct_dim[c], Ri[r], pi_[r], Ro[r], po[r], j)[0]
