@@ -100,12 +100,88 @@ def test_faces_and_a_box_solid_are_recognised_with_their_dimensions(freecad, doc
     assert frame.Rotation.isSame(block.Placement.Rotation, 1e-12)
     cone = next(f"Face{i}" for i, f in enumerate(nose.Shape.Faces, 1)
                 if type(f.Surface).__name__ == "Cone")
-    assert contact.recognise(nose, cone) is None
+    assert contact.recognise(nose, cone).type == "cone"
     assert "a cone" in contact.surface_name(nose, cone)
     assert contact.recognise(ball, "") is None            # a whole solid that is not a box
     assert contact.recognise(plate, "Edge1") is None
     assert contact.supported("plane", "sphere") and contact.supported("box", "plane")
     assert not contact.supported("plane", "plane") and not contact.supported("box", "cylinder")
+
+
+def test_cones_and_tori_are_recognised_exactly_with_their_frames(freecad, doc):
+    """A conical face is the frustum between its ends (radii at -z and +z of its frame, the
+    frame in the middle of the axis), a toroidal face the torus (frame at its centre, z its
+    axis): every vertex of the face lies on the shape described in that frame."""
+    from MultibodyWB.objects import contact
+    nose = doc.addObject("Part::Cone", "Nose")
+    nose.Radius1, nose.Radius2, nose.Height = 10, 4, 20
+    nose.Placement = freecad.Placement(freecad.Vector(5, -3, 12),
+                                       freecad.Rotation(freecad.Vector(1, 1, 0), 70))
+    ring = doc.addObject("Part::Torus", "Ring")
+    ring.Radius1, ring.Radius2 = 30, 5
+    ring.Placement = freecad.Placement(freecad.Vector(-40, 0, 8),
+                                       freecad.Rotation(freecad.Vector(0, 1, 0), 90))
+    doc.recompute()
+    face = next(f"Face{i}" for i, f in enumerate(nose.Shape.Faces, 1)
+                if type(f.Surface).__name__ == "Cone")
+    cone = contact.recognise(nose, face)
+    assert cone.type == "cone" and cone.length == pytest.approx(20.0)
+    assert sorted([cone.radius, cone.radius2]) == pytest.approx([4.0, 10.0])
+    frame = nose.Placement.multiply(cone.offset)
+    assert (frame.Base - nose.Placement.multVec(freecad.Vector(0, 0, 10))).Length < 1e-9
+    # in the frame: the rim of radius Radius at z = -10, Radius2 at z = +10
+    for edge in nose.Shape.getElement(face).Edges:
+        for t in np.linspace(edge.FirstParameter, edge.LastParameter, 7):
+            p = frame.inverse().multVec(edge.valueAt(t))
+            r = cone.radius + (cone.radius2 - cone.radius) * (p.z + 10.0) / 20.0
+            assert math.hypot(p.x, p.y) == pytest.approx(r, abs=1e-7)
+    assert cone.dimensions() == {"radius": cone.radius, "radius2": cone.radius2,
+                                 "length": cone.length}
+    torus = contact.recognise(ring, "Face1")
+    assert (torus.type, torus.radius, torus.radius2) == ("torus", pytest.approx(30.0),
+                                                         pytest.approx(5.0))
+    frame = ring.Placement.multiply(torus.offset)
+    for v in ring.Shape.Vertexes + [ring.Shape.getElement("Face1")]:
+        point = v.Point if hasattr(v, "Point") else v.valueAt(0.3, 1.1)
+        p = frame.inverse().multVec(point)
+        assert math.hypot(math.hypot(p.x, p.y) - 30.0, p.z) == pytest.approx(5.0, abs=1e-7)
+    assert contact.supported("cone", "plane") and contact.supported("plane", "torus")
+    assert not contact.supported("cone", "sphere")
+
+
+def test_a_torus_dropped_flat_rests_on_the_plate_on_its_tube(freecad, doc):
+    """A steel ring (Part::Torus) lying flat on the plate, on a free hinge, with the contact the
+    command would make (the torus face picked, a marker by its offset on the solid): it settles
+    and rests with its weight carried (Fn = m g) by the three tube points, level."""
+    from MultibodyWB.document import factory, runs
+    from MultibodyWB.objects import contact
+    from MultibodyWB.objects.result import load
+    plate, _ = _solids(freecad, doc)
+    doc.removeObject("Ball")
+    ring = doc.addObject("Part::Torus", "Ring")
+    ring.Radius1, ring.Radius2 = 30, 5
+    ring.Placement.Base = freecad.Vector(0, 0, 5.0)           # touching the plate
+    doc.recompute()
+    mech = factory.make_mechanism(doc, "Ring drop")
+    ground = factory.make_body(doc, mech, plate, ground=True, name="Plate body")
+    body = factory.make_body(doc, mech, ring, density=7850.0, name="Ring body")
+    torus = contact.recognise(ring, "Face1")
+    on_ring = factory.make_marker(doc, body, (ring, ""), offset=torus.offset)
+    on_plate = factory.make_marker(doc, ground, (plate, _top_face(plate)))
+    factory.make_hinge(doc, mech, "free", on_ring, factory.make_marker(doc, ground, None),
+                       name="Float")
+    plane = contact.recognise(plate, _top_face(plate))
+    k, rule = contact.default_stiffness([torus, plane], [body, ground], 9.81)
+    factory.make_contact(doc, mech, on_ring, on_plate, ("torus", torus.dimensions()),
+                         ("plane", plane.dimensions()), k, stiffness_rule=rule,
+                         restitution=0.2, name="Seat")
+    doc.recompute()
+    obj = runs.simulate_mechanism(mech, t_end=0.3, step=2e-6, output_step=5e-3)
+    res = load(obj)
+    mass = 7850.0 * 2 * math.pi ** 2 * 0.030 * 0.005 ** 2
+    assert res["Seat.Fn"][-1] == pytest.approx(mass * 9.81, rel=2e-3)
+    assert res["Ring body.z"][-1] < 0.005 and abs(res["Ring body.vz"][-1]) < 2e-3
+    assert abs(res["Ring body.a"][-1]) < 1e-6 and abs(res["Ring body.b"][-1]) < 1e-6   # flat
 
 
 def test_default_stiffness_is_hertz_for_a_sphere_and_a_static_depth_for_a_box(freecad, doc):

@@ -261,8 +261,8 @@ def test_a_document_saved_before_convex_shapes_gets_the_new_properties(freecad, 
 
 def test_unsupported_primitive_pairs_become_hulls_and_edges_are_refused(freecad, doc):
     """A cylinder's face against a box solid (no cylinder-box in the solver) is the cylinder's
-    solid's hull against the box; a cone's face is its hull; two planes: the input's hull; an
-    edge is no shape."""
+    solid's hull against the box; a cone's face is a cone against a plane, its hull against a
+    sphere; two planes: the input's hull; an edge is no shape."""
     plate, _ = _solids(freecad, doc, height=60)
     roller = doc.addObject("Part::Cylinder", "Roller")
     roller.Radius, roller.Height = 6, 30
@@ -277,7 +277,11 @@ def test_unsupported_primitive_pairs_become_hulls_and_edges_are_refused(freecad,
         ["cylinder", "plane"]
     cone = next(f"Face{i}" for i, f in enumerate(nose.Shape.Faces, 1)
                 if type(f.Surface).__name__ == "Cone")
-    assert [s.type for s in pick_shapes([(nose, cone), (plate, top)])] == ["convex", "plane"]
+    assert [s.type for s in pick_shapes([(nose, cone), (plate, top)])] == ["cone", "plane"]
+    ball = doc.addObject("Part::Sphere", "Ball2")
+    doc.recompute()
+    assert [s.type for s in pick_shapes([(nose, cone), (ball, "Face1")])] == \
+        ["convex", "sphere"]
     assert [s.type for s in pick_shapes([(prism, "Face1"), (plate, top)])] == \
         ["convex", "plane"]
     assert [s.type for s in pick_shapes([(prism, ""), (roller, "")])] == ["convex", "convex"]

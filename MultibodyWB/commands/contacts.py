@@ -68,8 +68,8 @@ def plan(selection):
                  for s, w in zip(primitives, words)]
         return None, (f"No contact between {words[0]} and {words[1]}: the supported pairs are "
                       f"{contact_module.pairs_text()}. Pick a face or a whole solid on each "
-                      "body (a face that is no plane, sphere or cylinder, and a solid that is "
-                      "no box, is taken as the solid's convex hull).", found)
+                      "body (a face that is no plane, sphere, cylinder, cone or torus, and a solid "
+                      "that is no box, is taken as the solid's convex hull).", found)
     statements, names = [], []
     for end, shape, variable in zip(ends, shapes, ("input_marker", "output_marker")):
         if isinstance(end, Pick) and shape.offset is not None:
@@ -111,8 +111,9 @@ class CreateContact(Command):
     MENU_TEXT = "Contact"
     TOOL_TIP = ("Contact: the shapes of two bodies touch (compliant normal force with a "
                 "restitution, Coulomb friction). Select a face on each of two bodies (or one on "
-                "the ground): planar, spherical or cylindrical faces, or a whole box solid; any "
-                "other face or solid (a cone, an egg, a prism) is its solid's convex hull; "
+                "the ground): planar, spherical, cylindrical, conical or toroidal faces, or a "
+                "whole box solid; any other face or solid (an egg, a prism) is its solid's "
+                "convex hull; "
                 f"supported pairs: {contact_module.pairs_text()}")
     NEEDS = "ends"
     ENDS = 2

@@ -37,9 +37,10 @@ TYPE = "Multibody::Contact"
 
 #: Shape field of the solver -> the property suffix holding it (``InputRadius``...); a convex
 #: shape's points come from its solid's tessellation at ``Tolerance`` (or its ``Points``).
-SHAPE_FIELDS = {"radius": "Radius", "length": "Length", "size": "Size", "points": "Tolerance"}
+SHAPE_FIELDS = {"radius": "Radius", "radius2": "Radius2", "length": "Length", "size": "Size",
+                "points": "Tolerance"}
 #: Keywords of a shape's dimensions (``make_contact``) -> the property suffix they set.
-DIMENSION_PROPERTIES = {"radius": "Radius", "length": "Length", "size": "Size",
+DIMENSION_PROPERTIES = {"radius": "Radius", "radius2": "Radius2", "length": "Length", "size": "Size",
                         "tolerance": "Tolerance", "points": "Points"}
 
 #: Model (message) field -> property, for the solver's problems.
@@ -55,7 +56,7 @@ STATIC_DEPTH = 1e-5
 #: lower corners, a cylinder's two rim points.
 #: A convex hull rests on a facet: three vertices (a flat face of the solid, with more vertices,
 #: sinks less).
-POINTS_AT_REST = {"box": 4, "cylinder": 2, "convex": 3}
+POINTS_AT_REST = {"box": 4, "cylinder": 2, "convex": 3, "cone": 2, "torus": 1}
 #: Default tessellation tolerance of a convex shape: this fraction of its solid's bounding-box
 #: diagonal.
 TOLERANCE_FRACTION = 0.01
@@ -70,13 +71,19 @@ def _side_props(side, title):
         Prop(f"{side}Shape", "App::PropertyEnumeration", group,
              f"Shape on the {title} marker: sphere (centred on it), plane (its xy plane, z the "
              "outward normal, the solid below), box (centred, edges along its axes), cylinder "
-             "(centred, axis its z) or convex (the convex hull of the marker's solid, from its "
-             "tessellation)", default="sphere" if side == "Input" else "plane",
+             "(centred, axis its z), convex (the convex hull of the marker's solid, from its "
+             "tessellation), cone (a frustum, centred, axis its z) or torus (centred, axis its "
+             "z)", default="sphere" if side == "Input" else "plane",
              enum=tuple(CONTACT_SHAPES)),
         Prop(f"{side}Radius", "App::PropertyLength", group,
-             f"Radius of the {title} sphere or cylinder [mm]", default=0.0, unit="mm", si="m"),
+             f"Radius of the {title} sphere or cylinder; a cone's radius at its -z end; a "
+             "torus's centre-circle radius [mm]", default=0.0, unit="mm", si="m"),
+        Prop(f"{side}Radius2", "App::PropertyLength", group,
+             f"The {title} cone's radius at its +z end (0: pointed); a torus's tube radius [mm]",
+             default=0.0, unit="mm", si="m"),
         Prop(f"{side}Length", "App::PropertyLength", group,
-             f"Length of the {title} cylinder along its axis (the marker's z) [mm]", default=0.0,
+             f"Length of the {title} cylinder or cone along its axis (the marker's z) [mm]",
+             default=0.0,
              unit="mm", si="m"),
         Prop(f"{side}Size", "App::PropertyVectorDistance", group,
              f"Edge lengths of the {title} box along the marker's x, y, z [mm]",
@@ -310,6 +317,7 @@ class Recognised:
     offset: object = None
     what: str = ""
     tolerance: float = 0.0
+    radius2: float = 0.0
 
     def dimensions(self):
         """``{keyword: value}`` (mm) of ``make_contact`` for the shape type (a convex shape: its
@@ -317,7 +325,8 @@ class Recognised:
         if self.type == "convex":
             return {"tolerance": self.tolerance}
         used = CONTACT_SHAPES[self.type][0]
-        values = {"radius": self.radius, "length": self.length, "size": tuple(self.size)}
+        values = {"radius": self.radius, "length": self.length, "size": tuple(self.size),
+                  "radius2": self.radius2}
         return {name: values[name] for name in used}
 
 
@@ -360,15 +369,19 @@ def _box_frame(shape, rotation):
 
 def recognise(solid, sub):
     """The contact shape of a pick: face ``sub`` (``"Face3"``) of ``solid``, or the whole solid
-    (``sub`` ""); None when it is none (a cone, a torus, a free-form face, a solid that is not a
-    box, an edge or vertex).
+    (``sub`` ""); None when it is none (a free-form face, a solid that is not a box, an edge or
+    vertex).
 
     A planar face is a ``plane``, a spherical face a ``sphere`` (its surface's radius), a
     cylindrical face a ``cylinder`` (its radius, and its length along the axis); the marker the
     marker command makes on such a face is the shape's frame (the face's middle and outward
     normal; the sphere's centre; the axis halfway along the face). A whole solid that is a
     rectangular box (6 planar faces at right angles) is a ``box`` of its edge lengths, whose
-    marker is attached to the solid with an offset to its centre and edge directions.
+    marker is attached to the solid with an offset to its centre and edge directions. A conical
+    face is a ``cone`` (the frustum between its two ends along the axis, their radii), a
+    toroidal face a ``torus`` (its radii); their markers are attached to the solid with an
+    offset, the frustum's middle on the axis (z from its Radius end to its Radius2 end) and the
+    torus's centre (z its axis).
     """
     shape = solid_shape(solid)
     if shape is None:
@@ -400,7 +413,44 @@ def recognise(solid, sub):
         s = [v.Point.dot(axis) for v in element.Vertexes]
         length = max(s) - min(s) if s else 0.0
         return Recognised("cylinder", radius=float(surface.Radius), length=length, what=what)
+    if kind in ("Cone", "Toroid"):
+        return _revolved(solid, element, kind, what)
     return None
+
+
+def _revolved(solid, face, kind, what):
+    """A conical face's ``cone`` or a toroidal face's ``torus``, its marker by an offset on the
+    whole solid (:func:`recognise`); None when its geometry is not what it should be."""
+    surface = face.Surface
+    axis = FreeCAD.Vector(surface.Axis)
+    axis.normalize()
+    if kind == "Toroid":
+        centre = FreeCAD.Vector(surface.Center)
+        big, small = float(surface.MajorRadius), float(surface.MinorRadius)
+        if not 0.0 < small < big:
+            return None
+        wanted = FreeCAD.Placement(centre, FreeCAD.Rotation(FreeCAD.Vector(0, 0, 1), axis))
+        offset = solid_placement(solid).inverse().multiply(wanted)
+        return Recognised("torus", radius=big, radius2=small, offset=offset,
+                          what=f"{what} (a torus)")
+    origin = FreeCAD.Vector(surface.Apex)
+    ends = []
+    for v in face.Vertexes:
+        d = v.Point - origin
+        s = d.dot(axis)
+        ends.append((s, (d - axis * s).Length))
+    if len(ends) < 1:
+        return None
+    lo, hi = min(e[0] for e in ends), max(e[0] for e in ends)
+    if hi - lo <= 1e-9:
+        return None
+    slope = math.tan(float(surface.SemiAngle))
+    r1, r2 = abs(slope * lo), abs(slope * hi)       # the radii at the ends (0 at the apex)
+    middle = origin + axis * (0.5 * (lo + hi))
+    wanted = FreeCAD.Placement(middle, FreeCAD.Rotation(FreeCAD.Vector(0, 0, 1), axis))
+    offset = solid_placement(solid).inverse().multiply(wanted)
+    return Recognised("cone", radius=r1, radius2=r2, length=hi - lo, offset=offset,
+                      what=f"{what} (a cone)")
 
 
 def convex(solid, what=""):

@@ -2,8 +2,8 @@
 
 The symbols (:data:`SHAPE_GLYPHS`, one per contact shape of the solver's ``CONTACT_SHAPES``) are
 drawn in the marker's frame, a little larger than the shape so that they show over the solid it
-was picked on: a sphere, a box, a cylinder along the marker's z, a convex shape's hull (its
-triangles), and for a plane a thin square of a few ``GlyphSize`` in its xy plane with a short
+was picked on: a sphere, a box, a cylinder, a cone or a torus about the marker's z, a convex
+shape's hull (its triangles), and for a plane a thin square of a few ``GlyphSize`` in its xy plane with a short
 arrow along its outward normal. A dashed line
 joins the two markers. Green; red while the contact has a problem.
 """
@@ -54,9 +54,45 @@ def _convex(obj, side, s, color):
     return glyphs.mesh(SCALE * h.vertices, h.triangles, color, transparency=TRANSPARENCY)
 
 
+def _revolution(rings, n=32):
+    """Vertices and triangles of a closed surface of revolution about z: ``rings`` (r, z) in
+    order along its outline (an end with r = 0 is a point)."""
+    import numpy as np
+    a = np.linspace(0.0, 2.0 * np.pi, n, endpoint=False)
+    vertices = np.vstack([np.column_stack([r * np.cos(a), r * np.sin(a), np.full(n, z)])
+                          for r, z in rings])
+    triangles = []
+    for i in range(len(rings) - 1):
+        for j in range(n):
+            p, q = i * n + j, i * n + (j + 1) % n
+            triangles += [(p, q, q + n), (p, q + n, p + n)]
+    return vertices, np.array(triangles, dtype=int)
+
+
+def _cone(obj, side, s, color):
+    r1, r2 = (getattr(obj, f"{side}Radius{k}").Value for k in ("", "2"))
+    h = 0.5 * getattr(obj, f"{side}Length").Value
+    if h <= 0 or r1 + r2 <= 0:
+        return None
+    v, t = _revolution([(0.0, -h), (r1, -h), (r2, h), (0.0, h)])
+    return glyphs.mesh(SCALE * v, t, color, transparency=TRANSPARENCY)
+
+
+def _torus(obj, side, s, color):
+    import math
+    big, small = (getattr(obj, f"{side}Radius{k}").Value for k in ("", "2"))
+    if not 0 < small < big:
+        return None
+    n = 16
+    rings = [(big + small * math.cos(2 * math.pi * k / n), small * math.sin(2 * math.pi * k / n))
+             for k in range(n + 1)]
+    v, t = _revolution(rings)
+    return glyphs.mesh(SCALE * v, t, color, transparency=TRANSPARENCY)
+
+
 #: Contact shape -> function(contact, side, size, colour) returning its symbol in marker axes.
 SHAPE_GLYPHS = {"sphere": _sphere, "box": _box, "cylinder": _cylinder, "plane": _plane,
-                "convex": _convex}
+                "convex": _convex, "cone": _cone, "torus": _torus}
 
 
 class ViewProviderContact(ViewProvider):
@@ -66,6 +102,7 @@ class ViewProviderContact(ViewProvider):
     MODE = "Glyph"
     REDRAW_ON = frozenset({"InputMarker", "OutputMarker", "InputShape", "OutputShape",
                            "InputRadius", "OutputRadius", "InputLength", "OutputLength",
+                           "InputRadius2", "OutputRadius2",
                            "InputSize", "OutputSize", "InputTolerance", "OutputTolerance",
                            "InputPoints", "OutputPoints"})
 
