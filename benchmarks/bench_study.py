@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import bench_tree                                                      # noqa: E402
 
 from MultibodyWB.examples import quarter_car as qc                     # noqa: E402
 from MultibodyWB.solver.study import Parameter, Study, run_study       # noqa: E402
@@ -37,18 +36,8 @@ from MultibodyWB.solver.study.executors import DaskExecutor, SerialExecutor   # 
 
 
 def machine() -> str:
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import dask
-    import numba
-    return (f"{cpu}, {len(os.sched_getaffinity(0))} cores; Python {platform.python_version()}, "
-            f"numpy {np.__version__}, numba {numba.__version__}, dask {dask.__version__}")
+    return f"{bench_tree.machine()}, dask {dask.__version__}"
 
 
 def study(levels, end_time=1.0):
