@@ -118,3 +118,19 @@ def test_instant_by_time_and_bad_names(engine):
         il.loads_at(m, r, m.ground.name, 0)
     with pytest.raises(KeyError, match="Conrod"):
         il.loads_at(m, r, "Conrod", 0)
+
+
+def test_loads_carried_to_the_drawing(engine):
+    m, r = engine
+    loads = il.loads_at_peak(m, r, "Rod", "GasForce.magnitude")
+    drawn = loads.drawn(m)
+    b = m.body("Rod")
+    assert np.allclose(drawn.origin, b.position)
+    # the rod's pins as drawn: its markers' drawn positions
+    for ld in drawn.of_kind("hinge"):
+        p, _ = b.marker_global(ld.marker.marker)
+        assert np.allclose(ld.point, p, atol=1e-12)
+    assert np.allclose(drawn.residual(), loads.residual(), atol=1e-12)
+    # the axial load keeps its size along the rod
+    for a, d in zip(loads.loads, drawn.loads):
+        assert np.linalg.norm(d.force) == pytest.approx(np.linalg.norm(a.force))

@@ -145,6 +145,29 @@ class InstantLoads:
         """A global vector in the body's base-frame axes."""
         return self.rotation.T @ np.asarray(v, dtype=float)
 
+    def moved_to(self, rotation, origin) -> "InstantLoads":
+        """The same loads carried with the body to the base pose (``rotation`` (3, 3), ``origin``
+        (3,) m): the body as drawn, where its solids are, for a stress analysis. Forces and
+        torques turn with the body, points move with it; the residual is unchanged."""
+        Rn = np.asarray(rotation, dtype=float)
+        on = np.asarray(origin, dtype=float)
+        Q = Rn @ self.rotation.T
+
+        def point(p):
+            return on + Q @ (p - self.origin)
+
+        loads = [Load(ld.name, ld.kind, Q @ ld.force, Q @ ld.torque, point(ld.point), ld.marker,
+                      ld.detail) for ld in self.loads]
+        return InstantLoads(self.body, self.row, self.time, loads, point(self.mass_center),
+                            Rn.copy(), on.copy(), self.mass, Q @ self.acceleration,
+                            Q @ self.angular_velocity, Q @ self.angular_acceleration,
+                            list(self.notes))
+
+    def drawn(self, model) -> "InstantLoads":
+        """:meth:`moved_to` the body's base pose as drawn in ``model``."""
+        b = model.body(self.body)
+        return self.moved_to(bryant_to_matrix(b.orientation), b.position)
+
     def table(self) -> list:
         """Rows ``(name, kind, detail, F (3,), T (3,), point (3,))`` for a table, SI units."""
         return [(ld.name, ld.kind, ld.detail, ld.force, ld.torque, ld.point) for ld in self.loads]
