@@ -512,3 +512,56 @@ def support_reaction(dat_path, set_name):
     if found is None:
         raise FemLoadsError(f"no reaction of '{set_name}' in {dat_path}")
     return found
+
+
+def create(result, body, time=None, peak=None, mesh_size=None, solve_it=True, fixed=None,
+           faces=None, working_dir=None):
+    """:func:`instant`, :func:`make_analysis` and (``solve_it``, CalculiX and Gmsh installed)
+    :func:`solve` in one call, as the panel's Create analysis records it in a macro; returns
+    ``(Analysis, Check or None)`` and prints the check to the report view."""
+    inst = instant(result, body, time=time, peak=peak)
+    an = make_analysis(inst, fixed=fixed, faces=faces, mesh_size=mesh_size)
+    say = FreeCAD.Console.PrintMessage
+    say(f"MultibodyWB: FEM analysis '{an.analysis.Label}' of '{body.Label}' at "
+        f"t = {inst.loads.time * 1000:.6g} ms ({inst.how}): {len(an.forces)} force "
+        f"constraint(s), support on {an.fixed_face}\n")
+    for note in an.notes:
+        say(f"  {note}\n")
+    check = None
+    if solve_it and solver_available():
+        check = solve(an, working_dir)
+        say(f"  CalculiX: {check.nodes} nodes; support reaction "
+            f"{_vec_text(check.reaction, 'N')} = {check.relative * 100:.3g} % of the largest "
+            f"load ({check.largest:.4g} N); max von Mises {check.max_von_mises:.4g} MPa\n")
+    elif solve_it:
+        FreeCAD.Console.PrintWarning("MultibodyWB: CalculiX (ccx) or Gmsh is not installed: "
+                                     "the analysis is made but not solved\n")
+    return an, check
+
+
+def solver_available():
+    """Whether CalculiX and Gmsh are installed (on PATH)."""
+    import shutil
+    return bool(shutil.which("ccx") and shutil.which("gmsh"))
+
+
+def quantities(model, results):
+    """Quantities whose peak can pick an instant (:func:`~...instant_loads.quantity`), for the
+    panel: force magnitudes, hinge reaction forces and torques, body accelerations."""
+    from ..solver.elements.forces import FORCE_TYPES
+    out = [f"{f.name}.magnitude" for f in model.forces
+           if "magnitude" in FORCE_TYPES[f.type].fields and (f.magnitude or "0").strip() != "0"]
+    for h in model.hinges:
+        prefix = il._hinge_prefix(model, h)
+        out += [f"|{prefix}.F|", f"|{prefix}.T|"]
+    for b in model.bodies:
+        out += [f"|{b.name}.a|", f"|{b.name}.alpha|"]
+    return [q for q in out if _has(model, results, q)]
+
+
+def _has(model, results, spec):
+    try:
+        il.quantity(model, results, spec)
+    except KeyError:
+        return False
+    return True
