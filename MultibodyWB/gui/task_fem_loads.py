@@ -30,7 +30,7 @@ from ..objects import units
 from ..objects.base import members
 from ..objects.body import TYPE as BODY
 from .qt import QtCore, QtWidgets, compact
-from .watch import DocumentWatch, TaskPanel, later, object_alive, track
+from .watch import DocumentWatch, TaskPanel, later, track
 
 #: Object name of the panel's widget (tests find it by this name).
 PANEL_NAME = "MultibodyFemLoadsPanel"
