@@ -74,7 +74,7 @@ def test_analysis_objects(engine):
     for f in forces:
         face = f.References[0][1][0]
         load = an.applied[face]
-        assert f.Force == pytest.approx(np.linalg.norm(load), rel=1e-9)
+        assert fem_loads.force_of(f) == pytest.approx(np.linalg.norm(load), rel=1e-9)
         d = f.DirectionVector
         assert np.allclose([d.x, d.y, d.z], load / np.linalg.norm(load), atol=1e-9)
     fixed = [o for o in members if o.TypeId == "Fem::ConstraintFixed"]

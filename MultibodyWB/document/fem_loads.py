@@ -352,7 +352,10 @@ def make_analysis(inst: Instant, solid=None, fixed=None, faces=None, mesh_size=N
 
     analysis = fem.makeAnalysis(doc, "Analysis")
     analysis.Label = label
-    solver = fem.makeSolverCalculixCcxTools(doc)
+    # FreeCAD 0.20: makeSolverCalculixCcxTools; 1.0: makeSolverCalculiXCcxTools
+    make_solver = getattr(fem, "makeSolverCalculiXCcxTools", None) or \
+        getattr(fem, "makeSolverCalculixCcxTools")
+    solver = make_solver(doc)
     analysis.addObject(solver)
     # a force constraint takes its direction from an edge (its DirectionVector is recomputed
     # from the references): one hidden line per load, from the face's centre along the load
@@ -374,7 +377,7 @@ def make_analysis(inst: Instant, solid=None, fixed=None, faces=None, mesh_size=N
         c = fem.makeConstraintForce(doc, "ConstraintForce")
         c.Label = f"Load {' + '.join(names[face])}"
         c.References = [(solid, face)]
-        c.Force = mag
+        set_force(c, mag)
         line.recompute()
         c.Direction = (line, ["Edge1"])
         c.Reversed = False
@@ -418,6 +421,21 @@ def make_analysis(inst: Instant, solid=None, fixed=None, faces=None, mesh_size=N
     doc.recompute()
     return Analysis(analysis, solid, directions, forces, fix, fixed_pl.face, sw, mesh, solver, material,
                     inst, placements, applied, field_acc, notes)
+
+
+def set_force(constraint, newtons):
+    """Set a force constraint's magnitude: a float in N on FreeCAD 0.20, a force quantity on
+    1.0 (whose internal unit is the mN)."""
+    if constraint.getTypeIdOfProperty("Force") == "App::PropertyFloat":
+        constraint.Force = float(newtons)
+    else:
+        constraint.Force = FreeCAD.Units.Quantity(float(newtons), FreeCAD.Units.Unit("N"))
+
+
+def force_of(constraint):
+    """A force constraint's magnitude in N (either FreeCAD version)."""
+    f = constraint.Force
+    return float(f.getValueAs("N")) if hasattr(f, "getValueAs") else float(f)
 
 
 def _vec_text(v, unit):
