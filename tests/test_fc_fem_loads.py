@@ -156,12 +156,20 @@ def test_loads_that_cannot_be_placed(engine):
         slide = next(p for p in places if p.load.name == "Cylinder")
         assert f"circle {doc.getObject('PistonSlide').PickedElement.split('.')[1]}" in \
             slide.problem
+        # picked on the whole solid: said so
+        attach(crown, body, None)
+        doc.recompute()
+        gas = next(p for p in fem_loads.place(inst, body) if p.load.name == "GasForce")
+        assert f"the whole solid '{body.Label}' (no face picked)" in gas.problem
+        assert "nearest faces: Face" in gas.problem
         # faces chosen by hand for them: the analysis is made
         chosen = {p.load.name: p.nearest[0][0] for p in places if p.problem}
         an = fem_loads.make_analysis(inst, solid=body, faces=chosen)
         assert set(chosen.values()) <= set(an.applied)
-    finally:
-        crown.PickedElement = saved
+    finally:                            # picked again where it was
+        attach(crown, body, saved.partition(".")[2])
+        doc.recompute()
+        assert crown.PickedElement == saved
 
 
 def test_ground_and_foreign_bodies_are_refused(engine):

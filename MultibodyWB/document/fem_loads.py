@@ -112,6 +112,12 @@ def instant(result, body, time=None, peak=None) -> Instant:
     loads = il.loads_at(model, results, body.Label, row)
     markers = {(m.Body.Label, m.MarkerId): m for m in members(mech, MARKER)
                if m.Body is not None}
+    rf, rm = loads.residual()
+    if max(rf, rm) > 0.005:
+        loads.notes.append(
+            f"The loads sum to {rf * 100:.2g} % of the largest force and {rm * 100:.2g} % of "
+            "the largest moment, not zero: has the mechanism changed since the run? (Run "
+            "again.)")
     return Instant(result, body, model, results, loads, loads.drawn(model), markers, how)
 
 
@@ -199,6 +205,8 @@ def place(inst: Instant, solid=None, faces=None) -> list:
             where = f"face {sub} of '{src.Label}', which is not a face of '{solid.Label}'"
         elif element is not None:
             where = f"{classify(element)} {sub} of '{src.Label}', not a face"
+        elif src is not None and not sub:
+            where = f"the whole solid '{src.Label}' (no face picked)"
         elif marker is not None:
             where = "the body's base frame (no face picked)" if not picked else \
                 f"'{picked}', which is no face"
