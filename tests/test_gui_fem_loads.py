@@ -37,6 +37,11 @@ def test_the_command_opens_on_the_selected_run_and_body(run):
     assert "GasForce.magnitude" in run["peaks"] and "|MainBearing.F|" in run["peaks"]
 
 
+def test_an_instant_by_its_time(run):
+    assert run["time_instant"] == pytest.approx(0.012, abs=1e-9)
+    assert run["time_headline"].startswith("Rod at t = 0.012 s (time): 4 loads")
+
+
 def test_preview_lists_the_loads_in_equilibrium_and_draws_them(run):
     assert run["preview_time"] == pytest.approx(0.0175, abs=1e-9)
     assert [r[:2] for r in run["rows"]] == [["BigEnd", "hinge"], ["WristPin", "hinge"],

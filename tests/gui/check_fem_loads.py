@@ -91,6 +91,16 @@ def check():
     result["result_choice"] = widget("Result").currentText()
     result["body_choice"] = widget("Body").currentText()
     result["peaks"] = [widget("Peak").itemText(k) for k in range(widget("Peak").count())]
+    # an instant by its time, typed with its unit
+    widget("ByTime").click()
+    edit = widget("Time")
+    edit.setFocus()
+    edit.setText("12 ms")
+    edit.editingFinished.emit()
+    widget("Preview").click()
+    in_freecad.wait(0.3)
+    result["time_headline"] = widget("Headline").text()
+    result["time_instant"] = p.inst.loads.time
     widget("ByPeak").click()
     choose("Peak", "GasForce.magnitude")
     # the user hides the other parts to see the rod and its loads
