@@ -134,3 +134,16 @@ def test_loads_carried_to_the_drawing(engine):
     # the axial load keeps its size along the rod
     for a, d in zip(loads.loads, drawn.loads):
         assert np.linalg.norm(d.force) == pytest.approx(np.linalg.norm(a.force))
+
+
+def test_peak_inertia_load(engine):
+    m, r = engine
+    values, unit = il.quantity(m, r, "Rod.inertia")
+    assert unit == "N"
+    for row in (0, 50, 175):
+        inertia = il.loads_at(m, r, "Rod", row).of_kind("inertia")[0]
+        assert values[row] == pytest.approx(np.linalg.norm(inertia.force), rel=1e-12)
+    row = il.peak_row(m, r, "Rod.inertia")
+    assert values[row] == values.max()
+    with pytest.raises(KeyError, match="Ground.inertia"):
+        il.quantity(m, r, f"{m.ground.name}.inertia")

@@ -581,7 +581,7 @@ def quantities(model, results):
         prefix = il._hinge_prefix(model, h)
         out += [f"|{prefix}.F|", f"|{prefix}.T|"]
     for b in model.bodies:
-        out += [f"|{b.name}.a|", f"|{b.name}.alpha|"]
+        out += [f"{b.name}.inertia", f"|{b.name}.a|", f"|{b.name}.alpha|"]
     return [q for q in out if _has(model, results, q)]
 
 

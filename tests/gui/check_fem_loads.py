@@ -119,7 +119,7 @@ def check():
     result["preview_shot"] = in_freecad.shot("fem_loads_preview.png")
     result["undo_after_preview"] = doc.UndoCount
     widget("AddInstant").click()
-    choose("Peak", "|Rod.a|")
+    choose("Peak", "Rod.inertia")
     widget("AddInstant").click()
     result["instants"] = [widget("Instants").item(k).text()
                           for k in range(widget("Instants").count())]

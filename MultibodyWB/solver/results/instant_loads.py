@@ -185,7 +185,9 @@ def quantity(model, results, spec: str):
     * ``|<prefix>|`` with three columns ``<prefix>x, y, z`` (``|MainBearing.F|``, ``|Rod.alpha|``):
       the vector's length;
     * ``<Force>.magnitude`` of a force element with a magnitude (``GasForce.magnitude``): the
-      absolute value of its time function at the output times.
+      absolute value of its time function at the output times;
+    * ``<Body>.inertia``: the size of the body's d'Alembert inertia force ``|m a_C|`` (N), the
+      acceleration of its mass centre from the body columns.
 
     Raises KeyError naming the quantity when it is none of these.
     """
@@ -201,6 +203,15 @@ def quantity(model, results, spec: str):
     if s in results:
         return np.abs(results.column(s)), unit_of(s)
     owner, _, qty = s.rpartition(".")
+    if qty == "inertia":
+        b = model.body(owner)
+        if b is not None and not model.is_ground(owner) and f"{owner}.R11" in results:
+            R = results.rotation(owner)
+            r = R @ b.mass_center.position
+            w, alpha = results.vector(f"{owner}.w"), results.vector(f"{owner}.alpha")
+            a_c = (results.vector(f"{owner}.a") + np.cross(alpha, r)
+                   + np.cross(w, np.cross(w, r)))
+            return float(b.mass) * np.linalg.norm(a_c, axis=1), "N"
     if qty == "magnitude":
         f = next((f for f in model.forces if f.name == owner), None)
         if f is not None and "magnitude" in force_laws.FORCE_TYPES[f.type].fields:
@@ -208,7 +219,7 @@ def quantity(model, results, spec: str):
             unit = force_laws.FORCE_TYPES[f.type].units.get("magnitude", "")
             return np.abs(np.array([fn(t) for t in results.time], dtype=float)), unit
     raise KeyError(f"'{spec}' is no quantity of this run: give a column (Rod.ax), a vector "
-                   "|prefix| (|MainBearing.F|) or <Force>.magnitude")
+                   "|prefix| (|MainBearing.F|), <Force>.magnitude or <Body>.inertia")
 
 
 def peak_row(model, results, spec: str) -> int:
