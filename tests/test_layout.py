@@ -125,7 +125,8 @@ def test_no_import_circles():
 
 
 #: the solver's layers, lowest first: a module may import from its own layer and the ones below
-SOLVER_LAYERS = ["maths", "elements", "model", "analysis", "results", "methods", "run", "cli"]
+SOLVER_LAYERS = ["maths", "elements", "model", "analysis", "results", "methods", "run", "study",
+                 "cli"]
 
 
 def _layer(mod: str):

@@ -11,6 +11,10 @@ Commands:
   run MODEL.xml [--method M] [--t-end T] [--step H] [--integrator I] [--out F.csv|F.npz]
                               simulate; progress bar on the terminal, summary at the end
   warmup [--force]            compile the solver's kernels now (the set-up command does it)
+  study MODEL.xml --param PATH=LOW:HIGH:LEVELS --objective EXPR [--constraint C]
+        [--method grid|lhs|sobol|nelder-mead|powell|de] [--scheduler tcp://host:8786]
+        --out study.csv       a design study: sweeps or optimisation of the model's parameters,
+                              its variants run in parallel on Dask (:mod:`.study`)
 
 Exit codes: 0 success, 2 invalid model or bad input (every problem listed), 1 internal error.
 Never a traceback: an unexpected error is reported on one line and with exit code 1.
@@ -57,9 +61,9 @@ def _cut(line: str, limit: int = MAX_LINE) -> str:
     return f"{line[:keep - keep // 3]} ... {line[len(line) - keep // 3:]}"
 
 
-def _print_problems(path, problems, out):
+def _print_problems(path, problems, out, what="the model is not valid"):
     n = len(problems)
-    print(f"{path}: {n} problem{'s' if n != 1 else ''}, the model is not valid:", file=out)
+    print(f"{path}: {n} problem{'s' if n != 1 else ''}, {what}:", file=out)
     for p in problems[:MAX_PROBLEMS]:
         print(_cut(f"  - {p}"), file=out)
     if n > MAX_PROBLEMS:
@@ -255,6 +259,7 @@ def parser() -> argparse.ArgumentParser:
     ls.set_defaults(func=cmd_examples)
     add_equation_command(sub)
     add_run_command(sub)
+    add_study_command(sub)
     return p
 
 
@@ -402,3 +407,114 @@ def add_equation_command(subparsers):
                    help="time at which the equation is formed, s (default 0)")
     p.set_defaults(func=cmd_equation)
     return p
+
+
+def add_study_command(subparsers):
+    """Add the ``study`` command (:mod:`.study`) to the command line's argparse ``subparsers``."""
+    from .model.settings import INTEGRATORS, METHODS
+    from .study import METHODS as STUDY_METHODS
+    s = subparsers.add_parser(
+        "study", help="run a design study: a sweep or an optimisation of the model's parameters",
+        description="Run a model over values of its parameters (paths Element.Field[index] of "
+                    "the neutral model, SI values), reduce each run to objectives and "
+                    "constraints (expressions over the result columns) and write one row per "
+                    "run. The runs go in parallel on Dask: an embedded local cluster (one "
+                    "worker process per core) or the cluster of --scheduler.")
+    s.add_argument("model", help="neutral model file (*.mbs.xml)")
+    s.add_argument("--param", action="append", default=[], metavar="PATH=LOW:HIGH[:LEVELS]",
+                   help="a parameter and its range (LEVELS for a grid) or PATH=V1,V2,... "
+                        "(a list; grid only); e.g. 'Spring.Stiffness=1e3:1e5:9' (repeat for more)")
+    s.add_argument("--objective", action="append", default=[], metavar="EXPR",
+                   help="an objective, e.g. 'rms(Hull.az)' or 'max(abs(Bearing.Fx))'; the "
+                        "optimisers minimise the first (repeat for more)")
+    s.add_argument("--constraint", action="append", default=[], metavar="EXPR<=BOUND",
+                   help="a constraint, e.g. 'max(Piston.z) <= 180 mm' (repeat for more)")
+    s.add_argument("--method", default="grid", help=f"{', '.join(STUDY_METHODS)} "
+                                                     "(default grid)")
+    s.add_argument("--samples", type=int, default=0, help="lhs, sobol: number of points")
+    s.add_argument("--seed", type=int, help="lhs, sobol, de: seed of the random numbers")
+    s.add_argument("--max-evaluations", type=int, default=200,
+                   help="optimisers: most runs (default 200)")
+    s.add_argument("--tolerance", type=float, default=1e-4,
+                   help="optimisers: on the parameters, a fraction of each range (default 1e-4)")
+    s.add_argument("--scheduler", metavar="ADDRESS",
+                   help="a running Dask scheduler (tcp://host:8786); default: a local cluster")
+    s.add_argument("--workers", type=int, help="local cluster: worker processes (default: the "
+                                               "cores)")
+    s.add_argument("--serial", action="store_true",
+                   help="run the variants in this process, one after the other (no Dask)")
+    s.add_argument("--sim-method", help=f"simulation method: {', '.join(METHODS)} (default: "
+                                        "the model's)")
+    s.add_argument("--integrator", help=f"integrator: {', '.join(INTEGRATORS)} (default: the "
+                                        "model's)")
+    s.add_argument("--t-end", type=float, help="end time of each run, s")
+    s.add_argument("--step", type=float, help="integrator step, s")
+    s.add_argument("--output-step", type=float, help="spacing of the results, s")
+    s.add_argument("--accept-corrections", action="store_true",
+                   help="run variants whose start moves parts away from the drawing")
+    s.add_argument("--out", "-o", required=True, help="the study's table, .csv")
+    s.set_defaults(func=cmd_study)
+    return s
+
+
+def cmd_study(args, out) -> int:
+    """``study``: run a design study, progress on stderr, the table to ``--out``; exit 0 or 2
+    (1 when it was interrupted: the rows that finished are written)."""
+    import signal
+
+    from .model.problems import ModelError
+    from .study import Study, parse_parameter, run_study
+    from .study.executors import make_executor
+    from .study.parameters import StudyError, problem
+    if not args.out.lower().endswith(".csv"):
+        raise CliError(f"{args.out}: the study's table must end in .csv")
+    model, problems = _load(args.model)
+    if problems:
+        _print_problems(args.model, problems, out)
+        return EXIT_INVALID
+    params, problems = [], []
+    for k, text in enumerate(args.param, 1):
+        try:
+            params.append(parse_parameter(text))
+        except ValueError as exc:
+            problems.append(problem(f"Parameter {k}", "--param", str(exc)))
+    if problems:
+        _print_problems(args.model, problems, out, "the study is not valid")
+        return EXIT_INVALID
+    settings = {k: v for k, v in dict(method=args.sim_method, integrator=args.integrator,
+                                      t_end=args.t_end, step=args.step,
+                                      output_step=args.output_step).items() if v is not None}
+    if args.accept_corrections:
+        settings["accept_corrections"] = True
+    study = Study(params, list(args.objective), list(args.constraint), args.method,
+                  samples=args.samples, seed=args.seed, max_evaluations=args.max_evaluations,
+                  tolerance=args.tolerance, settings=settings)
+    bar = ProgressBar(sys.stderr, label="study")
+    stop = [False]
+
+    def interrupted(signum, frame):
+        stop[0] = True
+    old = signal.signal(signal.SIGINT, interrupted)
+    try:
+        executor = make_executor(args.scheduler, args.workers, args.serial)
+        table = run_study(model, study, executor=executor,
+                          progress=lambda done, total, row: bar(min(1.0, done / max(1, total))),
+                          cancel=lambda: stop[0])
+    except StudyError as exc:
+        _print_problems(args.model, exc.problems, out, "the study is not valid")
+        return EXIT_INVALID
+    except ModelError as exc:
+        _print_problems(args.model, exc.problems, out)
+        return EXIT_INVALID
+    finally:
+        signal.signal(signal.SIGINT, old)
+        try:
+            executor.close()
+        except Exception:
+            pass
+    bar.finish(1.0 if not table.cancelled else len(table.rows) / max(1, len(table.rows)),
+               "  interrupted" if table.cancelled else "")
+    print(table.summary(), file=out)
+    table.to_csv(args.out)
+    print(f"study table written to {args.out} ({len(table.rows)} rows)", file=out)
+    return 1 if table.cancelled else EXIT_OK
