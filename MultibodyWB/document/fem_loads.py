@@ -420,7 +420,8 @@ def make_analysis(inst: Instant, solid=None, fixed=None, faces=None, mesh_size=N
         notes.append(f"The rotational inertia load {_vec_text(rot.torque, 'N*m')} "
                      "(-(J_C alpha + omega x J_C omega)) is not distributed: the support takes it")
     mesh = fem.makeMeshGmsh(doc, "FEMMeshGmsh")
-    mesh.Part = solid
+    # the shape meshed: Part on FreeCAD 0.20, Shape on 1.0
+    setattr(mesh, "Shape" if "Shape" in mesh.PropertiesList else "Part", solid)
     bb = shape.BoundBox
     size = mesh_size or min(bb.XLength, bb.YLength, bb.ZLength) / 2.0
     mesh.CharacteristicLengthMax = FreeCAD.Units.Quantity(float(size), FreeCAD.Units.Unit("mm"))
