@@ -34,6 +34,7 @@ PACKAGES=(
   python3-pil ffmpeg                          # movie export: GIF, MP4
   python3-dask python3-distributed            # design studies
   gmsh                                        # FEM loads: the mesher (CalculiX: below)
+  python3-meshio                              # contact shapes from mesh files
   python3-pytest
   xvfb xauth                                  # xvfb-run for the GUI tests
 )

@@ -339,6 +339,10 @@ def test_bad_studies_are_refused_before_any_run():
     with pytest.raises(StudyError, match="field Range: the method lhs needs a range"):
         run_study(base, Study([parse_parameter("Slider.Damping=1,2")], ["rms(Slider.z)"],
                               method="lhs", samples=4), executor=ex)
+    # with a factory (FreeCAD's geometry variants) the paths are names, the values still checked
+    with pytest.raises(StudyError, match=r"Parameter 1 \(Link.Length\), field Range: 2.0 : 1.0"):
+        run_study(base, Study([parse_parameter("Link.Length=2:1:3")], ["rms(Slider.z)"]),
+                  factory=lambda values: base, executor=ex)
     assert runs == []
 
 
