@@ -438,7 +438,8 @@ def set_force(constraint, newtons):
     if constraint.getTypeIdOfProperty("Force") == "App::PropertyFloat":
         constraint.Force = float(newtons)
     else:
-        constraint.Force = FreeCAD.Units.Quantity(float(newtons), FreeCAD.Units.Unit("N"))
+        # a text with its unit: Quantity(value, Unit("N")) would take the value in mN
+        constraint.Force = FreeCAD.Units.Quantity(f"{float(newtons)!r} N")
 
 
 def force_of(constraint):
