@@ -345,6 +345,11 @@ def make_analysis(inst: Instant, solid=None, fixed=None, faces=None, mesh_size=N
             notes.append(f"Hinge '{p.load.name}': its torque {_vec_text(p.load.torque, 'N*m')} "
                          "is not applied (a force constraint carries no moment): the support "
                          "takes it")
+    for ld in inst.drawn.loads:
+        if ld.kind not in FACE_KINDS + ("gravity", "inertia"):
+            notes.append(f"{ld.kind.capitalize()} '{ld.name}': its load "
+                         f"{_vec_text(ld.force, 'N')} has no picked face and is not applied: "
+                         "the support takes it")
     hinge_faces = [p for p in placements if p.load.kind == "hinge"]
     if not hinge_faces:
         raise FemLoadsError(f"Body '{body.Label}': no hinge face to support the analysis")
