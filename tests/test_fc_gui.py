@@ -108,13 +108,13 @@ def test_every_command_is_in_the_toolbars_and_the_menu(commands_run):
     assert set(r["toolbars"]) == {"Multibody model", "Multibody hinges", "Multibody forces",
                                   "Multibody simulation"}
     assert r["toolbars"]["Multibody simulation"] == [
-        "MultibodyWB_Simulate", "MultibodyWB_Play", "MultibodyWB_Plot"]
+        "MultibodyWB_Simulate", "MultibodyWB_Play", "MultibodyWB_Plot", "MultibodyWB_FemLoads"]
     assert r["menu"] == r["commands"]
     names = [n for n in r["commands"] if n != "Separator"]
-    # 12 model, file, check (status, interference) and simulation commands, one per hinge and
-    # force type, Contact, Coupler
+    # 13 model, file, check (status, interference), simulation and FEM loads commands, one per
+    # hinge and force type, Contact, Coupler
     assert len(names) == len(set(names)) == \
-        12 + len(r["hinge_types"]) + len(r["force_types"]) + 2
+        13 + len(r["hinge_types"]) + len(r["force_types"]) + 2
     assert set(names) <= set(r["registered"])
     hinges = r["toolbars"]["Multibody hinges"]
     assert hinges == [f"MultibodyWB_Hinge{t.capitalize()}" for t in r["hinge_types"]]
@@ -144,6 +144,7 @@ def test_commands_are_enabled_by_what_is_selected(commands_run):
     # a mechanism without a stored run: Simulate, not Play or Plot
     assert on_body["MultibodyWB_Simulate"]
     assert not on_body["MultibodyWB_Play"] and not on_body["MultibodyWB_Plot"]
+    assert not on_body["MultibodyWB_FemLoads"]
     two = states["faces_on_two_bodies"]
     assert all(on for name, on in two.items() if name.startswith("MultibodyWB_Hinge"))
     assert two["MultibodyWB_SpringDamper"] and not two["MultibodyWB_PointForce"]
