@@ -554,8 +554,12 @@ def prepare(study_obj) -> Prepared:
             if p.parameter.is_range and p.parameter.levels < 2:
                 problems.append(Problem(f"Parameter {p.row} ({p.parameter.path})", "Levels",
                                         "a grid needs LOW : HIGH : LEVELS (2 or more levels)"))
+    checked = study
+    if not params:                  # the rows have problems: the rest is checked all the same
+        checked = solver_study(study_obj, [])
+        checked.parameters = [Parameter("row", 0.0, 1.0, 2)]
     try:
-        check_study(model, study, columns, paths=False)
+        check_study(model, checked, columns, paths=False)
     except StudyError as exc:
         problems += [p for p in exc.problems
                      if not (problems and p.field == "Parameters")]
