@@ -483,10 +483,15 @@ class Variants:
         self.changed = False
 
 
-def variant_model(study_obj, values) -> MultibodySystem:
-    """The neutral model of the variant with ``values`` (SI, one per parameter); the document is
-    put back afterwards. ModelError if the document cannot make it."""
-    params = parameters(study_obj)
+def variant_model(study_obj, values, paths=None) -> MultibodySystem:
+    """The neutral model of the variant with ``values`` (SI, one per parameter of the study's
+    rows, or of ``paths``: a stored table's); the document is put back afterwards. ModelError
+    if the document cannot make it, ValueError if a path no longer resolves."""
+    if paths is None:
+        params = parameters(study_obj)
+    else:
+        params = [StudyParameter(k, path, _resolved(study_obj, path), None)
+                  for k, path in enumerate(paths, 1)]
     variants = Variants(mechanism_of_study(study_obj), params)
     try:
         variants.set(values)
@@ -736,6 +741,14 @@ def stored_table(study_obj) -> Optional[StoredTable]:
                        int(study_obj.Best))
 
 
+def _resolved(study_obj, path):
+    try:
+        return resolve(study_obj.Document, path)
+    except KeyError as exc:
+        raise ValueError(f"Study '{study_obj.Label}', parameter {path}: "
+                         f"{exc.args[0][1]}") from None
+
+
 def apply_variant(study_obj, index: int = None) -> StoredRow:
     """Write the parameter values of the stored variant ``index`` (default: the best) into the
     document, as one undo step (:data:`TRANSACTION_APPLY`); return its row.
@@ -758,13 +771,7 @@ def apply_variant(study_obj, index: int = None) -> StoredRow:
     except KeyError:
         raise ValueError(f"Study '{study_obj.Label}' has no variant {index}") from None
     doc = study_obj.Document
-    targets = []
-    for path in table.paths:
-        try:
-            targets.append(resolve(doc, path))
-        except KeyError as exc:
-            raise ValueError(f"Study '{study_obj.Label}', parameter {path}: "
-                             f"{exc.args[0][1]}") from None
+    targets = [_resolved(study_obj, path) for path in table.paths]
     own = bool(doc.UndoMode) and not doc.HasPendingTransaction
     if own:
         doc.openTransaction(TRANSACTION_APPLY)

@@ -25,8 +25,9 @@ STEP = 1e-3             #: s
 
 
 def setup(doc, parameters=("Spreadsheet.LinkLength = 80 mm : 120 mm : 3",),
-          objectives=("period(Pivot.rz)",), constraints=(), **options):
-    """Build the link pendulum and its Study in ``doc``; return the Mechanism."""
+          objectives=("period(Pivot.rz)",), constraints=(), study=True, **options):
+    """Build the link pendulum and (unless ``study`` is False) its Study in ``doc``; return the
+    Mechanism."""
     sheet = doc.addObject("Spreadsheet::Sheet", "Spreadsheet")
     sheet.set("A1", f"{LENGTH} mm")
     sheet.setAlias("A1", "LinkLength")
@@ -53,6 +54,8 @@ def setup(doc, parameters=("Spreadsheet.LinkLength = 80 mm : 120 mm : 3",),
         factory.orient_marker(marker, z=(0, 1, 0), x=(1, 0, 0))
     factory.make_hinge(doc, mech, "revolute", pin, seat, name="Pivot", initial=[THETA0])
     doc.recompute()
+    if not study:
+        return mech
     factory.make_study(doc, mech, "LengthStudy", parameters=parameters, objectives=objectives,
                        constraints=constraints, **options)
     doc.recompute()
