@@ -16,7 +16,8 @@ runs it on the Dask workers. The progress bar and the status line follow the var
 put back as it was and the table is stored in the Study (one undo step).
 
 **Results**: one row per variant (parameters in the document's units, objectives, constraint
-margins, status, wall time; a failed variant shows its error), the best in bold; a plot of the
+margins, status, wall time; a failed variant shows its error, in red; a variant that misses a
+constraint is grey), the best in bold; a plot of the
 first objective against each parameter; **Apply** writes the selected variant (else the best)
 into the document as one undo step; **Keep as Result** runs the selected variant again here and
 stores its run as a Result the player plays.
@@ -538,7 +539,13 @@ class StudyPanel(TaskPanel):
                             f"{len(table.rows)} variants ran on {table.workers} worker"
                             f"{'s' if table.workers != 1 else ''} in {table.wall:.1f} s; the "
                             "table is stored in the Study")
+        best = table.best
         for line in table.summary().splitlines():
+            if line.startswith("best:") and best is not None:    # in the document's units
+                at = ", ".join(f"{p.path} = {dstudy.shown(v, u)}" for p, v, u in
+                               zip(table.study.parameters, best.values, table.units))
+                line = (f"best: variant {best.index}: {table.study.objectives[0]} = "
+                        f"{best.objectives[0]:.6g} at {at}")
             self.say(line)
         self.show_table()
 
@@ -580,6 +587,10 @@ class StudyPanel(TaskPanel):
                     item.setToolTip(r.error)
                 if r.index == kept.best:
                     item.setFont(bold)
+                elif r.status != dstudy.OK:
+                    item.setForeground(QtGui.QBrush(QtGui.QColor("#cc0000")))
+                elif not r.feasible:
+                    item.setForeground(QtGui.QBrush(QtGui.QColor("#888a85")))
                 self.results.setItem(i, c, item)
         self.results.resizeColumnsToContents()
         self.plot(kept, scales)

@@ -23,6 +23,7 @@ import os
 import sys
 import time as _time
 import uuid
+import warnings
 from typing import Optional
 
 from .variant import CANCELLED, Reductions, VariantResult, run_variant, warm_worker
@@ -129,7 +130,12 @@ class DaskExecutor:
             if root not in path.split(os.pathsep):
                 os.environ["PYTHONPATH"] = root + (os.pathsep + path if path else "")
             with dask.config.set({"distributed.worker.daemon": False,
-                                  "distributed.admin.tick.limit": "60s"}):
+                                  "distributed.admin.tick.limit": "60s"}), \
+                    warnings.catch_warnings():
+                # the scheduler's HTTP server takes another port when 8787 is taken (another
+                # cluster on this machine) and warns; FreeCAD shows that warning as an error
+                warnings.filterwarnings("ignore", message=r"Port \d+ is already in use",
+                                        category=UserWarning)
                 self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                             dashboard_address=None, silence_logs=40)
             self.client = Client(self.cluster)
