@@ -284,3 +284,37 @@ def test_a_local_dask_cluster_started_from_inside_freecad(tmp_path):
     assert r["lengths"] == pytest.approx([0.08, 0.09, 0.10, 0.11, 0.12], rel=1e-12)
     assert r["periods"] == pytest.approx([box_period(L) for L in r["lengths"]], rel=1e-4)
     assert r["length_after"] == 100.0
+
+
+def test_a_variant_kept_as_a_result_is_its_run(doc):
+    from MultibodyWB.document import runs
+    from MultibodyWB.document import study as dstudy
+    from MultibodyWB.solver.study.executors import SerialExecutor
+    mech, st = _setup(doc)
+    table = dstudy.run(st, executor=SerialExecutor())
+    before = _state(doc)
+    doc.UndoMode = 1
+    count = doc.UndoCount
+    result = dstudy.keep_variant(st, 2)
+    assert doc.UndoCount == count + 1 and doc.UndoNames[0] == runs.TRANSACTION
+    assert result in mech.Group and result.Label2 == "LengthStudy variant 2: 120 mm"
+    assert _state(doc) == before
+    res = runs.load(result)
+    from MultibodyWB.solver.study import Expression
+    assert Expression("period(Pivot.rz)").evaluate(res) == \
+        pytest.approx(table.rows[2].objectives[0], rel=1e-12)
+
+
+def test_the_scheduler_comes_from_the_study_else_the_preferences(doc, freecad):
+    from MultibodyWB.document import study as dstudy
+    mech, st = _setup(doc)
+    prefs = freecad.ParamGet(dstudy.PREFERENCES)
+    try:
+        assert dstudy.prepare(st).scheduler is None             # a local cluster
+        prefs.SetString("StudyScheduler", "tcp://10.0.0.7:8786")
+        assert dstudy.default_executor(dstudy.prepare(st)).scheduler == "tcp://10.0.0.7:8786"
+        st.Scheduler, st.Workers = "tcp://127.0.0.1:8786", 3
+        ex = dstudy.default_executor(dstudy.prepare(st))
+        assert (ex.scheduler, ex.n_workers) == ("tcp://127.0.0.1:8786", 3)
+    finally:
+        prefs.RemString("StudyScheduler")

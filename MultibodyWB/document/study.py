@@ -47,6 +47,10 @@ from ..solver.model.problems import Problem
 from ..solver.study import Parameter, Study, StudyError, check_study, run_study
 from ..solver.study.variant import FAILED, OK
 
+#: FreeCAD's preferences of the workbench: ``StudyScheduler`` (a string) is the Dask scheduler of
+#: the studies whose own ``Scheduler`` is empty (empty too: a local cluster).
+PREFERENCES = "User parameter:BaseApp/Preferences/Mod/MultibodyWB"
+
 #: Undo step names.
 TRANSACTION_TABLE = "Design study results"
 TRANSACTION_APPLY = "Apply study variant"
@@ -519,7 +523,8 @@ class Prepared:
 
     @property
     def scheduler(self) -> Optional[str]:
-        return str(self.study_obj.Scheduler).strip() or None
+        """The study's scheduler, else the preferences' (None: a local cluster)."""
+        return str(self.study_obj.Scheduler).strip() or preferred_scheduler()
 
     @property
     def workers(self) -> Optional[int]:
@@ -574,9 +579,15 @@ def prepare(study_obj) -> Prepared:
                     Variants(mechanism, params), [p.target.si_unit for p in params])
 
 
+def preferred_scheduler() -> Optional[str]:
+    """The Dask scheduler address of the preferences (:data:`PREFERENCES`), or None."""
+    return FreeCAD.ParamGet(PREFERENCES).GetString("StudyScheduler", "").strip() or None
+
+
 def default_executor(prepared):
-    """A :class:`~MultibodyWB.solver.study.executors.DaskExecutor` on the study's scheduler (an
-    embedded LocalCluster when it has none) with its number of workers."""
+    """A :class:`~MultibodyWB.solver.study.executors.DaskExecutor` on the study's scheduler (else
+    the preferences', :func:`preferred_scheduler`; an embedded LocalCluster when neither names
+    one) with its number of workers."""
     from ..solver.study.executors import DaskExecutor
     return DaskExecutor(prepared.scheduler, prepared.workers)
 
@@ -788,6 +799,27 @@ def apply_variant(study_obj, index: int = None) -> StoredRow:
     return row
 
 
+def keep_variant(study_obj, index: int):
+    """Run the stored variant ``index`` of ``study_obj`` again in this process (its values set,
+    the mechanism exported, the document put back) and keep the run as a Result of the mechanism
+    (:func:`MultibodyWB.document.runs.store_results`: one undo step), labelled with the variant's
+    values; return the Result, which the player plays."""
+    from ..solver.run.simulate import simulate
+    from . import runs
+    kept = stored_table(study_obj)
+    if kept is None:
+        raise ValueError(f"Study '{study_obj.Label}' has no results: run it first")
+    try:
+        row = kept.row(int(index))
+    except KeyError:
+        raise ValueError(f"Study '{study_obj.Label}' has no variant {index}") from None
+    model = variant_model(study_obj, row.values, kept.paths)
+    results = simulate(model)
+    values = ", ".join(shown(v, u) for v, u in zip(row.values, kept.units))
+    return runs.store_results(mechanism_of_study(study_obj), results, name="Result",
+                              label=f"{study_obj.Label} variant {row.index}: {values}")
+
+
 __all__ = ["Target", "resolve", "parameters", "Variants", "prepare", "execute", "finish", "run",
-           "store_table", "stored_table", "apply_variant", "variant_model", "si_factor",
+           "store_table", "stored_table", "apply_variant", "keep_variant", "variant_model", "si_factor",
            "si_unit_text", "shown", "OK", "FAILED"]

@@ -656,7 +656,7 @@ class StudyPanel(TaskPanel):
             return None
         QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.WaitCursor)
         try:
-            self.result_object = keep_variant(self.study, index)
+            self.result_object = dstudy.keep_variant(self.study, index)
         except Exception as exc:  # noqa: BLE001 - a variant that does not run: said
             QtWidgets.QApplication.restoreOverrideCursor()
             message("Study", f"Variant {index} was not kept: {type(exc).__name__}: {exc}")
@@ -701,21 +701,6 @@ class StudyPanel(TaskPanel):
         if obj == self.study:
             self.cancelled.set()
             later(self.close)
-
-
-def keep_variant(study_obj, index):
-    """Run the stored variant ``index`` of ``study_obj`` in this process and store its run as a
-    Result of the mechanism (one undo step); return the Result."""
-    from ..document import runs
-    from ..solver.run.simulate import simulate
-    kept = dstudy.stored_table(study_obj)
-    row = kept.row(int(index))
-    model = dstudy.variant_model(study_obj, row.values, kept.paths)
-    results = simulate(model)
-    mechanism = dstudy.mechanism_of_study(study_obj)
-    values = ", ".join(dstudy.shown(v, u) for v, u in zip(row.values, kept.units))
-    return runs.store_results(mechanism, results, name="Result",
-                              label=f"{study_obj.Label} variant {row.index}: {values}")
 
 
 def open_panel(study_obj):

@@ -76,7 +76,8 @@ class StudyProxy(BaseProxy):
              "de: population size per parameter", default=_DEFAULTS.population),
         Prop("Scheduler", "App::PropertyString", GROUP,
              "Address of a Dask scheduler (tcp://host:8786) whose workers run the variants; "
-             "empty: a local cluster started for the study", default=""),
+             "empty: the preferences' StudyScheduler, else a local cluster started for the "
+             "study", default=""),
         Prop("Workers", "App::PropertyInteger", GROUP,
              "Worker processes of the local cluster (0: one per core)", default=0),
         _results("Table", "App::PropertyString",
