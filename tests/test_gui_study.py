@@ -1,7 +1,8 @@
-"""The Study command and its task panel in the FreeCAD GUI under Xvfb (``tests/gui/check_study.py``):
-a design study of a spreadsheet-driven link length, run on a Dask LocalCluster of two workers
-started from inside FreeCAD; the table and the plot appear, the document is unchanged, Apply is
-one undo step, a variant is kept as a Result, Cancel stops a longer grid.
+"""The Study command and its task panel in the FreeCAD GUI under Xvfb
+(``tests/gui/check_study.py``): a design study of a spreadsheet-driven link length, run on a
+Dask LocalCluster of two workers started from inside FreeCAD; the table and the plot appear, the
+document is unchanged, Apply is one undo step, a variant is kept as a Result, Cancel stops a
+longer grid.
 
 Screenshots ``study_results.png`` (the panel with its table and plot) and ``study_applied.png``
 are copied to ``$MBWB_ARTIFACTS_DIR`` when set.

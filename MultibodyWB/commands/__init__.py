@@ -7,9 +7,9 @@ marker), :mod:`.hinges` (one per hinge type of the solver's ``HINGE_TYPES``), :m
 per ``FORCE_TYPES``), :mod:`.contacts` (a contact between two picked faces), :mod:`.couplers` (a gear pair or other
 coupling of two hinges' coordinates) and :mod:`.files`
 (neutral XML export and import, topology figure) and
-:mod:`.simulation` (simulate, play, plot), :mod:`.study` (design studies) and :mod:`.check` (status and drag to check, the
-interference check); this package registers them all with ``FreeCADGui.addCommand`` when it
-is imported.
+:mod:`.simulation` (simulate, play, plot), :mod:`.study` (design studies) and
+:mod:`.check` (status and drag to check, the interference check); this package registers them
+all with ``FreeCADGui.addCommand`` when it is imported.
 
 This package is imported only from ``MultibodyWorkbench.Initialize()`` (InitGui.py), i.e. with the
 GUI up. ``TOOLBARS`` lists the toolbars (title -> command names), ``COMMANDS`` every command name in

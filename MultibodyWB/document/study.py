@@ -821,5 +821,5 @@ def keep_variant(study_obj, index: int):
 
 
 __all__ = ["Target", "resolve", "parameters", "Variants", "prepare", "execute", "finish", "run",
-           "store_table", "stored_table", "apply_variant", "keep_variant", "variant_model", "si_factor",
-           "si_unit_text", "shown", "OK", "FAILED"]
+           "store_table", "stored_table", "apply_variant", "keep_variant", "variant_model",
+           "si_factor", "si_unit_text", "shown", "preferred_scheduler", "OK", "FAILED"]

@@ -1,4 +1,4 @@
-"""A link swinging on a pin, its length driven by a spreadsheet: the design-study example (issue 15).
+"""A link swinging on a pin, its length set by a spreadsheet: the design-study example (issue 15).
 
 ``Spreadsheet.LinkLength`` (alias of cell A1, 100 mm) sets the length of the link, a Part box
 10 mm x 10 mm in section (its ``Length`` is bound to the cell by an expression). The link hangs

@@ -51,6 +51,20 @@ current = None
 track(lambda: current)
 
 
+def message(title, text, details=()):
+    """Tell the user in a message box (and the report view, every line of ``details`` too)."""
+    FreeCAD.Console.PrintError(f"MultibodyWB: {title}: {text}\n")
+    for line in details:
+        FreeCAD.Console.PrintError(f"  {line}\n")
+    box = QtWidgets.QMessageBox(FreeCADGui.getMainWindow())
+    box.setIcon(QtWidgets.QMessageBox.Warning)
+    box.setWindowTitle(f"Multibody: {title}")
+    box.setText(text)
+    if details:
+        box.setInformativeText("\n".join(details))
+    box.exec_()
+
+
 def _ref(obj):
     return f"FreeCAD.getDocument({obj.Document.Name!r}).getObject({obj.Name!r})"
 
@@ -378,7 +392,6 @@ class StudyPanel(TaskPanel):
 
     def refuse(self, title, lines):
         """Say why the study does not run: the messages, the report view and a message box."""
-        from ..commands.base import message
         for line in lines:
             self.messages.appendPlainText(line)
         self.status.setText("Not run: the study has problems")
@@ -631,7 +644,6 @@ class StudyPanel(TaskPanel):
 
     def apply(self):
         """Write the selected (else the best) variant into the document: one undo step."""
-        from ..commands.base import message
         index = self.selected_index()
         if index is None:
             message("Study", "There is no variant to apply: run the study first.")
@@ -649,7 +661,6 @@ class StudyPanel(TaskPanel):
 
     def keep(self):
         """Run the selected (else the best) variant here and store it as a Result."""
-        from ..commands.base import message
         index = self.selected_index()
         if index is None:
             message("Study", "There is no variant to keep: run the study first.")
