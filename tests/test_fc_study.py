@@ -318,3 +318,22 @@ def test_the_scheduler_comes_from_the_study_else_the_preferences(doc, freecad):
         assert (ex.scheduler, ex.n_workers) == ("tcp://127.0.0.1:8786", 3)
     finally:
         prefs.RemString("StudyScheduler")
+
+
+def test_nelder_mead_finds_the_length_of_a_half_second_swing(doc):
+    """An optimiser through the document: each trial length recomputes the box; the length whose
+    period is 0.5 s, from the closed form, to the optimiser's tolerance."""
+    from scipy.optimize import brentq
+    from MultibodyWB.document import study as dstudy
+    from MultibodyWB.solver.study.executors import SerialExecutor
+    mech, st = _setup(doc, parameters=["Spreadsheet.LinkLength = 60 mm : 140 mm"],
+                      objectives=["abs(period(Pivot.rz) - 0.5)"], Method="nelder-mead",
+                      Tolerance=1e-4, MaxEvaluations=60)
+    before = _state(doc)
+    table = dstudy.run(st, executor=SerialExecutor())
+    exact = brentq(lambda L: box_period(L) - 0.5, 0.06, 0.14)
+    assert table.optimum[0] == pytest.approx(exact, rel=1.5e-4)      # 1e-4 of the range
+    best = dstudy.stored_table(st).row(st.Best)
+    assert best.values[0] == pytest.approx(exact, rel=1.5e-4)
+    assert len(table.rows) <= 60 and all(r.status == "ok" for r in table.rows)
+    assert _state(doc) == before
