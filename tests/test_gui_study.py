@@ -1,11 +1,12 @@
 """The Study command and its task panel in the FreeCAD GUI under Xvfb
 (``tests/gui/check_study.py``): a design study of a spreadsheet-driven link length, run on a
 Dask LocalCluster of two workers started from inside FreeCAD; the table and the plot appear, the
-document is unchanged, Apply is one undo step, a variant is kept as a Result, Cancel stops a
-longer grid.
+document is unchanged, the plot dock shows the study, Apply is one undo step, a variant is kept
+as a Result, Cancel stops a longer grid.
 
-Screenshots ``study_results.png`` (the panel with its table and plot) and ``study_applied.png``
-are copied to ``$MBWB_ARTIFACTS_DIR`` when set.
+Screenshots ``study_results.png`` (the panel with its table and plot), ``study_dock.png`` (the
+plot dock: objective against the length, parallel coordinates) and ``study_applied.png`` are
+copied to ``$MBWB_ARTIFACTS_DIR`` when set.
 """
 
 import math
@@ -19,7 +20,7 @@ import freecad_env
 pytestmark = pytest.mark.gui
 
 GUI_DIR = Path(__file__).resolve().parent / "gui"
-SHOTS = ("study_results.png", "study_applied.png")
+SHOTS = ("study_results.png", "study_dock.png", "study_applied.png")
 LENGTHS_MM = (80.0, 90.0, 100.0, 110.0, 120.0)
 
 
@@ -72,6 +73,13 @@ def test_run_on_a_local_cluster_fills_the_table_and_the_plot(run):
     assert run["plot"]["ylabel"] == "period(Pivot.rz)"
     shot = run["shot_results"]
     assert shot["saved"] and shot["distinct_colors"] > 20
+
+
+def test_the_plot_dock_shows_the_objective_and_the_parallel_coordinates(run):
+    assert run["dock"]["visible"]
+    # objective against the length (5 points, the best), then 5 variant lines + 2 axis lines
+    assert run["dock"]["axes"] == [2, 5 + 2]
+    assert run["shot_dock"]["saved"] and run["shot_dock"]["distinct_colors"] > 20
 
 
 def test_apply_writes_the_best_variant_as_one_undo_step(run):

@@ -20,7 +20,8 @@ margins, status, wall time; a failed variant shows its error, in red; a variant 
 constraint is grey), the best in bold; a plot of the
 first objective against each parameter; **Apply** writes the selected variant (else the best)
 into the document as one undo step; **Keep as Result** runs the selected variant again here and
-stores its run as a Result the player plays.
+stores its run as a Result the player plays; **Plots** shows, in the plot dock, the first
+objective against each parameter and the parallel coordinates of every variant.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from .watch import DocumentWatch, TaskPanel, later, object_alive, track
 PANEL_NAME = "MultibodyStudyPanel"
 #: How often the panel serves the study's thread and shows its progress (ms).
 POLL_MS = 50
+#: Name of the main window's dock widget of the study plots.
+DOCK_NAME = "MultibodyStudyPlots"
 #: Columns of the parameters table.
 PARAMETER_COLUMNS = ("Parameter", "Low", "High", "Levels", "List")
 
@@ -277,9 +280,16 @@ class StudyPanel(TaskPanel):
         self.keep_button.setToolTip("Run the selected variant (else the best) again and store "
                                     "its run as a Result to play and plot")
         self.keep_button.clicked.connect(self.keep)
+        self.dock_button = QtWidgets.QPushButton("Plots")
+        self.dock_button.setObjectName("Plots")
+        self.dock_button.setToolTip("The plots in the plot dock: the first objective against "
+                                    "each parameter, and every variant across the parameters "
+                                    "and objectives (parallel coordinates)")
+        self.dock_button.clicked.connect(self.show_dock)
         row.addWidget(self.apply_button)
         row.addWidget(self.keep_button)
-        compact(self.apply_button, self.keep_button)
+        row.addWidget(self.dock_button)
+        compact(self.apply_button, self.keep_button, self.dock_button)
         row.addStretch(1)
         layout.addLayout(row)
         self.figure = Figure(figsize=(4.0, 2.6), dpi=80)
@@ -407,6 +417,7 @@ class StudyPanel(TaskPanel):
         self.study_form.setEnabled(not busy)
         self.apply_button.setEnabled(not busy)
         self.keep_button.setEnabled(not busy)
+        self.dock_button.setEnabled(not busy)
 
     def run(self):
         """Store the fields, check the study, start it in a thread. True if it started."""
@@ -574,10 +585,7 @@ class StudyPanel(TaskPanel):
             self.figure.clear()
             self.canvas.draw_idle()
             return
-        scales = []
-        for k, unit in enumerate(kept.units):
-            sample = next((r.values[k] for r in kept.rows if math.isfinite(r.values[k])), 1.0)
-            scales.append(dstudy.display_scale(unit, sample))
+        scales = _scales(kept)
         headers = ["#"] + [f"{p} [{label}]" if label else p
                            for p, (_, label) in zip(kept.paths, scales)]
         headers += list(kept.objectives) + [f"margin: {c}" for c in kept.constraints]
@@ -633,6 +641,41 @@ class StudyPanel(TaskPanel):
             ax.grid(True, alpha=0.3)
         fig.tight_layout()
         self.canvas.draw_idle()
+
+    def show_dock(self):
+        """The study's plots in the main window's dock :data:`DOCK_NAME` (made once, reused):
+        the first objective against each parameter and the parallel coordinates of every
+        variant. Returns the dock's figure (None: no table)."""
+        from .plot_panel import Figure, FigureCanvasQTAgg, NavigationToolbar2QT
+        from .qt import dock
+        kept = dstudy.stored_table(self.study)
+        if kept is None or not kept.rows:
+            message("Study", "There is nothing to plot: run the study first.")
+            return None
+        widget = QtWidgets.QWidget()
+        widget.setObjectName("MultibodyStudyPlotsWidget")
+        layout = QtWidgets.QVBoxLayout(widget)
+        figure = Figure(figsize=(9.0, 3.2), dpi=90)
+        canvas = FigureCanvasQTAgg(figure)
+        layout.addWidget(NavigationToolbar2QT(canvas, widget))
+        layout.addWidget(canvas)
+        draw_dock_figure(figure, kept)
+        canvas.draw_idle()
+        self.dock_figure = figure
+        mw = FreeCADGui.getMainWindow()
+        new_dock = mw.findChild(QtWidgets.QDockWidget, DOCK_NAME) is None
+        d = dock(DOCK_NAME, f"Multibody study: {self.study.Label}", widget)
+        d.setWindowTitle(f"Multibody study: {self.study.Label}")
+        if new_dock:
+            # as the run plots: a tab of its own beside the report view, 45 % of the height
+            report = mw.findChild(QtWidgets.QDockWidget, "Report view")
+            if report is not None and report.isVisible() and not report.isFloating() \
+                    and mw.dockWidgetArea(report) == mw.dockWidgetArea(d):
+                mw.tabifyDockWidget(report, d)
+                d.show()
+                d.raise_()
+            mw.resizeDocks([d], [max(320, int(mw.height() * 0.45))], QtCore.Qt.Vertical)
+        return figure
 
     def selected_index(self):
         """The variant of the selected row, else the best (None: neither)."""
@@ -712,6 +755,79 @@ class StudyPanel(TaskPanel):
         if obj == self.study:
             self.cancelled.set()
             later(self.close)
+
+
+def _scales(kept):
+    scales = []
+    for k, unit in enumerate(kept.units):
+        sample = next((r.values[k] for r in kept.rows if math.isfinite(r.values[k])), 1.0)
+        scales.append(dstudy.display_scale(unit, sample))
+    return scales
+
+
+def draw_dock_figure(figure, kept):
+    """The dock's plots of a stored table: on the left the first objective against each
+    parameter (one axes each, the best marked), on the right the parallel coordinates: every
+    variant that ran a line across the parameters and objectives (each axis from its least to
+    its largest value), coloured by the first objective; variants missing a constraint dashed,
+    the best in black."""
+    import numpy as np
+    from matplotlib import cm
+    scales = _scales(kept)
+    ok = [r for r in kept.rows if r.status == dstudy.OK]
+    n = len(kept.paths)
+    grid = figure.add_gridspec(1, n + 2)
+    for k, (path, (f, label)) in enumerate(zip(kept.paths, scales)):
+        ax = figure.add_subplot(grid[0, k])
+        ax.plot([r.values[k] * f for r in ok], [r.objectives[0] for r in ok], "o",
+                color="#3465a4", markersize=4)
+        for r in ok:
+            if r.index == kept.best:
+                ax.plot([r.values[k] * f], [r.objectives[0]], "o", color="#73d216",
+                        markersize=8, markeredgecolor="black")
+        ax.set_xlabel(f"{path} [{label}]" if label else path, fontsize=8)
+        if k == 0:
+            ax.set_ylabel(kept.objectives[0], fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, alpha=0.3)
+    ax = figure.add_subplot(grid[0, n:])
+    names = [f"{p} [{label}]" if label else p for p, (_, label) in zip(kept.paths, scales)]
+    names += list(kept.objectives)
+    if not ok:
+        ax.text(0.5, 0.5, "no variant ran", ha="center", transform=ax.transAxes)
+        figure.tight_layout()
+        return
+    data = np.array([[v * f for v, (f, _) in zip(r.values, scales)] + list(r.objectives)
+                     for r in ok], dtype=float).reshape(len(ok), len(names))
+    lo, hi = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    scaled = (data - lo) / span
+    scaled[:, ~(hi > lo)] = 0.5
+    first = data[:, n] if kept.objectives else np.zeros(len(ok))
+    f0, f1 = np.nanmin(first), np.nanmax(first)
+    cmap = cm.get_cmap("viridis")
+    xs = np.arange(len(names))
+    for r, y, v in zip(ok, scaled, first):
+        best = r.index == kept.best
+        colour = "black" if best else cmap((v - f0) / (f1 - f0) if f1 > f0 else 0.5)
+        ax.plot(xs, y, "-" if r.feasible else "--", color=colour, linewidth=2.5 if best else 1,
+                alpha=1.0 if best else 0.8)
+    for x in xs:
+        ax.axvline(x, color="#555753", linewidth=0.8)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([name if len(name) <= 28 else name[:26] + "..." for name in names],
+                       fontsize=7)
+    ax.set_yticks([0, 1])
+    ax.set_yticklabels(["least", "largest"], fontsize=7)
+    for x in xs:
+        ax.annotate(f"{lo[x]:.4g}", (x, 0), xytext=(2, -10), textcoords="offset points",
+                    fontsize=6)
+        ax.annotate(f"{hi[x]:.4g}", (x, 1), xytext=(2, 3), textcoords="offset points",
+                    fontsize=6)
+    ax.set_title("every variant (dashed: a constraint missed; black: the best)", fontsize=8,
+                 pad=12)
+    ax.set_ylim(-0.12, 1.12)
+    figure.tight_layout()
 
 
 def open_panel(study_obj):

@@ -7,9 +7,9 @@ study; the Study is made (one undo step) and its panel opens. A misspelt alias a
 box names the row and the field, nothing runs. The row corrected (80 mm to 120 mm, 5 levels), the
 period as objective, a speed limit as constraint, 2 workers: Run starts a Dask LocalCluster from
 inside FreeCAD; the status line counts the variants; the table and the plot appear; the document
-is as it was. Apply writes the best variant (one undo step, Undo takes it back); Keep as Result
-stores a variant's run. A longer grid is cancelled. Screenshots: the panel with its results, and
-after Apply.
+is as it was; Plots shows them in the plot dock. Apply writes the best variant (one undo step,
+Undo takes it back); Keep as Result stores a variant's run. A longer grid is cancelled.
+Screenshots: the panel with its results, the plot dock, and after Apply.
 
 Started by tests/test_gui_study.py through ``freecad_env.run_freecad_gui``.
 """
@@ -185,6 +185,15 @@ def check():
             area.ensureWidgetVisible(panel.canvas)
     in_freecad.wait(0.3)
     result["shot_results"] = in_freecad.grab_main_window("study_results.png", size=(1280, 1000))
+
+    # the plots in the plot dock: objective against the parameter, parallel coordinates
+    click(panel, "Plots")
+    in_freecad.wait(0.5)
+    dock = FreeCADGui.getMainWindow().findChild(W.QDockWidget, task_study.DOCK_NAME)
+    figure = getattr(panel, "dock_figure", None)
+    result["dock"] = {"visible": bool(dock is not None and dock.isVisible()),
+                      "axes": [len(a.get_lines()) for a in figure.axes] if figure else []}
+    result["shot_dock"] = in_freecad.grab_main_window("study_dock.png", size=(1280, 1000))
 
     # Apply the best (no row selected): one undo step; Undo puts the length back
     count = doc.UndoCount
