@@ -112,3 +112,11 @@ def test_cancel_stops_a_longer_grid(run):
               and "grid study:" not in p]
     assert not others, others
     assert "already in use" not in run["report_view"]
+
+
+def test_the_study_reopens_with_its_table(run):
+    assert run["closed"]
+    r = run["reopened"]
+    assert r["view_provider"] == "ViewProviderStudy" and r["icon"] == "Study.svg"
+    assert r["panel"] and r["rows"] == run["cancel_rows"]     # the cancelled grid, as stored
+    assert r["parameter"] == ["Spreadsheet.LinkLength", "80 mm", "120 mm", "60", ""]

@@ -233,8 +233,30 @@ def check():
     result["cancel_status"] = panel.status.text()
     result["cancel_rows"] = panel.results.rowCount()
     result["after_cancel"] = state(doc)
-    result["report"] = in_freecad.report_view_text()[-3000:]
     in_freecad.click("Close")
+    result["closed"] = task_study.current is None
+
+    # saved, closed, reopened: the Study's icon, and a double-click shows its stored table
+    path = os.path.join(in_freecad.output_dir(), "study.FCStd")
+    name = st.Name
+    doc.saveAs(path)
+    FreeCAD.closeDocument(doc.Name)
+    reopened = FreeCAD.openDocument(path)
+    in_freecad.wait(0.5)
+    again = reopened.getObject(name)
+    result["reopened"] = {
+        "view_provider": type(again.ViewObject.Proxy).__name__,
+        "icon": os.path.basename(again.ViewObject.Proxy.getIcon())}
+    again.ViewObject.doubleClicked()
+    in_freecad.wait(0.5)
+    panel = task_study.current
+    result["reopened"]["panel"] = panel is not None and panel.study == again
+    if panel is not None:
+        result["reopened"]["rows"] = panel.results.rowCount()
+        result["reopened"]["parameter"] = [panel.parameters.item(0, c).text()
+                                           for c in range(5)]
+        in_freecad.click("Close")
+    result["report"] = in_freecad.report_view_text()[-3000:]
     return result
 
 
