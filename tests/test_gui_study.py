@@ -100,6 +100,9 @@ def test_a_variant_is_kept_as_a_result_to_play(run):
 
 
 def test_cancel_stops_a_longer_grid(run):
+    live = run["live"]
+    assert live["running"] and live["rows"] >= 3, live        # rows shown while it runs
+    assert " of 60, 2 workers" in live["status"], live
     assert run["cancel_s"] < 5.0, run["cancel_s"]
     assert run["cancel_status"].startswith("Cancelled"), run["cancel_status"]
     assert 3 <= run["cancel_rows"] < 60

@@ -37,7 +37,7 @@ import FreeCADGui
 
 from ..document import study as dstudy
 from ..solver.study import METHODS, OPTIMISERS, StudyError
-from .qt import QtCore, QtGui, QtWidgets, compact
+from .qt import QtCore, QtGui, QtWidgets, Signal, compact
 from .watch import DocumentWatch, TaskPanel, later, object_alive, track
 
 #: Object name of the panel's main widget (tests find it by this name).
@@ -104,6 +104,13 @@ def join_row(k, cells):
     return f"{path} = {low} : {high}" + (f" : {levels}" if levels else "")
 
 
+class _Relay(QtCore.QObject):
+    """Made on the GUI thread: a signal emitted from the study's thread runs its slot there at
+    once (a queued connection), without waiting for the panel's timer."""
+
+    requested = Signal()
+
+
 class StudyPanel(TaskPanel):
     """The task panel of a Study (see the module doc)."""
 
@@ -122,6 +129,10 @@ class StudyPanel(TaskPanel):
         self.timer = QtCore.QTimer()
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.poll)
+        self.relay = _Relay()
+        self.relay.requested.connect(self._serve)
+        self.shown_rows = 0
+        self.shown_at = 0.0
         self.study_form = self._study_widget()
         self.run_form = self._run_widget()
         self.results_form = self._results_widget()
@@ -489,6 +500,7 @@ class StudyPanel(TaskPanel):
         result; raises RuntimeError if the panel closes meanwhile."""
         box = {"event": threading.Event()}
         self.requests.put((function, box))
+        self.relay.requested.emit()
         while not box["event"].wait(0.05):
             if self.closed:
                 raise RuntimeError("the Study panel was closed")
@@ -497,12 +509,16 @@ class StudyPanel(TaskPanel):
         return box["value"]
 
     def _serve(self):
+        """Run the study thread's requests (on the GUI thread); once the panel is closed (the
+        document put back), refuse them."""
         while True:
             try:
                 function, box = self.requests.get_nowait()
             except queue.Empty:
                 return
             try:
+                if self.closed:
+                    raise RuntimeError("the Study panel was closed")
                 box["value"] = function()
             except BaseException as exc:  # noqa: BLE001 - raised in the study's thread
                 box["error"] = exc
@@ -529,6 +545,11 @@ class StudyPanel(TaskPanel):
             self.status.setText(f"{what} {done} of {total}, {workers} worker"
                                 f"{'s' if workers != 1 else ''}, "
                                 f"{time.perf_counter() - self.started:.1f} s")
+        rows = state.get("rows", [])
+        now = time.perf_counter()
+        if len(rows) != self.shown_rows and now - self.shown_at >= 0.5:
+            self.shown_rows, self.shown_at = len(rows), now
+            self.fill(self.live_table(list(rows)))
         if not state.get("finished"):
             return
         self._serve()
@@ -574,9 +595,22 @@ class StudyPanel(TaskPanel):
         self.show_table()
 
     # -- results ---------------------------------------------------------------------------------
+    def live_table(self, rows):
+        """The variants run so far (the study's thread's rows) as a stored table."""
+        p = self.prepared
+        found = [dstudy.StoredRow(r.index, tuple(r.values), tuple(r.objectives),
+                                  tuple(r.constraints), tuple(r.margins), r.feasible, r.status,
+                                  r.error, r.wall) for r in sorted(rows, key=lambda r: r.index)]
+        return dstudy.StoredTable([q.parameter.path for q in p.params], list(p.units),
+                                  list(p.study.objectives), list(p.study.constraints), found)
+
     def show_table(self):
         """Fill the results table and the plot from the Study's stored table."""
-        kept = dstudy.stored_table(self.study)
+        self.shown_rows = 0
+        self.fill(dstudy.stored_table(self.study))
+
+    def fill(self, kept):
+        """Fill the results table and the plot from ``kept`` (a StoredTable or None)."""
         self.kept = kept
         self.results.clear()
         self.results.setRowCount(0)

@@ -226,6 +226,9 @@ def check():
     end = time.monotonic() + 120
     while panel.running and panel.state.get("done", 0) < 3 and time.monotonic() < end:
         in_freecad.wait(0.05)
+    in_freecad.wait(0.6)                        # the rows shown as they arrive
+    result["live"] = {"running": panel.running, "rows": panel.results.rowCount(),
+                      "status": panel.status.text()}
     t1 = time.perf_counter()
     click(panel, "Cancel")
     wait_done(panel)
