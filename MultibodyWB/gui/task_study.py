@@ -460,9 +460,10 @@ class StudyPanel(TaskPanel):
         self.started = time.perf_counter()
         executor = dstudy.default_executor(self.prepared)
         self.executor = executor
-        n = executor.n_workers or "one per core"
-        where = self.prepared.scheduler or f"a local cluster ({n} workers)"
-        self.status.setText(f"Starting the workers ({where})...")
+        n = executor.n_workers
+        where = self.prepared.scheduler or (f"a local cluster of {n} workers" if n else
+                                            "a local cluster, a worker per core")
+        self.status.setText(f"Starting the workers: {where}...")
         self.say(f"Study '{self.study.Label}': {self.prepared.study.method}, "
                  f"{len(self.prepared.params)} parameter(s), on {where}")
         self.progress.setValue(0)
@@ -806,7 +807,12 @@ def draw_dock_figure(figure, kept):
     its largest value), coloured by the first objective; variants missing a constraint dashed,
     the best in black."""
     import numpy as np
-    from matplotlib import cm
+    try:
+        from matplotlib import colormaps
+        cmap = colormaps["viridis"]
+    except ImportError:                   # matplotlib < 3.5
+        from matplotlib import cm
+        cmap = cm.get_cmap("viridis")
     scales = _scales(kept)
     ok = [r for r in kept.rows if r.status == dstudy.OK]
     n = len(kept.paths)
@@ -839,7 +845,6 @@ def draw_dock_figure(figure, kept):
     scaled[:, ~(hi > lo)] = 0.5
     first = data[:, n] if kept.objectives else np.zeros(len(ok))
     f0, f1 = np.nanmin(first), np.nanmax(first)
-    cmap = cm.get_cmap("viridis")
     xs = np.arange(len(names))
     for r, y, v in zip(ok, scaled, first):
         best = r.index == kept.best
