@@ -253,11 +253,14 @@ result = {"executable": sys.executable}
 try:
     from MultibodyWB.examples_fc import link_pendulum
     from MultibodyWB.document import study as dstudy
-    from MultibodyWB.solver.study.executors import DaskExecutor
+    import multiprocessing
     doc = FreeCAD.newDocument("P")
-    link_pendulum.setup(doc, parameters=["Spreadsheet.LinkLength = 80 mm : 120 mm : 5"])
+    link_pendulum.setup(doc, parameters=["Spreadsheet.LinkLength = 80 mm : 120 mm : 5"],
+                        Workers=2)
     st = doc.getObject("LengthStudy")
-    table = dstudy.run(st, executor=DaskExecutor(workers=2))
+    table = dstudy.run(st)                       # the study's own: a local cluster
+    time.sleep(0.5)
+    result.update(children_after=len(multiprocessing.active_children()))
     result.update(workers=table.workers, status=[r.status for r in table.rows],
                   lengths=[r.values[0] for r in table.rows],
                   periods=[r.objectives[0] for r in table.rows],
@@ -271,8 +274,9 @@ with open(os.environ["MBWB_RESULT_FILE"], "w") as f:
 
 @pytest.mark.freecadcmd
 def test_a_local_dask_cluster_started_from_inside_freecad(tmp_path):
-    """freecadcmd's executable is FreeCAD, not Python: the workers still start (with the
-    installation's Python) and run the exported variants."""
+    """freecadcmd's executable is FreeCAD, not Python: the study's local cluster (Workers 2)
+    still starts its workers (with the installation's Python), runs the exported variants and is
+    closed with the study."""
     script = tmp_path / "mbwb_study_dask.py"
     script.write_text(_DASK_CHECK, encoding="utf-8")
     run = freecad_env.run_freecadcmd(script, timeout=300, work_dir=tmp_path / "run")
@@ -280,6 +284,7 @@ def test_a_local_dask_cluster_started_from_inside_freecad(tmp_path):
     r = run.result
     assert not os.path.basename(r["executable"]).startswith("python")
     assert r["workers"] == 2
+    assert r["children_after"] == 0              # the local cluster closed with the study
     assert r["status"] == ["ok"] * 5
     assert r["lengths"] == pytest.approx([0.08, 0.09, 0.10, 0.11, 0.12], rel=1e-12)
     assert r["periods"] == pytest.approx([box_period(L) for L in r["lengths"]], rel=1e-4)

@@ -596,7 +596,8 @@ def execute(prepared: Prepared, executor=None, progress: Callable = None,
             cancel: Callable = None, on_gui: Callable = None):
     """Run the study (:func:`~MultibodyWB.solver.study.run_study`); any thread.
 
-    ``on_gui(function)`` calls ``function()`` on the GUI thread and returns its result (None:
+    ``executor``: None makes :func:`default_executor`'s and closes it at the end (a given one is
+    left to its owner). ``on_gui(function)`` calls ``function()`` on the GUI thread and returns its result (None:
     here). The document is left with the last variant's values: :func:`finish` restores it.
     """
     variants = prepared.variants
@@ -610,9 +611,15 @@ def execute(prepared: Prepared, executor=None, progress: Callable = None,
         variants.patch(row)
         if progress is not None:
             progress(done, total, row)
-    table = run_study(prepared.model, prepared.study, factory=factory,
-                      executor=executor if executor is not None else default_executor(prepared),
-                      progress=report, cancel=cancel, columns=prepared.columns)
+    own = executor is None
+    if own:
+        executor = default_executor(prepared)
+    try:
+        table = run_study(prepared.model, prepared.study, factory=factory, executor=executor,
+                          progress=report, cancel=cancel, columns=prepared.columns)
+    finally:
+        if own:
+            executor.close()             # a local cluster ends with the study
     for row in table.rows:
         variants.patch(row)
     table.units = list(prepared.units)
