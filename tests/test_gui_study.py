@@ -57,6 +57,7 @@ def test_run_on_a_local_cluster_fills_the_table_and_the_plot(run):
     assert run["started"]
     assert any("of 5, 2 workers" in s for s in run["status_seen"]), run["status_seen"]
     assert run["status"].startswith("Done: 5 of 5 variants ran on 2 workers"), run["status"]
+    assert run["children_after"] == 0              # the local cluster closed with the study
     assert run["after"] == run["before"]          # the document as it was
     assert run["undo_after_run"] == ["Design study results", "Study settings"]
     # at 80 mm the link swings faster than 400 deg/s: run, but not feasible

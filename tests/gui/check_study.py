@@ -163,6 +163,9 @@ def check():
     result["status_seen"] = wait_done(panel)
     result["wall"] = time.perf_counter() - t0
     result["status"] = panel.status.text()
+    import multiprocessing
+    in_freecad.wait(0.5)
+    result["children_after"] = len(multiprocessing.active_children())
     result["messages"] = panel.messages.toPlainText()
     result["after"] = state(doc)
     taken.close()
