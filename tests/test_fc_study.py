@@ -59,10 +59,10 @@ def compound_period(model):
     return 4 * math.sqrt(i_pivot / (m * G * math.sqrt(d2))) * ellipk(math.sin(THETA0 / 2) ** 2)
 
 
-def box_period(length, h=SECTION):
+def box_period(length, h=SECTION, theta0=THETA0):
     """The same in closed form for the box link: I_O = m (L^2 / 3 + h^2 / 12), d = L / 2."""
     return 4 * math.sqrt((length ** 2 / 3 + h ** 2 / 12) / (G * length / 2)) * \
-        ellipk(math.sin(THETA0 / 2) ** 2)
+        ellipk(math.sin(theta0 / 2) ** 2)
 
 
 def _label(doc, label):
@@ -216,6 +216,11 @@ def test_text_quantities_and_plain_numbers_are_set_and_put_back(doc):
     (["Spreadsheet.LinkLength = 120 mm : 80 mm : 3"], None, ["field High", "not above"]),
     (["Spreadsheet.NoSuchAlias = 1 : 2 : 2"], None, ["field Property", "no alias"]),
     (["Spreadsheet.LinkLength 80 mm"], None, ["field Row", "expected OBJECT.PROPERTY"]),
+    (["Pivot.InitialX = 1 mm : 2 mm : 2"], None,
+     ["field Property", "'Pivot.InitialX' is not used by this hinge"]),
+    (["Pivot.LowerLimitRz = -10 deg : 0 deg : 2"], None,
+     ["field Property", "counts only when UseLimits is true"]),
+    (["Pivot.Label = 1 : 2 : 2"], None, ["field Property", "is not a number"]),
     (["Spreadsheet.LinkLength = 80 mm : 120 mm : 3"], ["period(Pivot.rx)"],
      ["Objective 1 (period(Pivot.rx)), field Expression", "Pivot.rz"]),
 ])
@@ -342,3 +347,34 @@ def test_nelder_mead_finds_the_length_of_a_half_second_swing(doc):
     assert best.values[0] == pytest.approx(exact, rel=1.5e-4)
     assert len(table.rows) <= 60 and all(r.status == "ok" for r in table.rows)
     assert _state(doc) == before
+
+
+def test_a_force_magnitude_is_set_as_a_number_and_its_expression_put_back(doc):
+    from MultibodyWB.document import factory
+    from MultibodyWB.document import study as dstudy
+    mech, st = _setup(doc, parameters=["Drive.Magnitude = 0 N*m : 20 N*mm : 3"])
+    tip = _label(doc, "Tip")
+    factory.make_force(doc, mech, "point_torque", tip, direction=(0, 1, 0),
+                       magnitude="0.01*sin(t)", name="Drive")
+    doc.recompute()
+    target = dstudy.resolve(doc, "Drive.Magnitude")
+    assert (target.kind, target.si_unit) == ("magnitude", "m^2*kg/s^2")
+    assert target.read("20 N*mm") == pytest.approx(0.02, rel=1e-12)
+    assert target.read("0.5") == pytest.approx(0.5, rel=1e-12)             # N m, as the solver
+    (p,) = dstudy.parameters(st)
+    assert p.parameter.low == 0.0 and p.parameter.high == pytest.approx(0.02, rel=1e-12)
+    model = dstudy.variant_model(st, (0.02,))
+    assert float(model.forces[0].magnitude) == pytest.approx(0.02, rel=1e-12)
+    assert _label(doc, "Drive").Magnitude == "0.01*sin(t)"
+
+
+def test_the_initial_angle_sets_the_amplitude(doc):
+    from MultibodyWB.document import study as dstudy
+    from MultibodyWB.solver.study.executors import SerialExecutor
+    mech, st = _setup(doc, parameters=["Pivot.InitialRz = 10 deg, 60 deg"])
+    table = dstudy.run(st, executor=SerialExecutor())
+    assert [r.values[0] for r in table.rows] == pytest.approx([math.radians(10),
+                                                               math.radians(60)], rel=1e-12)
+    for r in table.rows:
+        assert r.objectives[0] == pytest.approx(box_period(0.1, theta0=r.values[0]), rel=1e-4)
+    assert doc.getObject("Pivot").InitialRz.Value == 30.0

@@ -33,6 +33,7 @@ import csv
 import io
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -42,7 +43,7 @@ import FreeCAD
 from ..objects import export, units
 from ..objects.base import is_text_quantity, type_of
 from ..objects.mechanism import mechanism_of
-from ..solver.model import MultibodySystem
+from ..solver.model import FORCE_TYPES, MultibodySystem
 from ..solver.model.problems import Problem
 from ..solver.study import Parameter, Study, StudyError, check_study, run_study
 from ..solver.study.variant import FAILED, OK
@@ -59,6 +60,14 @@ TRANSACTION_APPLY = "Apply study variant"
 #: length, mass, time, current, temperature, amount, luminous intensity, angle).
 _INTERNAL_PER_SI = (1000.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 180.0 / math.pi)
 _SI_NAMES = ("m", "kg", "s", "A", "K", "mol", "cd", "rad")
+
+#: Object Type -> (property name pattern, the switch that makes it count, the switch's value
+#: then): a parameter on a property its switch makes unused would change nothing.
+SWITCHES = {
+    "Multibody::Hinge": ((r"Initial(?!Rate)[A-Z][a-z]?", "InitialAsDrawn", False),
+                         (r"SpringReference[A-Z][a-z]?", "SpringReferenceAsDrawn", False),
+                         (r"(Lower|Upper)Limit.*|Stop.*", "UseLimits", True)),
+}
 
 _NUMERIC = {"App::PropertyFloat": "float", "App::PropertyFloatConstraint": "float",
             "App::PropertyPrecision": "float", "App::PropertyPercent": "integer",
@@ -135,7 +144,8 @@ class Target:
     """What a parameter row names: a property of ``obj`` or a cell of the spreadsheet ``obj``.
 
     ``kind``: ``"cell"``, ``"quantity"`` (an ``App::PropertyQuantity`` and its kin), ``"text"`` (a
-    Multibody quantity kept as a text with its unit), ``"float"``, ``"integer"``. ``unit`` is its
+    Multibody quantity kept as a text with its unit), ``"magnitude"`` (a force's magnitude, an
+    expression in t in N or N m, which a study sets to a number), ``"float"``, ``"integer"``. ``unit`` is its
     FreeCAD unit, ``bare`` the internal value of a bare number typed for it.
     """
 
@@ -158,6 +168,11 @@ class Target:
             v = self.obj.get(self.name)
         elif self.kind == "text":
             return units.parse(getattr(self.obj, self.name), self.text_unit)
+        elif self.kind == "magnitude":
+            try:
+                return float(getattr(self.obj, self.name)) * si_factor(self.unit)
+            except ValueError:
+                return math.nan             # an expression in t
         else:
             v = getattr(self.obj, self.name)
         return float(getattr(v, "Value", v))
@@ -171,6 +186,8 @@ class Target:
             self.obj.set(self.name, text)
         elif self.kind == "quantity":
             setattr(self.obj, self.name, FreeCAD.Units.Quantity(internal, self.unit))
+        elif self.kind == "magnitude":
+            setattr(self.obj, self.name, repr(float(value)))
         elif self.kind == "text":
             number = repr(internal / units.factor(self.text_unit))
             setattr(self.obj, self.name, f"{number} {self.text_unit}".strip())
@@ -265,6 +282,13 @@ def resolve(doc, path: str) -> Target:
                                     f"'{bound[0]}': vary what it is computed from"))
     if "ReadOnly" in obj.getPropertyStatus(name) or "Output" in obj.getPropertyStatus(name):
         raise KeyError(("Property", f"'{obj.Label}.{name}' is read-only (a computed value)"))
+    if type_of(obj) is not None and "Hidden" in obj.getEditorMode(name):
+        raise KeyError(("Property", f"'{obj.Label}.{name}' is not used by this "
+                                    f"{obj.Proxy.KIND.lower()} (its type has no such field)"))
+    for pattern, switch, used in SWITCHES.get(type_of(obj), ()):
+        if re.fullmatch(pattern, name) and bool(getattr(obj, switch, used)) != used:
+            raise KeyError(("Property", f"'{obj.Label}.{name}' counts only when {switch} is "
+                                        f"{str(used).lower()}: set it first"))
     return Target(path.strip(), obj, name, kind, unit, bare, text_unit, getattr(obj, name))
 
 
@@ -278,6 +302,15 @@ def _kind(obj, name):
             prop = proxy.prop(name)
         except (KeyError, AttributeError):
             prop = None
+    if type_of(obj) == "Multibody::Force" and name == "Magnitude":
+        # an expression in t, in N or N m: a study writes a number there
+        kind = FORCE_TYPES.get(obj.ForceType)
+        si = kind.units.get("magnitude") if kind is not None and "magnitude" in kind.fields \
+            else None
+        if si is None:
+            return None, None, 1.0, ""
+        unit = units.unit(units.model_unit(si))
+        return "magnitude", unit, si_factor(unit), ""
     if prop is not None and is_text_quantity(prop) and not prop.vector:
         return "text", units.unit(prop.unit), units.factor(prop.unit), prop.unit
     value = getattr(obj, name, None)
@@ -296,7 +329,6 @@ def _cell_target(path, sheet, name):
     except Exception:       # not an alias
         cell = None
     if not cell:
-        import re
         if re.fullmatch(r"[A-Za-z]{1,2}[0-9]{1,5}", name):
             cell = name.upper()
         else:
