@@ -145,8 +145,8 @@ class Target:
 
     ``kind``: ``"cell"``, ``"quantity"`` (an ``App::PropertyQuantity`` and its kin), ``"text"`` (a
     Multibody quantity kept as a text with its unit), ``"magnitude"`` (a force's magnitude, an
-    expression in t in N or N m, which a study sets to a number), ``"float"``, ``"integer"``. ``unit`` is its
-    FreeCAD unit, ``bare`` the internal value of a bare number typed for it.
+    expression in t in N or N m, which a study sets to a number), ``"float"``, ``"integer"``.
+    ``unit`` is its FreeCAD unit, ``bare`` the internal value of a bare number typed for it.
     """
 
     path: str
@@ -629,8 +629,9 @@ def execute(prepared: Prepared, executor=None, progress: Callable = None,
     """Run the study (:func:`~MultibodyWB.solver.study.run_study`); any thread.
 
     ``executor``: None makes :func:`default_executor`'s and closes it at the end (a given one is
-    left to its owner). ``on_gui(function)`` calls ``function()`` on the GUI thread and returns its result (None:
-    here). The document is left with the last variant's values: :func:`finish` restores it.
+    left to its owner). ``on_gui(function)`` calls ``function()`` on the GUI thread and returns
+    its result (None: here). The document is left with the last variant's values: :func:`finish`
+    restores it.
     """
     variants = prepared.variants
 
