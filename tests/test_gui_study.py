@@ -65,6 +65,9 @@ def test_run_on_a_local_cluster_fills_the_table_and_the_plot(run):
     assert run["headers"][:2] == ["#", "Spreadsheet.LinkLength [mm]"]
     assert run["headers"][2:4] == ["period(Pivot.rz)", "margin: max(Pivot.rz_rate) <= 400 deg/s"]
     assert [float(c[1]) for c in run["cells"]] == pytest.approx(LENGTHS_MM)
+    # 2700 kg/m^3 x L x 10 mm x 10 mm: the shapes and mass properties follow the length
+    assert run["masses"] == pytest.approx([2700 * L * 1e-7 for L in LENGTHS_MM], rel=1e-9)
+    assert run["after_masses"] == run["before"]
     periods = [float(c[2]) for c in run["cells"]]
     assert periods == pytest.approx([box_period(L / 1000) for L in LENGTHS_MM], rel=1e-4)
     assert all(c[4] == "ok" for c in run["cells"][1:])

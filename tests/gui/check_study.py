@@ -169,6 +169,12 @@ def check():
     result["messages"] = panel.messages.toPlainText()
     result["after"] = state(doc)
     taken.close()
+    # each variant's model as the study exported it: the mass follows the recomputed box
+    from MultibodyWB.document import study as dstudy
+    kept = dstudy.stored_table(st)
+    result["masses"] = [dstudy.variant_model(st, r.values, kept.paths).body("Link body").mass
+                        for r in kept.rows]
+    result["after_masses"] = state(doc)
     result["undo_after_run"] = list(doc.UndoNames)[:doc.UndoCount - undo_before]
     res = panel.results
     result["headers"] = [res.horizontalHeaderItem(c).text() for c in range(res.columnCount())]
