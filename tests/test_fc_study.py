@@ -378,3 +378,15 @@ def test_the_initial_angle_sets_the_amplitude(doc):
     for r in table.rows:
         assert r.objectives[0] == pytest.approx(box_period(0.1, theta0=r.values[0]), rel=1e-4)
     assert doc.getObject("Pivot").InitialRz.Value == 30.0
+
+
+def test_a_recorded_run_returns_the_table_the_panel_stored(doc):
+    from MultibodyWB.document import study as dstudy
+    from MultibodyWB.solver.study.executors import SerialExecutor
+    mech, st = _setup(doc)
+    table = dstudy.run(st, executor=SerialExecutor())
+    doc.UndoMode = 1
+    count = doc.UndoCount
+    with dstudy.recorded_run(st, table):
+        assert dstudy.run(st) is table
+    assert doc.UndoCount == count

@@ -60,6 +60,7 @@ def test_run_on_a_local_cluster_fills_the_table_and_the_plot(run):
     assert run["children_after"] == 0              # the local cluster closed with the study
     assert run["after"] == run["before"]          # the document as it was
     assert run["undo_after_run"] == ["Design study results", "Study settings"]
+    assert run["run_console"]              # recorded as a macro line, not run a second time
     # at 80 mm the link swings faster than 400 deg/s: run, but not feasible
     assert run["cells"][0][3].startswith("-") and run["cells"][0][4] == "ok (infeasible)"
     assert run["headers"][:2] == ["#", "Spreadsheet.LinkLength [mm]"]

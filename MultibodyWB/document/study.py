@@ -29,6 +29,7 @@ hands :func:`execute` an ``on_gui`` function that has each variant made on the G
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import math
@@ -666,13 +667,35 @@ def finish(prepared: Prepared, table=None):
         store_table(prepared.study_obj, table)
 
 
+#: (document, study) -> the table a GUI run stored inside :func:`recorded_run` (or None).
+_recording = {}
+
+
+@contextlib.contextmanager
+def recorded_run(study_obj, table):
+    """A block in which ``run(study_obj)`` returns ``table`` at once: the task panel ran the
+    study in the background and stored ``table``, then records the macro line
+    ``MultibodyWB.document.study.run(study)`` with ``FreeCADGui.doCommand``, which also executes
+    it. Replaying the macro later runs the study."""
+    key = (study_obj.Document.Name, study_obj.Name)
+    _recording[key] = table
+    try:
+        yield
+    finally:
+        _recording.pop(key, None)
+
+
 def run(study_obj, executor=None, progress=None, cancel=None):
     """Check, run and store the study ``study_obj`` in this thread; return its StudyTable.
 
     The document ends as it started, but for the study's table (one undo step,
     :data:`TRANSACTION_TABLE`). ``executor``: default the study's Dask cluster
     (:func:`default_executor`). Raises StudyError before any run if the study is not valid.
+    Inside :func:`recorded_run`, the table the panel stored.
     """
+    recorded = _recording.get((study_obj.Document.Name, study_obj.Name))
+    if recorded is not None:
+        return recorded
     prepared = prepare(study_obj)
     table = None
     try:

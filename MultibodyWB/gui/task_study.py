@@ -570,6 +570,11 @@ class StudyPanel(TaskPanel):
             dstudy.finish(self.prepared, table)
         except Exception as exc:  # noqa: BLE001 - said, the document was put back first
             self.say(f"The table could not be stored: {type(exc).__name__}: {exc}", error=True)
+        else:
+            if table is not None and not table.cancelled:    # the macro line repeating it
+                with dstudy.recorded_run(self.study, table):
+                    FreeCADGui.addModule("MultibodyWB.document.study")
+                    FreeCADGui.doCommand(f"MultibodyWB.document.study.run({_ref(self.study)})")
         if table is None:
             exc = state.get("error")
             self.progress.setValue(0)

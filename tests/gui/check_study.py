@@ -167,6 +167,7 @@ def check():
     in_freecad.wait(0.5)
     result["children_after"] = len(multiprocessing.active_children())
     result["messages"] = panel.messages.toPlainText()
+    result["run_console"] = "MultibodyWB.document.study.run(" in in_freecad.python_console_text()
     result["after"] = state(doc)
     taken.close()
     # each variant's model as the study exported it: the mass follows the recomputed box
