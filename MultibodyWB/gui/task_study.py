@@ -12,8 +12,11 @@ field, nothing run) and runs it with :mod:`MultibodyWB.document.study` in a thre
 the solver's :func:`~MultibodyWB.solver.study.run_study` asks for each variant, which is made on
 the GUI thread (the document may be changed only there: a queue the panel's timer serves), and
 runs it on the Dask workers. The progress bar and the status line follow the variants
-(``variant 7 of 20, 2 workers``); **Cancel** stops the outstanding ones. At the end the document is
-put back as it was and the table is stored in the Study (one undo step).
+(``variant 7 of 20, 2 workers``), and the rows appear as they arrive; **Cancel** stops the
+outstanding ones. At the end the document is put back as it was and the table is stored in the
+Study (one undo step); a study that ran to its end is recorded in a macro as
+``MultibodyWB.document.study.run(study)``. Closing the panel while a study runs cancels it, puts
+the document back and stores nothing.
 
 **Results**: one row per variant (parameters in the document's units, objectives, constraint
 margins, status, wall time; a failed variant shows its error, in red; a variant that misses a
