@@ -122,6 +122,13 @@ def test_cancel_stops_a_longer_grid(run):
     assert "already in use" not in run["report_view"]
 
 
+def test_closing_the_panel_while_it_runs_cancels_and_puts_the_document_back(run):
+    c = run["close_while_running"]
+    assert c["running"] and c["closed"] and c["seconds"] < 5.0, c
+    assert c["state"] == run["before"] and c["table_kept"]
+    assert c["children"] == 0
+
+
 def test_the_study_reopens_with_its_table(run):
     assert run["closed"]
     r = run["reopened"]

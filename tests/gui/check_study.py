@@ -246,7 +246,21 @@ def check():
     result["cancel_status"] = panel.status.text()
     result["cancel_rows"] = panel.results.rowCount()
     result["after_cancel"] = state(doc)
+    # closed while a study runs: cancelled, the document put back, the table as it was
+    table_before = st.Table
+    click(panel, "Run")
+    end = time.monotonic() + 120
+    while panel.running and panel.state.get("done", 0) < 2 and time.monotonic() < end:
+        in_freecad.wait(0.05)
+    result["close_while_running"] = {"running": panel.running}
+    t2 = time.perf_counter()
     in_freecad.click("Close")
+    result["close_while_running"].update(
+        seconds=time.perf_counter() - t2, closed=task_study.current is None,
+        state=state(doc), table_kept=st.Table == table_before)
+    in_freecad.wait(2.0)
+    import multiprocessing
+    result["close_while_running"]["children"] = len(multiprocessing.active_children())
     result["closed"] = task_study.current is None
 
     # saved, closed, reopened: the Study's icon, and a double-click shows its stored table
