@@ -34,14 +34,16 @@ PACKAGES=(
   python3-pil ffmpeg                          # movie export: GIF, MP4
   python3-dask python3-distributed            # design studies
   gmsh                                        # FEM loads: the mesher (CalculiX: below)
+  python3-meshio                              # contact shapes from mesh files
   python3-pytest
   xvfb xauth                                  # xvfb-run for the GUI tests
 )
 MARKER_NAME=.mbwb-root-complete
-# Debian 13 has no CalculiX (calculix-ccx and its solver library spooles left it); the FEM tests
-# run it on FreeCAD 1.0 too, so the root takes Debian 12's package (its libraries are Debian 13's
-# but libspooles2.2), from a Debian 12 source pinned below Debian 13's (nothing else comes from it).
-BOOKWORM_PACKAGES=(calculix-ccx)
+# Debian 13 has no CalculiX (calculix-ccx and its solver library spooles left it). The FEM tests
+# run it on FreeCAD 1.0 too, so the root gets Debian 12's ccx and libspooles unpacked (not
+# installed: Debian 12's spooles wants Debian 12's MPI package, which would replace the one FreeCAD
+# needs) in /opt/calculix-bookworm, and /usr/local/bin/ccx runs it with that library first.
+BOOKWORM_PACKAGES=(calculix-ccx libspooles2.2)
 STAMP="suite=$SUITE packages=${PACKAGES[*]} bookworm=${BOOKWORM_PACKAGES[*]} layout=1"
 # Environment inside the root: nothing from the host leaks in except what is listed here.
 BASE_ENV=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
@@ -196,13 +198,19 @@ EOF
     apt-get clean
     rm -rf /var/lib/apt/lists/*' sh "${PACKAGES[@]}"
   printf 'deb %s bookworm main\n' "$MIRROR" > "$dir/etc/apt/sources.list.d/mbwb-bookworm.list"
-  printf 'Package: *\nPin: release n=bookworm\nPin-Priority: 100\n' \
-    > "$dir/etc/apt/preferences.d/mbwb-bookworm"
   in_root "$dir" -- /bin/sh -c '
     set -e
     apt-get update -q
-    apt-get install -y -q --no-install-recommends "$@"
-    apt-get clean
+    rm -rf /opt/calculix-bookworm /tmp/calculix-debs
+    mkdir -p /opt/calculix-bookworm /tmp/calculix-debs
+    cd /tmp/calculix-debs
+    apt-get download "$@"
+    for d in *.deb; do dpkg-deb -x "$d" /opt/calculix-bookworm; done
+    rm -rf /tmp/calculix-debs /opt/calculix-bookworm/usr/share
+    printf "#!/bin/sh\nLD_LIBRARY_PATH=/opt/calculix-bookworm/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} exec /opt/calculix-bookworm/usr/bin/ccx \"\$@\"\n" > /usr/local/bin/ccx
+    chmod 755 /usr/local/bin/ccx
+    rm -f /etc/apt/sources.list.d/mbwb-bookworm.list
+    apt-get update -q
     rm -rf /var/lib/apt/lists/*' sh "${BOOKWORM_PACKAGES[@]}"
 }
 

@@ -12,6 +12,7 @@ PACKAGES=(
   ffmpeg                       # MP4 export of the playback
   python3-dask python3-distributed  # design studies: variants in parallel (local or a cluster)
   gmsh                         # FEM loads: the mesher FreeCAD's FEM uses (Gmsh)
+  python3-meshio               # contact shapes from mesh files (STL, OBJ, PLY, ...)
   python3-pytest               # the test suite
   xvfb xauth                   # FreeCAD's GUI without a screen (GUI tests, demo renders)
 )

@@ -133,17 +133,72 @@ def test_coupler_file_round_trip_and_checks():
     assert any("Coupler 'Bad'" in s and "PitchRadius" in s and "missing" in s for s in msgs)
 
 
-def test_equation_report_says_the_couplers_are_not_its_unknowns_and_gives_their_loads():
-    """The overall transfer equation's text names each coupler, its a and b, and its multiplier:
-    for a torque T on the pinion, the wheel's load b lam = J2 n u1' (b = -1)."""
+def test_equation_report_has_the_couplers_as_unknowns_and_gives_their_loads():
+    """The overall transfer equation's text has each coupler as an unknown (its column and its
+    supplementary row, its a and b) and its multiplier: for a torque T on the pinion, the
+    wheel's load b lam = J2 n u1' (b = -1)."""
     import re
     from MultibodyWB.solver.methods.mstmm.transfer import equation_report
     n, T = -0.5, 2.0
     m, J1, J2 = _gear_pair(n, str(T))
     text = equation_report(m)
-    assert "Couplers (a u1 + b u2 = 0): NOT unknowns of U_all" in text
-    line = next(s for s in text.splitlines() if s.strip().startswith("Mesh"))
+    assert "Couplers (a u1 + b u2 = 0): each an unknown multiplier lam of U_all" in text
+    assert "+ 1 coupler multiplier)" in text
+    assert "supplementary equation of coupler Mesh: a du(PinionAxle.rz) + b du(WheelAxle.rz) = 0" \
+        in text
+    line = next(s for s in text.splitlines() if s.strip().startswith("Mesh "))
     assert "PinionAxle.rz (a = -0.5)" in line and "WheelAxle.rz (b = -1)" in line
     lam = float(re.search(r"lam = (\S+)", line).group(1))
     a1 = T / (J1 + n * n * J2)
     assert lam == pytest.approx(-J2 * n * a1, rel=1e-5)
+    sol = float(re.search(r"^\s+Mesh\.lam\s+(\S+)$", text, re.M).group(1))   # solution Z
+    assert sol == pytest.approx(-J2 * n * a1, rel=1e-6)
+
+
+def _rack_model():
+    m = MultibodySystem("Rack", gravity=(0, 0, -G))
+    g = m.set_ground()
+    _wheel(m, "Pinion", 0.0, radius=0.04)
+    mp = massprops.box((0.02, 0.02, 0.3), 7850.0, corner=(-0.01, -0.01, -0.15))
+    rack = m.add_body("Rack", mp.mass, mp.ji, mass_center=mp.center, position=(0.04, 0, 0))
+    m.add_hinge("Slide", "prismatic", rack.add_marker((0, 0, 0)), g.add_marker((0.04, 0, 0)))
+    m.add_coupler("Teeth", "rack_pinion", ("PinionAxle", "rz"), ("Slide", "z"), pitch_radius=0.04)
+    return m
+
+
+def _driven_pair():
+    m = MultibodySystem("Driven")
+    m.set_ground()
+    _wheel(m, "Pinion", 0.0)
+    _wheel(m, "Wheel", 0.1)
+    m.hinges[0].drivers = [Driver("rz", "10*t + 30*t**2", from_start=True)]
+    m.add_coupler("Mesh", "gear", ("PinionAxle", "rz"), ("WheelAxle", "rz"), ratio=-2.0)
+    return m
+
+
+@pytest.mark.parametrize("which", ["gear_pair", "rack", "driven", "gear_train"])
+def test_product_form_with_couplers_as_unknowns_agrees_with_the_riccati_kernel(which):
+    """Solving the printed overall transfer equation (couplers' multipliers as unknowns with
+    their supplementary rows) gives the Riccati run's accelerations, hinge loads and coupler
+    multipliers to 1e-10, at states along a run."""
+    from MultibodyWB import examples
+    from MultibodyWB.solver.analysis.start import resolve
+    from MultibodyWB.solver.methods.mstmm.system import System
+    from MultibodyWB.solver.methods.mstmm.transfer import solve
+    m = {"gear_pair": lambda: _gear_pair()[0], "rack": _rack_model, "driven": _driven_pair,
+         "gear_train": lambda: examples.build("gear_train")}[which]()
+    res = simulate(m, method="mstmm", integrator="rk4", t_end=0.2, step=1e-3, output_step=0.05)
+    system = System(resolve(m)[0])
+    for t, y in zip(res.time, res.states):
+        inst = system.instant(float(t), y)
+        r = solve(system, float(t), y)
+        assert len(r.equation.couplers) == len(m.couplers)
+        scale = max(1.0, np.abs(inst.udot).max())
+        np.testing.assert_allclose(r.udot, inst.udot, atol=1e-10 * scale, rtol=0)
+        np.testing.assert_allclose(r.x, inst.x, atol=1e-10 * scale, rtol=0)
+        wscale = max(1.0, np.abs(inst.Wh).max())
+        np.testing.assert_allclose(r.Wh, inst.Wh, atol=1e-10 * wscale, rtol=0)
+        np.testing.assert_allclose(r.tau, inst.tau, atol=1e-10 * wscale, rtol=0)
+        np.testing.assert_allclose(r.coupler_lam, inst.coupler_lam,
+                                   atol=1e-10 * max(1.0, np.abs(inst.coupler_lam).max()))
+        assert r.residual < 1e-10

@@ -34,11 +34,28 @@ def test_demo_writes_and_names_every_file(demo):
     for f in ("crank_slider.mbs.xml", "crank_slider_topology.svg", "crank_slider_topology.png",
               "crank_slider.FCStd", "crank_slider.csv", "crank_slider_bearing_force.png",
               "crank_slider_piston.png", "crank_slider.gif", "double_pendulum.csv",
-              "branched_tree.csv"):
+              "branched_tree.csv", "quarter_car_study.csv", "quarter_car_study.png",
+              "quarter_car_before_after.png"):
         assert (out / f).stat().st_size > 0, f
         assert str(out / f) in stdout, f
     assert xmlio.read(out / "crank_slider.mbs.xml").name == "CrankSlider"
     assert "freecad " + str(out / "crank_slider.FCStd") in stdout
+
+
+def test_demo_study_found_a_better_feasible_suspension(demo):
+    """Part 1b: the study's table (one row per run) has a feasible best row better than the
+    first design (row 0: Nelder-Mead starts from the model's own values)."""
+    import csv
+    out, stdout = demo
+    rows = list(csv.DictReader(open(out / "quarter_car_study.csv")))
+    assert len(rows) > 10 and all(r["status"] == "ok" for r in rows)
+    first = float(rows[0]["rms(Hull.az)"])
+    feasible = [float(r["rms(Hull.az)"]) for r in rows if r["feasible"] == "1"]
+    assert min(feasible) < 0.9 * first
+    import os
+    import re
+    cores = len(os.sched_getaffinity(0))
+    assert re.search(rf"nelder-mead study: \d+ runs .* on {cores} workers?,", stdout), stdout
 
 
 def test_saved_document_holds_the_run(demo, freecad):

@@ -279,8 +279,9 @@ def test_examples_order(name):
     extra = sum(len(topo.element(b).inputs) - 1 for b in topo.branch_bodies)
     assert eq.n_tree == 6 * (len(topo.tips) + len(topo.roots)) == \
         12 * len(topo.roots) + 6 * extra
-    # (the couplers' rows are not in the overall transfer equation yet: cut hinges only)
-    assert eq.order == eq.n_tree + s.tree.m_tot - s.tree.loops.cp_ab.shape[0]
+    # the cut hinges' loads and the couplers' multipliers: m_tot unknowns and rows after the tree
+    assert eq.order == eq.n_tree + s.tree.m_tot
+    assert len(eq.couplers) == s.tree.loops.cp_ab.shape[0] == len(model.couplers)
     assert len(eq.cuts) == len(topo.cut_hinges) == int(loops)
     assert rel_err(res.Wcut, inst.Wcut) < RTOL if loops else res.Wcut.shape == (0, 6)
     assert len(eq.paths) == len(topo.tips)

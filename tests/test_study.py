@@ -193,7 +193,7 @@ def test_constraints_units_and_margins():
 def test_grid_of_pendulum_lengths_gives_the_exact_period(dask_local):
     """A geometry-like parameter through a factory (as FreeCAD's variants): T(L) to 1e-6."""
     lengths = np.linspace(0.25, 2.0, 8)
-    study = Study([parse_parameter("Bob.Length=" + ",".join(repr(L) for L in lengths))],
+    study = Study([parse_parameter("Bob.Length=" + ",".join(repr(float(L)) for L in lengths))],
                   ["period(Pivot.rz)"])
     table = run_study(pendulum(1.0), study, factory=lambda v: pendulum(v[0]),
                       executor=dask_local)
@@ -303,6 +303,8 @@ def test_cancel_stops_the_outstanding_runs(dask_local):
     # the whole study (2000 s simulated per variant) would take minutes; a generous bound on a
     # loaded 2-core machine, the benchmark records the figure
     assert after < 10.0, after
+    # and the workers stopped those runs (2000 s each): a new task runs on each at once
+    assert dask_local.idle_after() < 10.0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -337,6 +339,10 @@ def test_bad_studies_are_refused_before_any_run():
     with pytest.raises(StudyError, match="field Range: the method lhs needs a range"):
         run_study(base, Study([parse_parameter("Slider.Damping=1,2")], ["rms(Slider.z)"],
                               method="lhs", samples=4), executor=ex)
+    # with a factory (FreeCAD's geometry variants) the paths are names, the values still checked
+    with pytest.raises(StudyError, match=r"Parameter 1 \(Link.Length\), field Range: 2.0 : 1.0"):
+        run_study(base, Study([parse_parameter("Link.Length=2:1:3")], ["rms(Slider.z)"]),
+                  factory=lambda values: base, executor=ex)
     assert runs == []
 
 

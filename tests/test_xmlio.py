@@ -11,6 +11,7 @@ import pytest
 from lxml import etree
 
 from MultibodyWB.solver.model import xmlio
+from MultibodyWB.solver.model.meshfile import UNITS as MESH_UNITS
 from MultibodyWB.solver.model import (COORDINATE_KIND, COORDINATE_UNIT, FORCE_TYPES, HINGE_TYPES,
                                       INTEGRATORS, METHODS, Driver, MarkerRef, ModelError,
                                       MultibodySystem, Simulation)
@@ -307,7 +308,8 @@ def _enumeration(xsd, type_name):
 @pytest.mark.parametrize("type_name, table", [
     ("HingeTypeName", list(HINGE_TYPES)), ("ForceTypeName", list(FORCE_TYPES)),
     ("CoordinateName", list(COORDINATE_KIND)), ("MethodName", list(METHODS)),
-    ("IntegratorName", list(INTEGRATORS)), ("DirectionFrame", ["global", "marker"])])
+    ("IntegratorName", list(INTEGRATORS)), ("DirectionFrame", ["global", "marker"]),
+    ("MeshUnit", list(MESH_UNITS))])
 def test_schema_enumerations_equal_the_model_tables(xsd, type_name, table):
     assert list(_enumeration(xsd, type_name)) == table
 

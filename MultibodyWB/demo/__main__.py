@@ -5,6 +5,11 @@ the cam-driven valve alike (without the movie).
 
 1. the solver on its own: simulates two tree examples with the MSTMM solver (the double
    pendulum and the branched tree), prints their summaries and writes their results as CSV;
+1b. a design study (issue 15): the quarter car crossing a bump (:mod:`MultibodyWB.examples.
+   quarter_car`), its suspension's stiffness and damping tuned by Nelder-Mead for the least RMS
+   hull acceleration with the suspension's travel within its rattle space, the runs on Dask (an
+   embedded local cluster, a worker per core); writes the study's table (CSV), the map of its
+   runs and the before/after plots (PNG);
 2. FreeCAD without a screen: builds the seed-003 crank-slider engine from Part solids
    (:mod:`MultibodyWB.examples_fc.crank_slider`: bodies, markers picked on faces and edges,
    hinges, gas force, driver, all through :mod:`MultibodyWB.document.factory`, the functions the GUI
@@ -63,6 +68,49 @@ def solver_examples(out_dir, stream, files):
         print("\n" + results.summary(), file=stream)
         files[f"{name} results"] = os.path.join(out_dir, f"{name}.csv")
         results.to_csv(files[f"{name} results"])
+
+
+def design_study(out_dir, stream, files):
+    """Part 1b: the quarter car's suspension study on Dask, before/after plots."""
+    from ..examples import quarter_car
+    from ..solver.run.simulate import simulate
+    from ..solver.study import run_study
+    from ..solver.study.executors import DaskExecutor
+    from .plots import plot_study_before_after, plot_study_map
+    base = quarter_car.build()
+    print("\nDesign study: quarter car over a bump, suspension stiffness and damping tuned for "
+          "the least rms(Hull.az)\n  with max(abs(Suspension.z)) <= "
+          f"{quarter_car.TRAVEL * 1000:g} mm (Nelder-Mead, runs on a local Dask cluster)",
+          file=stream)
+    bar = _progress_bar(stream, "study")
+    study = quarter_car.design_study("nelder-mead", tolerance=1e-3, max_evaluations=150)
+    executor = DaskExecutor()
+    try:
+        table = run_study(base, study, executor=executor,
+                          progress=lambda done, total, row: bar(min(1.0, done / total)))
+    finally:
+        executor.close()
+    bar(1.0)
+    print(table.summary(), file=stream)
+    files["study table"] = os.path.join(out_dir, "quarter_car_study.csv")
+    table.to_csv(files["study table"])
+    best = table.best
+    before, after = simulate(base), simulate(quarter_car.build(*best.values))
+    files["study before/after"] = plot_study_before_after(
+        before, after, os.path.join(out_dir, "quarter_car_before_after.png"),
+        labels=(f"first design: k = {base.hinge('Suspension').stiffness[0] / 1e3:g} kN/m, "
+                f"c = {base.hinge('Suspension').damping[0]:g} N s/m",
+                f"optimised: k = {best.values[0] / 1e3:.3g} kN/m, c = {best.values[1]:.4g} N s/m"),
+        title=f"quarter car over a {quarter_car.BUMP_HEIGHT * 1000:g} mm bump at "
+              f"{quarter_car.SPEED * 3.6:g} km/h: rms(Hull.az) "
+              f"{study_rms(before):.3g} -> {best.objectives[0]:.3g} m/s²")
+    files["study map"] = plot_study_map(table, os.path.join(out_dir, "quarter_car_study.png"))
+    return table
+
+
+def study_rms(results) -> float:
+    from ..solver.study import Expression
+    return Expression("rms(Hull.az)").evaluate(results)
 
 
 def engine_document(out_dir, stream, files):
@@ -199,6 +247,7 @@ def run(out_dir: str = "out", stream=None, movie=True) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     files = {}
     solver_examples(out_dir, stream, files)
+    design_study(out_dir, stream, files)
     document = engine_document(out_dir, stream, files)
     cam_valve_document(out_dir, stream, files)
     tumbling_solids_document(out_dir, stream, files)

@@ -81,3 +81,66 @@ def plot_motion(results, body, axis, path, title=None):
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def plot_study_before_after(before, after, path, labels=("first design", "optimised"),
+                            title=None):
+    """The hull's vertical acceleration and the suspension's travel of two quarter-car runs
+    (:mod:`...examples.quarter_car`), one above the other. Returns ``path``."""
+    plt = _pyplot()
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 6.5), dpi=100, sharex=True)
+    for res, label, style in ((before, labels[0], "--"), (after, labels[1], "-")):
+        ax1.plot(res.time, res.column("Hull.az"), style, linewidth=1.4, label=label)
+        ax2.plot(res.time, res.column("Suspension.z") * 1e3, style, linewidth=1.4, label=label)
+    ax1.set_ylabel("hull acceleration [m/s²]")
+    ax2.set_ylabel("suspension travel [mm]")
+    ax2.set_xlabel("time [s]")
+    for ax in (ax1, ax2):
+        ax.grid(True, alpha=0.35)
+        ax.legend(loc="best", fontsize=9)
+    ax1.set_title(title or "before and after the study")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_study_map(table, path, x=0, y=1, objective=0, title=None):
+    """Every run of a two-parameter study (:class:`...solver.study.StudyTable`) in the plane of
+    parameters ``x`` and ``y``, coloured by the objective; runs that miss a constraint hollow,
+    failed runs as crosses, the best run starred. Returns ``path``."""
+    import numpy as np
+    plt = _pyplot()
+    s = table.study
+    fig, ax = plt.subplots(figsize=(7.5, 5.5), dpi=100)
+    ok = [r for r in table.rows if r.status == "ok"]
+    feas = [r for r in ok if r.feasible]
+    infeas = [r for r in ok if not r.feasible]
+    values = np.array([r.objectives[objective] for r in ok]) if ok else np.zeros(0)
+    vmin, vmax = (float(values.min()), float(values.max())) if values.size else (0, 1)
+    if feas:
+        sc = ax.scatter([r.values[x] for r in feas], [r.values[y] for r in feas],
+                        c=[r.objectives[objective] for r in feas], cmap="viridis", vmin=vmin,
+                        vmax=vmax, s=36, label="meets the constraints")
+        fig.colorbar(sc, ax=ax, label=s.objectives[objective])
+    if infeas:
+        ax.scatter([r.values[x] for r in infeas], [r.values[y] for r in infeas],
+                   facecolors="none", edgecolors="0.45", s=36, label="misses a constraint")
+    failed = [r for r in table.rows if r.status != "ok"]
+    if failed:
+        ax.scatter([r.values[x] for r in failed], [r.values[y] for r in failed], marker="x",
+                   color="red", s=40, label="failed")
+    best = table.best
+    if best is not None:
+        ax.scatter([best.values[x]], [best.values[y]], marker="*", s=260, color="orange",
+                   edgecolors="black", zorder=5,
+                   label=f"best: {best.objectives[objective]:.4g}")
+    ax.set_xlabel(f"{s.parameters[x].path} [{table.units[x]}]")
+    ax.set_ylabel(f"{s.parameters[y].path} [{table.units[y]}]")
+    ax.set_title(title or f"{s.method} study: {len(table.rows)} runs")
+    ax.grid(True, alpha=0.35)
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -375,13 +375,20 @@ class Force:
 class ContactShape:
     """One side's shape of a contact (:data:`CONTACT_SHAPES`), placed at its marker: ``radius``
     and ``length`` (m) for spheres and cylinders, ``size`` (3,) edge lengths (m) of a box,
-    ``points`` (n, 3) (m, in the marker's frame) whose convex hull is a ``convex`` shape."""
+    ``points`` (n, 3) (m, in the marker's frame) whose convex hull is a ``convex`` shape.
+
+    ``file`` (a convex shape's points from a mesh file): the file's absolute path as read
+    (written relative to the model file), ``unit`` its coordinates' unit; ``file_error`` why it
+    could not be read (the checks report it)."""
 
     type: str
     radius: float = 0.0
     length: float = 0.0
     size: Optional[np.ndarray] = None
     points: Optional[np.ndarray] = None
+    file: Optional[str] = None
+    unit: str = "m"
+    file_error: Optional[str] = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.size is not None:

@@ -440,7 +440,8 @@ def _check_points(k, field, points, c):
     """A convex shape's Points: triples of finite numbers whose hull has a volume."""
     from ..elements.forces.contact import hull
     if points is None or np.asarray(points).size == 0:
-        c.add(k, field, "Points: a convex shape needs the points of its hull (m)")
+        c.add(k, field, "Points: a convex shape needs the points of its hull (m), or a mesh "
+                        "File")
         return
     p = np.asarray(points, dtype=float)
     if p.ndim != 2 or p.shape[1] != 3:
@@ -485,7 +486,10 @@ def _check_contact(model, k, c):
                 shape.size is not None and _finite(shape.size, 3) and np.all(shape.size > 0)):
             c.add(k, field, "Size: a box needs three positive edge lengths (m)")
         if "points" in CONTACT_SHAPES[shape.type][0]:
-            _check_points(k, field, shape.points, c)
+            if shape.file_error:
+                c.add(k, field, shape.file_error)
+            else:
+                _check_points(k, field, shape.points, c)
     if len(types) == 2 and tuple(types) not in CONTACT_PAIRS and \
             tuple(types[::-1]) not in CONTACT_PAIRS:
         pairs = ", ".join(f"{a}-{b}" for a, b in CONTACT_PAIRS)

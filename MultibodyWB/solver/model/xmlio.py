@@ -20,6 +20,7 @@ Numbers are written as the shortest text that reads back to the same float, with
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -182,7 +183,7 @@ def _write_force(root, f: Force):
             _sub(el, tag, format_number(v))
 
 
-def _write_shape(el, tag, shape: ContactShape):
+def _write_shape(el, tag, shape: ContactShape, folder=None):
     attrib = dict(Type=shape.type)
     if shape.type in ("sphere", "cylinder"):
         attrib["Radius"] = format_number(shape.radius)
@@ -190,17 +191,28 @@ def _write_shape(el, tag, shape: ContactShape):
         attrib["Length"] = format_number(shape.length)
     if shape.size is not None:
         attrib["Size"] = format_vector(shape.size)
-    if shape.points is not None:
+    if shape.file:
+        # the mesh file, relative to the folder the model is written to (absolute without one)
+        path = shape.file
+        if folder is not None:
+            try:
+                path = os.path.relpath(shape.file, folder)
+            except ValueError:
+                pass
+        attrib["File"] = path
+        if shape.unit != "m":
+            attrib["Unit"] = shape.unit
+    elif shape.points is not None:
         attrib["Points"] = format_vector(shape.points)
     _sub(el, tag, **attrib)
 
 
-def _write_contact(root, c: Contact):
+def _write_contact(root, c: Contact, folder=None):
     el = _sub(root, "Contact", Name=c.name, Label=_label(c))
     _write_marker_ref(el, "Input", c.input)
-    _write_shape(el, "InputShape", c.input_shape)
+    _write_shape(el, "InputShape", c.input_shape, folder)
     _write_marker_ref(el, "Output", c.output)
-    _write_shape(el, "OutputShape", c.output_shape)
+    _write_shape(el, "OutputShape", c.output_shape, folder)
     for attr, tag in CONTACT_NUMBERS:
         v = getattr(c, attr)
         if v is not None:
@@ -227,8 +239,9 @@ def _write_simulation(root, s: Simulation):
         _sub(el, tag, v if isinstance(v, str) else format_number(v))
 
 
-def to_element(model: MultibodySystem) -> etree._Element:
-    """The ``<MultibodySystem>`` element of a model (no check: any model can be written)."""
+def to_element(model: MultibodySystem, folder=None) -> etree._Element:
+    """The ``<MultibodySystem>`` element of a model (no check: any model can be written).
+    ``folder``: where the file goes (mesh files are written relative to it; None: absolute)."""
     root = etree.Element(ROOT, Name=model.name, FormatVersion=str(FORMAT_VERSION))
     if model.description:
         _sub(root, "Description", model.description)
@@ -242,7 +255,7 @@ def to_element(model: MultibodySystem) -> etree._Element:
     for f in model.forces:
         _write_force(root, f)
     for c in model.contacts:
-        _write_contact(root, c)
+        _write_contact(root, c, folder)
     for c in model.couplers:
         _write_coupler(root, c)
     if model.simulation is not None:
@@ -250,9 +263,10 @@ def to_element(model: MultibodySystem) -> etree._Element:
     return root
 
 
-def to_bytes(model: MultibodySystem) -> bytes:
-    """The file contents: UTF-8, XML declaration, 2-space indentation."""
-    return etree.tostring(to_element(model), pretty_print=True, xml_declaration=True,
+def to_bytes(model: MultibodySystem, folder=None) -> bytes:
+    """The file contents: UTF-8, XML declaration, 2-space indentation (``folder``: see
+    :func:`to_element`)."""
+    return etree.tostring(to_element(model, folder), pretty_print=True, xml_declaration=True,
                           encoding="UTF-8")
 
 
@@ -262,8 +276,8 @@ def to_string(model: MultibodySystem) -> str:
 
 
 def write(model: MultibodySystem, path) -> None:
-    """Write ``model`` to ``path`` (no check)."""
-    Path(path).write_bytes(to_bytes(model))
+    """Write ``model`` to ``path`` (no check; mesh files referred to relative to its folder)."""
+    Path(path).write_bytes(to_bytes(model, Path(path).resolve().parent))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -396,24 +410,39 @@ def _read_force(el) -> Force:
     return f
 
 
-def _read_shape(el, tag) -> ContactShape:
+def _read_shape(el, tag, folder=None) -> ContactShape:
     c = _child(el, tag)
     if c is None:
         return ContactShape("")
     size, points = c.get("Size"), c.get("Points")
     values = None if size is None else _parse_numbers(size)
     coords = None if points is None else _parse_numbers(points)
-    return ContactShape(c.get("Type", ""), _float(c.get("Radius"), 0.0),
-                        _float(c.get("Length"), 0.0),
-                        None if size is None else np.array(values if values is not None
-                                                           else [np.nan], dtype=float),
-                        None if points is None else np.array(coords if coords is not None
-                                                             else [np.nan], dtype=float))
+    shape = ContactShape(c.get("Type", ""), _float(c.get("Radius"), 0.0),
+                         _float(c.get("Length"), 0.0),
+                         None if size is None else np.array(values if values is not None
+                                                            else [np.nan], dtype=float),
+                         None if points is None else np.array(coords if coords is not None
+                                                              else [np.nan], dtype=float))
+    name = c.get("File")
+    if name is not None:
+        from .meshfile import read_points
+        shape.unit = c.get("Unit", "m")
+        if not os.path.isabs(name) and folder is None:
+            shape.file = name
+            shape.file_error = (f"File {name!r}: a mesh file is found relative to the model "
+                                "file, and this model was not read from a file")
+        else:
+            shape.file = os.path.normpath(os.path.join(folder or "", name))
+            try:
+                shape.points = read_points(shape.file, shape.unit)
+            except ValueError as exc:
+                shape.file_error = f"File {name!r}: {exc}"
+    return shape
 
 
-def _read_contact(el) -> Contact:
+def _read_contact(el, folder=None) -> Contact:
     c = Contact(el.get("Name", ""), _read_marker_ref(el, "Input"), _read_marker_ref(el, "Output"),
-                _read_shape(el, "InputShape"), _read_shape(el, "OutputShape"),
+                _read_shape(el, "InputShape", folder), _read_shape(el, "OutputShape", folder),
                 label=el.get("Label", ""))
     for attr, tag in CONTACT_NUMBERS:
         setattr(c, attr, _number(el, tag, getattr(c, attr)))
@@ -445,8 +474,9 @@ def _read_simulation(el) -> Simulation:
     return s
 
 
-def from_element(root) -> MultibodySystem:
-    """The model of a ``<MultibodySystem>`` element, reading whatever parses (no check)."""
+def from_element(root, folder=None) -> MultibodySystem:
+    """The model of a ``<MultibodySystem>`` element, reading whatever parses (no check).
+    ``folder``: the model file's folder (where mesh files named relative to it are)."""
     model = MultibodySystem(root.get("Name", ""))
     model.description = _child_text(root, "Description") or ""
     model.gravity = _vector(root, "Gravity", np.zeros(3))
@@ -455,7 +485,7 @@ def from_element(root) -> MultibodySystem:
     model.bodies = [_read_body(b) for b in root.findall("RigidBody")]
     model.hinges = [_read_hinge(h) for h in root.findall("Hinge")]
     model.forces = [_read_force(f) for f in root.findall("Force")]
-    model.contacts = [_read_contact(c) for c in root.findall("Contact")]
+    model.contacts = [_read_contact(c, folder) for c in root.findall("Contact")]
     model.couplers = [_read_coupler(c) for c in root.findall("Coupler")]
     sim = root.find("Simulation")
     if sim is not None:
@@ -835,7 +865,11 @@ def read_with_problems(source: Source) -> tuple[Optional[MultibodySystem], list[
                                 f"format version {version} is newer than this reader "
                                 f"({FORMAT_VERSION}); update MultibodyWB", root.sourceline))
 
-    model = from_element(root)
+    folder = None
+    if isinstance(source, (str, Path)) and not (isinstance(source, str)
+                                               and source.lstrip().startswith("<")):
+        folder = str(Path(source).resolve().parent)
+    model = from_element(root, folder)
     for p in validate(model):
         if any(_same_place(p, q) for q in problems):
             continue

@@ -192,6 +192,16 @@ class DaskExecutor:
                     on_result(r)
         return [results[i] for i, *_ in batch]
 
+    def idle_after(self) -> float:
+        """Seconds until every worker runs a new task (after a cancel: until the variants that
+        were running have stopped at their look at the cancel Event)."""
+        t0 = _time.perf_counter()
+        probes = [self.client.submit(_time.perf_counter, workers=[w], pure=False,
+                                     allow_other_workers=False)
+                  for w in self.client.scheduler_info()["workers"]]
+        self.client.gather(probes)
+        return _time.perf_counter() - t0
+
     def close(self) -> None:
         """Close the client and the LocalCluster (an external cluster is left running)."""
         for thing in (self.client, self.cluster):

@@ -444,10 +444,11 @@ def parse_parameter(text: str) -> Parameter:
 
 
 def check_parameters(model: MultibodySystem, parameters: Sequence[Parameter],
-                     need_levels: bool) -> tuple[list[Target], list[Problem]]:
+                     need_levels: bool, resolve: bool = True) -> tuple[list[Target], list[Problem]]:
     """Resolve every parameter against ``model`` and check its values: (targets, problems).
 
-    ``need_levels``: the method is a grid (a range must say how many levels).
+    ``need_levels``: the method is a grid (a range must say how many levels). ``resolve``
+    False: the paths are only names (a factory makes the variants); their targets are None.
     """
     targets, problems = [], []
     seen = set()
@@ -455,11 +456,14 @@ def check_parameters(model: MultibodySystem, parameters: Sequence[Parameter],
         problems.append(problem("Parameters", "Parameters", "the study has no parameter"))
     for k, p in enumerate(parameters, 1):
         where = f"Parameter {k} ({p.path})"
-        try:
-            targets.append(target(model, p.path))
-        except ValueError as exc:
-            problems.append(problem(where, "Path", str(exc)))
+        if not resolve:
             targets.append(None)
+        else:
+            try:
+                targets.append(target(model, p.path))
+            except ValueError as exc:
+                problems.append(problem(where, "Path", str(exc)))
+                targets.append(None)
         if p.path in seen:
             problems.append(problem(where, "Path", "the same path is given twice"))
         seen.add(p.path)

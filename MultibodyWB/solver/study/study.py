@@ -168,13 +168,8 @@ def check_study(model: MultibodySystem, study: Study, columns: Sequence[str] = N
     if method not in METHODS:
         problems.append(problem("Study", "Method", f"{study.method!r} is not a method; there "
                                                    f"are {', '.join(METHODS)}"))
-    if paths:
-        targets, found = check_parameters(model, study.parameters, method == "grid")
-        problems += found
-    else:
-        targets = [None] * len(study.parameters)
-        if not study.parameters:
-            problems.append(problem("Parameters", "Parameters", "the study has no parameter"))
+    targets, found = check_parameters(model, study.parameters, method == "grid", paths)
+    problems += found
     for k, p in enumerate(study.parameters, 1):
         if method != "grid" and not p.is_range:
             problems.append(problem(f"Parameter {k} ({p.path})", "Range",

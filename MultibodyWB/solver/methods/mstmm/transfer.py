@@ -365,6 +365,33 @@ class CutBoundary:
     rows: tuple[int, int]
 
 
+@dataclass(frozen=True)
+class CouplerUnknown:
+    """A coupler as an unknown of the overall equation: its multiplier ``lam`` (one column),
+    which adds ``a lam`` to the first coordinate's joint condition and ``b lam`` to the
+    second's (``S^T F + tau + a lam = 0``; on a driven coordinate the driver takes it), and its
+    supplementary equation ``a du_1 + b du_2 = 0`` (one row; a driven coordinate's ``du`` is
+    its driver's acceleration, a known).
+
+    Attributes
+    ----------
+    name, type : str
+    first, second : str
+        ``hinge.coordinate`` of its two coordinates; ``a``, ``b`` their coefficients.
+    column, row : int
+        Its column (the unknown ``lam``) and its supplementary row in the overall equation.
+    """
+
+    name: str
+    type: str
+    first: str
+    second: str
+    a: float
+    b: float
+    column: int
+    row: int
+
+
 @dataclass
 class TransferEquation:
     """The overall transfer equation ``U_all [Z; 1] = 0`` of a system at one instant.
@@ -386,7 +413,10 @@ class TransferEquation:
         The overall transfer matrix; its last column multiplies the constant 1.
     cuts : list of CutBoundary
         The cut hinges (closed loops), in ``System.cuts`` order; empty for a tree. Their load
-        columns and supplementary rows come last, after the tree's ``n_tree``.
+        columns and supplementary rows come after the tree's ``n_tree``.
+    couplers : list of CouplerUnknown
+        The couplers, in the model's order: their multipliers' columns and supplementary rows
+        come last, after the cut hinges'.
     """
 
     t: float
@@ -398,11 +428,13 @@ class TransferEquation:
     substitutions: list
     U_all: np.ndarray
     cuts: list = field(default_factory=list)
+    couplers: list = field(default_factory=list)
 
     @property
     def n_tree(self) -> int:
-        """Order of the tree part: the unknowns (and equations) before the cut hinges' loads."""
-        return self.order - sum(c.N.shape[0] for c in self.cuts)
+        """Order of the tree part: the unknowns (and equations) before the cut hinges' loads
+        and the couplers' multipliers."""
+        return self.order - sum(c.N.shape[0] for c in self.cuts) - len(self.couplers)
 
     @property
     def order(self) -> int:
@@ -448,7 +480,8 @@ class TransferEquation:
 
         A tree: ``U`` is regular, one LU solve. With cut hinges, by blocks: the tree unknowns
         ``Z_t`` in terms of the loads ``lam`` (``U_tt``, the tree's own overall matrix, is
-        regular), then the ``m x m`` equation of the loads from the supplementary rows,
+        regular), then the ``m x m`` equation of the loads (and the couplers' multipliers) from
+        the supplementary rows,
         ``(U_sl - U_st U_tt^-1 U_tl) lam = rhs_s - U_st U_tt^-1 rhs_t``, solved with a
         pseudo-inverse (singular values below 1e-10 of the largest dropped, as the Riccati
         kernel's ``close_loops``; and all of them when the largest is round-off of the terms
@@ -458,7 +491,7 @@ class TransferEquation:
         """
         if not self.order:
             return np.zeros(0)
-        if not self.cuts:
+        if not self.cuts and not self.couplers:
             return np.linalg.solve(self.U, self.rhs)
         n = self.n_tree
         U, b = self.U, self.rhs
@@ -504,6 +537,7 @@ class MstmmResult:
         equations at the branch bodies and the cut hinges' supplementary equations (relative to
         the largest acceleration).
     lam : (m,) the cut hinges' constraint loads (N m, N), in the order of their columns
+    coupler_lam : (ncp,) the couplers' multipliers (their loads: a lam, b lam), model order
     Wcut : (nc, 6) wrench ``[torque; force]`` each cut hinge applies on its input body at its
         input marker origin (``Instant.Wcut``); the output body receives the opposite
     """
@@ -521,6 +555,7 @@ class MstmmResult:
     residual: float
     lam: np.ndarray = field(default_factory=lambda: np.zeros(0))
     Wcut: np.ndarray = field(default_factory=lambda: np.zeros((0, 6)))
+    coupler_lam: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass
@@ -645,7 +680,9 @@ def _deduce(system, inst, dd, cuts=()) -> _Deduction:
     roots = [topo.number[n] for n in topo.roots]
     n_t = 6 * (len(tips) + len(roots))
     n_lam = sum(c["N"].shape[0] for c in cuts)
-    n_y = n_t + n_lam
+    couplers = system.model.couplers
+    n_cp = len(couplers)
+    n_y = n_t + n_lam + n_cp
     labels = []
     columns, rows = [], []
     d = _Deduction(equation=None)
@@ -688,6 +725,18 @@ def _deduce(system, inst, dd, cuts=()) -> _Deduction:
         row[:, -1] = -cd["N"] @ cd["c"] - cd["rhs"]
         pending.append(row)
         d.cut_Gp.append([None, None])
+    # couplers: a multiplier each (a column) and the supplementary row a du1 + b du2 = 0,
+    # filled in as their hinges are reached
+    C_loops = system.tree.loops
+    cp_ab, cp_u = C_loops.cp_ab, C_loops.cp_u
+    cp_col0 = len(labels)
+    for kc, c in enumerate(couplers):
+        col = cp_col0 + kc
+        columns.append(Block("coupler", 0, c.name, col, col + 1, (f"{c.name}.lam",),
+                             f"coupler {c.name} ({c.type}): multiplier lam, a lam on "
+                             f"{c.first} and b lam on {c.second}"))
+        labels.append(f"{c.name}.lam")
+        pending.append(np.zeros((1, n_y + 1)))
     n_tip_cols = 6 * len(tips)
     live: dict[int, np.ndarray] = {}        # element id -> expression of its output state
     eq_rows: list[np.ndarray] = []          # equation rows, (r, n_y + 1) each
@@ -728,7 +777,7 @@ def _deduce(system, inst, dd, cuts=()) -> _Deduction:
                         Lb[_Q, c0 - n_t + j] += side * N[j, 3:]
                         Lb[_M, c0 - n_t + j] += side * (N[j, :3] + np.cross(r, N[j, 3:]))
                 d.body_L[k] = Lb
-                live[k][:, n_t:n_y] += Lb
+                live[k][:, n_t:n_t + n_lam] += Lb
                 # the body's side of the supplementary equations: sign * N^T x_body(p)
                 for side, c0, kc in body_loads[i]:
                     Gp = _point_map(cuts[kc]["p"] - inst.hp[i], inst.w[i])
@@ -755,8 +804,19 @@ def _deduce(system, inst, dd, cuts=()) -> _Deduction:
             d.hinge_HG[k] = (H, G, ~drv)
             zI = live.pop(child.id)
             nf = G.shape[1]
+            # this hinge's coordinates in the couplers: (coupler, coefficient, coordinate)
+            coupled = [(kc, float(cp_ab[kc, side]), int(cp_u[kc, side]) - o)
+                       for kc in range(n_cp) for side in range(2)
+                       if o <= int(cp_u[kc, side]) < o + nu]
+            free_row = np.cumsum(~drv) - 1            # coordinate -> row of the free ones
+            for kc, ab, j in coupled:
+                if drv[j]:                             # a known: the driver's acceleration
+                    pending[len(cuts) + kc][0, -1] += ab * dd[o + j]
             if nf:
                 K = C @ zI
+                for kc, ab, j in coupled:
+                    if not drv[j]:                     # a lam on its joint condition
+                        K[free_row[j], cp_col0 + kc] += ab
                 Ac, P, Tm = _eliminate(K, n_tip_cols, e.name)
                 # substitute Y_old[Ac] = Tm @ Y_new everywhere; the du take the slots P
 
@@ -781,6 +841,9 @@ def _deduce(system, inst, dd, cuts=()) -> _Deduction:
                 for p, lab in zip(P, du_labels):
                     labels[p] = lab
                 d.stages.append((k, Ac, P, Tm))
+                for kc, ab, j in coupled:
+                    if not drv[j]:                     # the coupler's row: b du of this one
+                        pending[len(cuts) + kc][0, P[free_row[j]]] += ab
                 zO = H @ zI
                 zO[:, P] += G
             else:
@@ -814,10 +877,21 @@ def _deduce(system, inst, dd, cuts=()) -> _Deduction:
                                       topo.number.get(b_out, 0), cd["p"], cd["N"],
                                       cd["directions"], cd["c"], cd["v_rel"], cd["phi"],
                                       cd["rhs"], (cb.start, cb.stop), (r0, r0 + m)))
+    unknowns = []
+    for kc, c in enumerate(couplers):
+        r0 = sum(len(r) for r in eq_rows)
+        eq_rows.append(pending[len(cuts) + kc])
+        first, second = f"{c.first.hinge}.{c.first.coordinate}", \
+            f"{c.second.hinge}.{c.second.coordinate}"
+        rows.append(Block("coupler", 0, c.name, r0, r0 + 1, (f"{c.name}.a_du1+b_du2",),
+                          f"supplementary equation of coupler {c.name}: a du({first}) + "
+                          f"b du({second}) = 0"))
+        unknowns.append(CouplerUnknown(c.name, c.type, first, second, float(cp_ab[kc, 0]),
+                                       float(cp_ab[kc, 1]), cp_col0 + kc, r0))
     U_all = np.vstack(eq_rows) if eq_rows else np.zeros((0, 1))
     paths, branch_paths = _tip_paths(topo)
     d.equation = TransferEquation(inst.t, paths, branch_paths, rows, columns, labels,
-                                  substitutions, U_all, boundaries)
+                                  substitutions, U_all, boundaries, unknowns)
     return d
 
 
@@ -848,7 +922,9 @@ def solve(system, t: float, y) -> MstmmResult:
     index = system.index
     Z = eq.solution()
     n_t = eq.n_tree
-    lam = Z[n_t:]
+    n_lam = sum(c.N.shape[0] for c in eq.cuts)
+    lam = Z[n_t:n_t + n_lam]
+    lam_cp = Z[n_t + n_lam:]
     # undo the substitutions: every hinge's du, then the tips' accelerations
     Yh = np.append(Z, 1.0)
     du = {}
@@ -912,13 +988,20 @@ def solve(system, t: float, y) -> MstmmResult:
                 k, Gp = end
                 rel = rel + side * (Gp @ states[k])
         residual = max(residual, np.abs(cb.N @ rel - cb.rhs).max(initial=0.0))
+    # the couplers: a driven coordinate's share is not the driver's; their rows' residuals
+    for kc, (cu, lc) in enumerate(zip(eq.couplers, lam_cp)):
+        j1, j2 = int(T.loops.cp_u[kc, 0]), int(T.loops.cp_u[kc, 1])
+        for jv, ab in ((j1, cu.a), (j2, cu.b)):
+            if T.driven[jv]:
+                tau[jv] -= ab * lc
+        residual = max(residual, abs(cu.a * udot[j1] + cu.b * udot[j2]))
     scale = max(np.abs(x).max(), 1.0)
     driver_loads = np.zeros(len(system.drivers))
     for j, kdrv in enumerate(T.drv_idx):
         if kdrv >= 0:
             driver_loads[kdrv] = tau[j]
     return MstmmResult(t, udot, x, Wh, tau, driver_loads, states, tip_states, eq, Z,
-                       residual / scale, lam, Wcut)
+                       residual / scale, lam, Wcut, lam_cp)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -939,18 +1022,16 @@ def _fmt_matrix(M, row_labels, col_heads, chop, width=11) -> list[str]:
     return out
 
 
-def _coupler_report(system, t, y) -> list:
-    """The couplers' lines of :func:`equation_report`: they are not unknowns of ``U_all``."""
-    inst = system.instant(t, y)
-    ab = system.tree.loops.cp_ab
-    L = ["", "Couplers (a u1 + b u2 = 0): NOT unknowns of U_all below. Their multipliers lam come",
-         "from the Riccati kernel's loop closure (kernels.close_loops) and enter the hinges'",
-         "loads tau as known loads (a lam on the first coordinate, b lam on the second):"]
-    for k, c in enumerate(system.model.couplers):
-        lam = float(inst.coupler_lam[k])
-        L.append(f"  {c.name:<12} {c.type:<12} {c.first.hinge}.{c.first.coordinate} "
-                 f"(a = {ab[k, 0]:.6g}), {c.second.hinge}.{c.second.coordinate} "
-                 f"(b = {ab[k, 1]:.6g}): lam = {lam:.6g}")
+def _coupler_report(system, eq, res) -> list:
+    """The couplers' part of :func:`equation_report`: their unknowns and supplementary rows."""
+    L = ["", "Couplers (a u1 + b u2 = 0): each an unknown multiplier lam of U_all, which adds",
+         "a lam to the first coordinate's joint condition and b lam to the second's",
+         "(S^T F + tau + a lam = 0; a driven coordinate's share goes to its driver), and a",
+         "supplementary row a du1 + b du2 = 0 (a driven coordinate's du: its driver's "
+         "acceleration):"]
+    for cu, lam in zip(eq.couplers, res.coupler_lam):
+        L.append(f"  {cu.name:<12} {cu.type:<12} {cu.first} (a = {cu.a:.6g}), {cu.second} "
+                 f"(b = {cu.b:.6g}): col {cu.column}, row {cu.row}, lam = {lam:.6g}")
     return L
 
 
@@ -990,7 +1071,7 @@ def equation_report(model, t: float = 0.0) -> str:
     if eq.cuts:
         L += _cut_report(system, eq)
     if model.couplers:
-        L += _coupler_report(system, t, y)
+        L += _coupler_report(system, eq, res)
     L += ["", "Hinge eliminations (joint condition S^T F + tau = 0 replaces unknowns by du):"]
     if not eq.substitutions:
         L.append("  none")
@@ -998,7 +1079,10 @@ def equation_report(model, t: float = 0.0) -> str:
         pairs = ", ".join(f"{a} -> {b}" for a, b in zip(s.replaced, s.du))
         L += textwrap.wrap(f"{s.element:>3} {s.hinge}: {pairs}", width=96, initial_indent="  ",
                            subsequent_indent=" " * 8)
-    loads = f" + {eq.order - eq.n_tree} cut-hinge loads" if eq.cuts else ""
+    n_cut = eq.order - eq.n_tree - len(eq.couplers)
+    loads = (f" + {n_cut} cut-hinge loads" if eq.cuts else "") + (
+        f" + {len(eq.couplers)} coupler multiplier{'s' if len(eq.couplers) > 1 else ''}"
+        if eq.couplers else "")
     L += ["", f"U_all [Z; 1] = 0: {eq.order} equations, {eq.order} unknowns "
               f"(order {eq.order} = 6 x ({len(topo.tips)} tips + {len(topo.roots)} roots){loads})",
           "Row blocks (equations):"]
@@ -1010,11 +1094,12 @@ def equation_report(model, t: float = 0.0) -> str:
         L += textwrap.wrap(", ".join(f"{c}:{eq.unknowns[c]}" for c in range(b.start, b.stop)),
                            width=96, initial_indent=" " * 14, subsequent_indent=" " * 14)
     L.append("Block pattern (X: non-zero):")
-    tags = [f"{b.kind[0].upper()}{b.element}" for b in eq.columns]
+    tags = [f"K{b.start - eq.couplers[0].column}" if b.kind == "coupler" else
+            f"{b.kind[0].upper()}{b.element}" for b in eq.columns]
     L.append(" " * 14 + "".join(f"{s:>6}" for s in tags) + "   rhs")
     for rb, pat in zip(eq.rows, eq.pattern()):
-        rtag = {"main": f"main {rb.element}", "supplementary": f"supp {rb.element}"}.get(
-            rb.kind, f"geo {rb.element}/{rb.input}")
+        rtag = {"main": f"main {rb.element}", "supplementary": f"supp {rb.element}",
+                "coupler": f"cpl {rb.name}"[:12]}.get(rb.kind, f"geo {rb.element}/{rb.input}")
         nz_rhs = "X" if np.any(eq.rhs[rb.start:rb.stop] != 0.0) else "."
         L.append(f"  {rtag:<12}" + "".join(f"{'X' if p else '.':>6}" for p in pat)
                  + f"{nz_rhs:>6}")
@@ -1050,7 +1135,7 @@ def equation_report(model, t: float = 0.0) -> str:
     L += ["  " + s for s in _fmt_matrix(eq.rhs[:, None], rlab, ["rhs"], chop)]
     L += ["", f"cond(U) = {eq.cond():.3e} (rows and columns equilibrated: "
               f"{eq.cond_scaled():.3e})"]
-    if eq.cuts:
+    if eq.cuts or eq.couplers:
         n, r = eq.order, eq.rank()
         Ut = eq.U[:eq.n_tree, :eq.n_tree]
         L.append(f"rank(U) = {r} of {n}; the tree part U_tt (rows and columns 0-{eq.n_tree - 1}) "
