@@ -397,8 +397,6 @@ def parse_row(doc, k: int, text: str):
         if not problems and not low < high:
             problems.append(Problem(where, "High", f"{parts[1]} is not above {parts[0]} (the "
                                                    "low end comes first)"))
-        if levels and not 2 <= levels <= 10_000:
-            problems.append(Problem(where, "Levels", f"{levels}: 2 to 10000 levels"))
         parameter = Parameter(path, low, high, levels)
     else:
         parts = [p.strip() for p in spec.replace(";", ",").split(",") if p.strip()]
@@ -592,12 +590,7 @@ def prepare(study_obj) -> Prepared:
     except export.ModelError as exc:
         raise StudyError(problems + [Problem("Model", "Model", "the mechanism does not run: "
                                              + "; ".join(str(p) for p in exc.problems[:5]))])
-    if str(study_obj.Method) == "grid":
-        for p in params:
-            if p.parameter.is_range and p.parameter.levels < 2:
-                problems.append(Problem(f"Parameter {p.row} ({p.parameter.path})", "Levels",
-                                        "a grid needs LOW : HIGH : LEVELS (2 or more levels)"))
-    checked = study
+    checked = study                 # the solver checks the ranges, levels and the rest
     if not params:                  # the rows have problems: the rest is checked all the same
         checked = solver_study(study_obj, [])
         checked.parameters = [Parameter("row", 0.0, 1.0, 2)]
