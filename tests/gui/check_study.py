@@ -163,6 +163,8 @@ def check():
     result["status_seen"] = wait_done(panel)
     result["wall"] = time.perf_counter() - t0
     result["status"] = panel.status.text()
+    import signal
+    result["sigpipe_ignored"] = signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN
     import multiprocessing
     in_freecad.wait(0.5)
     result["children_after"] = len(multiprocessing.active_children())

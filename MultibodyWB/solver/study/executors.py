@@ -80,6 +80,22 @@ def _python_for_workers() -> Optional[str]:
     return None
 
 
+def _ignore_broken_pipes() -> None:
+    """Let a write to a closed pipe or socket raise BrokenPipeError, as it does in a Python
+    interpreter (which ignores SIGPIPE), when this process is a program embedding Python:
+    FreeCAD 1.0 leaves SIGPIPE at its default, and a worker or a connection going away (a
+    cancelled study's cluster closing) would end FreeCAD. Only from the main thread (signals
+    are set there)."""
+    import signal
+    import threading
+    embedded = not os.path.basename(sys.executable or "").startswith("python")
+    if not hasattr(signal, "SIGPIPE") or not embedded or \
+            threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGPIPE) == signal.SIG_DFL:
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+
+
 class DaskExecutor:
     """Variants in parallel on Dask.
 
@@ -99,6 +115,7 @@ class DaskExecutor:
         self.worker_start = 0.0
         self.event_name = f"multibodywb-cancel-{uuid.uuid4().hex}"
         self.event = None
+        _ignore_broken_pipes()
 
     @property
     def workers(self) -> int:
