@@ -108,13 +108,14 @@ def test_every_command_is_in_the_toolbars_and_the_menu(commands_run):
     assert set(r["toolbars"]) == {"Multibody model", "Multibody hinges", "Multibody forces",
                                   "Multibody simulation"}
     assert r["toolbars"]["Multibody simulation"] == [
-        "MultibodyWB_Simulate", "MultibodyWB_Play", "MultibodyWB_Plot", "MultibodyWB_FemLoads"]
+        "MultibodyWB_Simulate", "MultibodyWB_Play", "MultibodyWB_Plot", "MultibodyWB_Study",
+        "MultibodyWB_FemLoads"]
     assert r["menu"] == r["commands"]
     names = [n for n in r["commands"] if n != "Separator"]
-    # 13 model, file, check (status, interference), simulation and FEM loads commands, one per
-    # hinge and force type, Contact, Coupler
+    # 14 model, file, check (status, interference), simulation, study and FEM loads commands,
+    # one per hinge and force type, Contact, Coupler
     assert len(names) == len(set(names)) == \
-        13 + len(r["hinge_types"]) + len(r["force_types"]) + 2
+        14 + len(r["hinge_types"]) + len(r["force_types"]) + 2
     assert set(names) <= set(r["registered"])
     hinges = r["toolbars"]["Multibody hinges"]
     assert hinges == [f"MultibodyWB_Hinge{t.capitalize()}" for t in r["hinge_types"]]

@@ -7,9 +7,9 @@ marker), :mod:`.hinges` (one per hinge type of the solver's ``HINGE_TYPES``), :m
 per ``FORCE_TYPES``), :mod:`.contacts` (a contact between two picked faces), :mod:`.couplers` (a gear pair or other
 coupling of two hinges' coordinates) and :mod:`.files`
 (neutral XML export and import, topology figure) and
-:mod:`.simulation` (simulate, play, plot), :mod:`.fem` (FEM loads of a body at an instant) and :mod:`.check` (status and drag to check, the
-interference check); this package registers them all with ``FreeCADGui.addCommand`` when it
-is imported.
+:mod:`.simulation` (simulate, play, plot), :mod:`.study` (design studies), :mod:`.fem` (FEM loads
+of a body at an instant) and :mod:`.check` (status and drag to check, the interference check);
+this package registers them all with ``FreeCADGui.addCommand`` when it is imported.
 
 This package is imported only from ``MultibodyWorkbench.Initialize()`` (InitGui.py), i.e. with the
 GUI up. ``TOOLBARS`` lists the toolbars (title -> command names), ``COMMANDS`` every command name in
@@ -18,14 +18,14 @@ menu order, with ``"Separator"`` between the groups.
 
 import FreeCADGui
 
-from . import check, contacts, couplers, fem, files, forces, hinges, model, simulation
+from . import check, contacts, couplers, fem, files, forces, hinges, model, simulation, study
 
 #: Toolbar title -> the classes of its commands, in order.
 GROUPS = {
     "Multibody model": model.COMMANDS + files.COMMANDS + check.COMMANDS,
     "Multibody hinges": hinges.COMMANDS,
     "Multibody forces": forces.COMMANDS + contacts.COMMANDS + couplers.COMMANDS,
-    "Multibody simulation": simulation.COMMANDS + fem.COMMANDS,
+    "Multibody simulation": simulation.COMMANDS + study.COMMANDS + fem.COMMANDS,
 }
 
 for _group in GROUPS.values():

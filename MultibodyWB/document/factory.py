@@ -12,7 +12,7 @@ are expressions in ``t`` (s) in SI units (m, rad, N, N m), the solver's.
 import FreeCAD
 
 from ..objects import labels
-from ..objects.base import set_value, type_of
+from ..objects.base import READ_ONLY, set_value, type_of
 from ..objects.body import BodyProxy
 from ..objects.contact import DIMENSION_PROPERTIES, ContactProxy
 from ..objects.coupler import CouplerProxy, coupler_label, update_coordinates
@@ -23,6 +23,7 @@ from ..objects.marker import MarkerProxy, attach, get_element
 from ..objects.mechanism import MechanismProxy, mechanism_of
 from ..objects.result import ResultProxy
 from ..objects.simulation import MODEL_ATTRIBUTES, SimulationProxy
+from ..objects.study import StudyProxy
 from ..solver.model import HINGE_TYPES
 
 #: Keyword of :func:`make_hinge` -> prefix of the per-coordinate properties.
@@ -441,5 +442,27 @@ def make_result(doc, mechanism, name="Result", label=""):
     """An empty Result (one stored run) in ``mechanism``'s group; :func:`MultibodyWB.document.runs.
     store_results` makes one this way and fills it from a run."""
     obj = _new(doc, "App::FeaturePython", ResultProxy, name, label)
+    mechanism.addObject(obj)
+    return obj
+
+
+def make_study(doc, mechanism, name="Study", parameters=(), objectives=(), constraints=(),
+               **options):
+    """A Study (a design study, :mod:`MultibodyWB.objects.study`) in ``mechanism``'s group.
+
+    ``parameters``, ``objectives``, ``constraints``: lists of rows (texts, see the module);
+    ``options`` by property name (``Method="grid"``, ``Samples=20``, ``Scheduler="tcp://..."``).
+    """
+    obj = _new(doc, "App::FeaturePython", StudyProxy, name)
+    obj.Parameters = [str(p) for p in parameters]
+    obj.Objectives = [str(o) for o in objectives]
+    obj.Constraints = [str(c) for c in constraints]
+    allowed = [p.name for p in StudyProxy.PROPERTIES if p.mode != READ_ONLY
+               and p.name not in ("Parameters", "Objectives", "Constraints")]
+    for key, value in options.items():
+        if key not in allowed:
+            raise TypeError(f"make_study() got an unknown option '{key}'; use one of "
+                            f"{', '.join(allowed)}")
+        set_value(obj, obj.Proxy.prop(key), value)
     mechanism.addObject(obj)
     return obj

@@ -49,6 +49,7 @@ CLASSES = {
     "Multibody::Coupler": ("coupler", "ViewProviderCoupler"),
     "Multibody::Simulation": ("simulation", "ViewProviderSimulation"),
     "Multibody::Result": ("result", "ViewProviderResult"),
+    "Multibody::Study": ("study", "ViewProviderStudy"),
 }
 
 #: Size of the symbols when nothing gives the model's size (mm).

@@ -23,6 +23,7 @@ import os
 import sys
 import time as _time
 import uuid
+import warnings
 from typing import Optional
 
 from .variant import CANCELLED, Reductions, VariantResult, run_variant, warm_worker
@@ -79,6 +80,22 @@ def _python_for_workers() -> Optional[str]:
     return None
 
 
+def _ignore_broken_pipes() -> None:
+    """Let a write to a closed pipe or socket raise BrokenPipeError, as it does in a Python
+    interpreter (which ignores SIGPIPE), when this process is a program embedding Python:
+    FreeCAD 1.0 leaves SIGPIPE at its default, and a worker or a connection going away (a
+    cancelled study's cluster closing) would end FreeCAD. Only from the main thread (signals
+    are set there)."""
+    import signal
+    import threading
+    embedded = not os.path.basename(sys.executable or "").startswith("python")
+    if not hasattr(signal, "SIGPIPE") or not embedded or \
+            threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGPIPE) == signal.SIG_DFL:
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+
+
 class DaskExecutor:
     """Variants in parallel on Dask.
 
@@ -98,6 +115,7 @@ class DaskExecutor:
         self.worker_start = 0.0
         self.event_name = f"multibodywb-cancel-{uuid.uuid4().hex}"
         self.event = None
+        _ignore_broken_pipes()
 
     @property
     def workers(self) -> int:
@@ -129,7 +147,12 @@ class DaskExecutor:
             if root not in path.split(os.pathsep):
                 os.environ["PYTHONPATH"] = root + (os.pathsep + path if path else "")
             with dask.config.set({"distributed.worker.daemon": False,
-                                  "distributed.admin.tick.limit": "60s"}):
+                                  "distributed.admin.tick.limit": "60s"}), \
+                    warnings.catch_warnings():
+                # the scheduler's HTTP server takes another port when 8787 is taken (another
+                # cluster on this machine) and warns; FreeCAD shows that warning as an error
+                warnings.filterwarnings("ignore", message=r"Port \d+ is already in use",
+                                        category=UserWarning)
                 self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                             dashboard_address=None, silence_logs=40)
             self.client = Client(self.cluster)

@@ -1,0 +1,891 @@
+"""The Study task panel: parameters, objectives, method; Run on Dask with progress and Cancel; the
+table, a plot, Apply.
+
+**Study**: a table of parameters (a row each: ``OBJECT.PROPERTY``, then Low, High and Levels for a
+range, or a List ``v1, v2, ...``; quantities with their unit, ``80 mm``), the objectives and the
+constraints (one per line, the solver's expressions), the method and its options, the Dask
+scheduler (empty: a local cluster of Workers processes, 0 = one per core).
+
+**Run** writes the fields into the Study object (one undo step, through ``FreeCADGui.doCommand``
+so a macro records it), checks the study (every problem in a message box naming the row and the
+field, nothing run) and runs it with :mod:`MultibodyWB.document.study` in a thread of its own:
+the solver's :func:`~MultibodyWB.solver.study.run_study` asks for each variant, which is made on
+the GUI thread (the document may be changed only there: a queue the panel's timer serves), and
+runs it on the Dask workers. The progress bar and the status line follow the variants
+(``variant 7 of 20, 2 workers``), and the rows appear as they arrive; **Cancel** stops the
+outstanding ones. At the end the document is put back as it was and the table is stored in the
+Study (one undo step); a study that ran to its end is recorded in a macro as
+``MultibodyWB.document.study.run(study)``. Closing the panel while a study runs cancels it, puts
+the document back and stores nothing.
+
+**Results**: one row per variant (parameters in the document's units, objectives, constraint
+margins, status, wall time; a failed variant shows its error, in red; a variant that misses a
+constraint is grey), the best in bold; a plot of the
+first objective against each parameter; **Apply** writes the selected variant (else the best)
+into the document as one undo step; **Keep as Result** runs the selected variant again here and
+stores its run as a Result the player plays; **Plots** shows, in the plot dock, the first
+objective against each parameter and the parallel coordinates of every variant.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import threading
+import time
+import traceback
+
+import FreeCAD
+import FreeCADGui
+
+from ..document import study as dstudy
+from ..solver.study import METHODS, OPTIMISERS, StudyError
+from .qt import QtCore, QtGui, QtWidgets, Signal, compact
+from .watch import DocumentWatch, TaskPanel, later, object_alive, track
+
+#: Object name of the panel's main widget (tests find it by this name).
+PANEL_NAME = "MultibodyStudyPanel"
+#: How often the panel serves the study's thread and shows its progress (ms).
+POLL_MS = 50
+#: Name of the main window's dock widget of the study plots.
+DOCK_NAME = "MultibodyStudyPlots"
+#: Columns of the parameters table.
+PARAMETER_COLUMNS = ("Parameter", "Low", "High", "Levels", "List")
+
+#: The panel being shown (one at a time), for tests and the commands.
+current = None
+track(lambda: current)
+
+
+def message(title, text, details=()):
+    """Tell the user in a message box (and the report view, every line of ``details`` too)."""
+    FreeCAD.Console.PrintError(f"MultibodyWB: {title}: {text}\n")
+    for line in details:
+        FreeCAD.Console.PrintError(f"  {line}\n")
+    box = QtWidgets.QMessageBox(FreeCADGui.getMainWindow())
+    box.setIcon(QtWidgets.QMessageBox.Warning)
+    box.setWindowTitle(f"Multibody: {title}")
+    box.setText(text)
+    if details:
+        box.setInformativeText("\n".join(details))
+    box.exec_()
+
+
+def _ref(obj):
+    return f"FreeCAD.getDocument({obj.Document.Name!r}).getObject({obj.Name!r})"
+
+
+def split_row(text):
+    """A Parameters row (``P = 80 mm : 120 mm : 5`` or ``P = 1 N/mm, 2 N/mm``) as the table's
+    five cells."""
+    path, _, spec = text.partition("=")
+    cells = [path.strip(), "", "", "", ""]
+    if ":" in spec:
+        parts = [p.strip() for p in spec.split(":")]
+        for i, part in enumerate(parts[:3]):
+            cells[1 + i] = part
+    else:
+        cells[4] = spec.strip()
+    return cells
+
+
+def join_row(k, cells):
+    """The Parameters row of the table's cells; ValueError naming the row and the field."""
+    path, low, high, levels, values = (c.strip() for c in cells)
+    if not path:
+        raise ValueError(f"Parameter {k}, field Parameter: empty; give OBJECT.PROPERTY "
+                         "(Spreadsheet.LinkLength)")
+    if values:
+        if low or high or levels:
+            raise ValueError(f"Parameter {k} ({path}), field List: give a list or a range "
+                             "(Low, High, Levels), not both")
+        return f"{path} = {values}"
+    if not low or not high:
+        fld = "Low" if not low else "High"
+        raise ValueError(f"Parameter {k} ({path}), field {fld}: empty; give a range Low, High "
+                         "(and Levels for a grid) or a List")
+    return f"{path} = {low} : {high}" + (f" : {levels}" if levels else "")
+
+
+class _Relay(QtCore.QObject):
+    """Made on the GUI thread: a signal emitted from the study's thread runs its slot there at
+    once (a queued connection), without waiting for the panel's timer."""
+
+    requested = Signal()
+
+
+class StudyPanel(TaskPanel):
+    """The task panel of a Study (see the module doc)."""
+
+    def __init__(self, study_obj):
+        global current
+        self.study = study_obj
+        self.doc = study_obj.Document
+        self.closed = False
+        self.thread = None
+        self.prepared = None
+        self.requests = queue.Queue()
+        self.state = {}
+        self.cancelled = threading.Event()
+        self.finished_callbacks = []
+        self.result_object = None
+        self.timer = QtCore.QTimer()
+        self.timer.setInterval(POLL_MS)
+        self.timer.timeout.connect(self.poll)
+        self.relay = _Relay()
+        self.relay.requested.connect(self._serve)
+        self.shown_rows = 0
+        self.shown_at = 0.0
+        self.study_form = self._study_widget()
+        self.run_form = self._run_widget()
+        self.results_form = self._results_widget()
+        self.form = [self.study_form, self.run_form, self.results_form]
+        self.load()
+        self.show_table()
+        self.watch = DocumentWatch(self.doc, self)
+        self.run_form.destroyed.connect(lambda *_: self.cleanup())
+        current = self
+
+    # -- widgets -------------------------------------------------------------------------------
+    def _study_widget(self):
+        w = QtWidgets.QWidget()
+        w.setObjectName(PANEL_NAME)
+        w.setWindowTitle("Design study")
+        layout = QtWidgets.QVBoxLayout(w)
+        layout.addWidget(QtWidgets.QLabel("Parameters (quantities with their unit: 80 mm):"))
+        self.parameters = QtWidgets.QTableWidget(0, len(PARAMETER_COLUMNS))
+        self.parameters.setObjectName("Parameters")
+        self.parameters.setHorizontalHeaderLabels(list(PARAMETER_COLUMNS))
+        self.parameters.setToolTip(
+            "One row per parameter: OBJECT.PROPERTY (a Name or Label, a property or a "
+            "spreadsheet alias: Spreadsheet.LinkLength), then a range Low, High (Levels for a "
+            "grid) or a List of values (80 mm, 100 mm)")
+        header = self.parameters.horizontalHeader()
+        header.setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
+        self.parameters.setMinimumHeight(90)
+        self.parameters.setMaximumHeight(140)
+        layout.addWidget(self.parameters)
+        row = QtWidgets.QHBoxLayout()
+        for text, slot, name in (("Add", self.add_row, "AddParameter"),
+                                 ("Remove", self.remove_row, "RemoveParameter")):
+            b = QtWidgets.QPushButton(text)
+            b.setObjectName(name)
+            b.clicked.connect(slot)
+            compact(b)
+            row.addWidget(b)
+        row.addStretch(1)
+        layout.addLayout(row)
+        form = QtWidgets.QFormLayout()
+        self.objectives = QtWidgets.QPlainTextEdit()
+        self.objectives.setObjectName("Objectives")
+        self.objectives.setToolTip("One per line: period(Pivot.rz), rms(Hull.az), "
+                                   "max(abs(Pin.Fx)); optimisers minimise the first")
+        self.constraints = QtWidgets.QPlainTextEdit()
+        self.constraints.setObjectName("Constraints")
+        self.constraints.setToolTip("One per line: max(Piston.z) <= 180 mm, min(Cam.Fn) > 0")
+        for edit in (self.objectives, self.constraints):
+            edit.setMaximumHeight(52)
+        form.addRow("Objectives", self.objectives)
+        form.addRow("Constraints", self.constraints)
+        self.method = QtWidgets.QComboBox()
+        self.method.setObjectName("Method")
+        self.method.addItems(list(METHODS))
+        self.method.setToolTip("grid: every combination of the levels; lhs, sobol: samples in "
+                               "the ranges; nelder-mead, powell, de: minimise the first "
+                               "objective")
+        self.method.currentTextChanged.connect(self._enable_options)
+        form.addRow("Method", self.method)
+        self.samples = self._spin("Samples", 1, 1_000_000, "lhs, sobol: how many points")
+        self.seed = self._spin("Seed", 0, 2 ** 31 - 1, "lhs, sobol, de: the random seed")
+        self.max_evaluations = self._spin("MaxEvaluations", 1, 100_000,
+                                          "nelder-mead, powell, de: the most runs")
+        self.tolerance = QtWidgets.QLineEdit()
+        self.tolerance.setObjectName("Tolerance")
+        self.tolerance.setToolTip("nelder-mead, powell, de: a fraction of each range")
+        options = QtWidgets.QHBoxLayout()
+        for label, widget in (("Samples", self.samples), ("Seed", self.seed)):
+            options.addWidget(QtWidgets.QLabel(label))
+            options.addWidget(widget)
+        form.addRow(options)
+        options = QtWidgets.QHBoxLayout()
+        for label, widget in (("Runs", self.max_evaluations), ("Tolerance", self.tolerance)):
+            options.addWidget(QtWidgets.QLabel(label))
+            options.addWidget(widget)
+        form.addRow(options)
+        self.scheduler = QtWidgets.QLineEdit()
+        self.scheduler.setObjectName("Scheduler")
+        self.scheduler.setPlaceholderText("local cluster")
+        self.scheduler.setToolTip("A Dask scheduler's address (tcp://host:8786); empty: a local "
+                                  "cluster started for the study")
+        self.workers = self._spin("Workers", 0, 1024, "Local cluster worker processes (0: one "
+                                                      "per core)")
+        options = QtWidgets.QHBoxLayout()
+        options.addWidget(self.scheduler, 1)
+        options.addWidget(QtWidgets.QLabel("Workers"))
+        options.addWidget(self.workers)
+        form.addRow("Scheduler", options)
+        layout.addLayout(form)
+        compact(self.method)
+        return w
+
+    def _spin(self, name, low, high, tip):
+        spin = QtWidgets.QSpinBox()
+        spin.setObjectName(name)
+        spin.setRange(low, high)
+        spin.setToolTip(tip)
+        return spin
+
+    def _run_widget(self):
+        w = QtWidgets.QWidget()
+        w.setWindowTitle("Run")
+        layout = QtWidgets.QVBoxLayout(w)
+        row = QtWidgets.QHBoxLayout()
+        self.run_button = QtWidgets.QPushButton("Run")
+        self.run_button.setObjectName("Run")
+        self.run_button.setToolTip("Check the study and run every variant on Dask; the table is "
+                                   "stored in the document at the end")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setObjectName("Cancel")
+        self.cancel_button.setToolTip("Stop the outstanding variants; the table keeps those that "
+                                      "finished")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
+        compact(self.run_button, self.cancel_button)
+        layout.addLayout(row)
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setObjectName("Progress")
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        layout.addWidget(self.progress)
+        self.status = QtWidgets.QLabel("Ready")
+        self.status.setObjectName("Status")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+        self.messages = QtWidgets.QPlainTextEdit()
+        self.messages.setObjectName("Messages")
+        self.messages.setReadOnly(True)
+        self.messages.setMaximumHeight(90)
+        layout.addWidget(self.messages)
+        return w
+
+    def _results_widget(self):
+        from .plot_panel import FigureCanvasQTAgg, Figure
+        w = QtWidgets.QWidget()
+        w.setWindowTitle("Results")
+        layout = QtWidgets.QVBoxLayout(w)
+        self.results = QtWidgets.QTableWidget(0, 0)
+        self.results.setObjectName("Results")
+        self.results.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        self.results.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
+        self.results.setSelectionMode(QtWidgets.QAbstractItemView.SingleSelection)
+        self.results.setMinimumHeight(120)
+        layout.addWidget(self.results)
+        row = QtWidgets.QHBoxLayout()
+        self.apply_button = QtWidgets.QPushButton("Apply")
+        self.apply_button.setObjectName("Apply")
+        self.apply_button.setToolTip("Write the selected variant's values (else the best's) into "
+                                     "the document: one undo step")
+        self.apply_button.clicked.connect(self.apply)
+        self.keep_button = QtWidgets.QPushButton("Keep as Result")
+        self.keep_button.setObjectName("Keep")
+        self.keep_button.setToolTip("Run the selected variant (else the best) again and store "
+                                    "its run as a Result to play and plot")
+        self.keep_button.clicked.connect(self.keep)
+        self.dock_button = QtWidgets.QPushButton("Plots")
+        self.dock_button.setObjectName("Plots")
+        self.dock_button.setToolTip("The plots in the plot dock: the first objective against "
+                                    "each parameter, and every variant across the parameters "
+                                    "and objectives (parallel coordinates)")
+        self.dock_button.clicked.connect(self.show_dock)
+        row.addWidget(self.apply_button)
+        row.addWidget(self.keep_button)
+        row.addWidget(self.dock_button)
+        compact(self.apply_button, self.keep_button, self.dock_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.figure = Figure(figsize=(4.0, 2.6), dpi=80)
+        self.canvas = FigureCanvasQTAgg(self.figure)
+        self.canvas.setObjectName("Plot")
+        self.canvas.setMinimumHeight(200)
+        layout.addWidget(self.canvas)
+        return w
+
+    def _enable_options(self, *_):
+        method = self.method.currentText()
+        self.samples.setEnabled(method in ("lhs", "sobol"))
+        self.seed.setEnabled(method in ("lhs", "sobol", "de"))
+        self.max_evaluations.setEnabled(method in OPTIMISERS)
+        self.tolerance.setEnabled(method in OPTIMISERS)
+
+    # -- the fields and the Study object ---------------------------------------------------------
+    def load(self):
+        """Show the Study object's properties."""
+        st = self.study
+        self.parameters.setRowCount(0)
+        for text in st.Parameters:
+            if text.strip():
+                self.add_row(split_row(text))
+        if not self.parameters.rowCount():
+            self.add_row()
+        self.objectives.setPlainText("\n".join(st.Objectives))
+        self.constraints.setPlainText("\n".join(st.Constraints))
+        self.method.setCurrentText(st.Method)
+        self.samples.setValue(int(st.Samples))
+        self.seed.setValue(int(st.Seed))
+        self.max_evaluations.setValue(int(st.MaxEvaluations))
+        self.tolerance.setText(f"{float(st.Tolerance):g}")
+        self.scheduler.setText(st.Scheduler)
+        self.workers.setValue(int(st.Workers))
+        self._enable_options()
+
+    def add_row(self, cells=None):
+        r = self.parameters.rowCount()
+        self.parameters.insertRow(r)
+        for c, text in enumerate(cells or [""] * len(PARAMETER_COLUMNS)):
+            self.parameters.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+
+    def remove_row(self):
+        r = self.parameters.currentRow()
+        if r < 0:
+            r = self.parameters.rowCount() - 1
+        if r >= 0:
+            self.parameters.removeRow(r)
+
+    def set_parameter(self, row, *cells):
+        """Type a row of the parameters table (tests, scripts): the cells from the first."""
+        while self.parameters.rowCount() <= row:
+            self.add_row()
+        for c, text in enumerate(cells):
+            self.parameters.item(row, c).setText(str(text))
+
+    def fields(self):
+        """The panel's fields as the Study's property values; ValueError naming the field."""
+        rows = []
+        for r in range(self.parameters.rowCount()):
+            cells = [(self.parameters.item(r, c).text() if self.parameters.item(r, c) else "")
+                     for c in range(len(PARAMETER_COLUMNS))]
+            if any(c.strip() for c in cells):
+                rows.append(join_row(len(rows) + 1, cells))
+        text = self.tolerance.text().strip()
+        try:
+            tolerance = float(text)
+        except ValueError:
+            raise ValueError(f"Study, field Tolerance: '{text}' is not a number "
+                             "(a fraction of each range, 1e-3)") from None
+        return {"Parameters": rows,
+                "Objectives": [x.strip() for x in self.objectives.toPlainText().splitlines()
+                               if x.strip()],
+                "Constraints": [x.strip() for x in self.constraints.toPlainText().splitlines()
+                                if x.strip()],
+                "Method": self.method.currentText(), "Samples": self.samples.value(),
+                "Seed": self.seed.value(), "MaxEvaluations": self.max_evaluations.value(),
+                "Tolerance": tolerance, "Scheduler": self.scheduler.text().strip(),
+                "Workers": self.workers.value()}
+
+    def store(self, values):
+        """Write the changed fields into the Study (one undo step, recorded as a macro)."""
+        st = self.study
+        changes = []
+        for name, value in values.items():
+            old = getattr(st, name)
+            if isinstance(value, list):
+                if list(old) == value:
+                    continue
+            elif old == value:
+                continue
+            changes.append(f"study.{name} = {value!r}")
+        if not changes:
+            return
+        self.doc.openTransaction("Study settings")
+        try:
+            for statement in [f"study = {_ref(st)}"] + changes:
+                FreeCADGui.doCommand(statement)
+        except Exception:
+            self.doc.abortTransaction()
+            raise
+        self.doc.commitTransaction()
+
+    # -- running ---------------------------------------------------------------------------------
+    def say(self, text, error=False):
+        self.messages.appendPlainText(text)
+        (FreeCAD.Console.PrintError if error else FreeCAD.Console.PrintMessage)(
+            f"MultibodyWB: {text}\n")
+
+    def refuse(self, title, lines):
+        """Say why the study does not run: the messages, the report view and a message box."""
+        for line in lines:
+            self.messages.appendPlainText(line)
+        self.status.setText("Not run: the study has problems")
+        message(title, f"Study '{self.study.Label}' was not run:", list(lines))
+
+    @property
+    def running(self):
+        return self.thread is not None
+
+    def _busy(self, busy):
+        self.run_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
+        self.study_form.setEnabled(not busy)
+        self.apply_button.setEnabled(not busy)
+        self.keep_button.setEnabled(not busy)
+        self.dock_button.setEnabled(not busy)
+
+    def run(self):
+        """Store the fields, check the study, start it in a thread. True if it started."""
+        if self.running or self.closed:
+            return False
+        self.messages.clear()
+        try:
+            values = self.fields()
+        except ValueError as exc:
+            self.refuse("Study", [str(exc)])
+            return False
+        try:
+            self.store(values)
+        except Exception as exc:  # a value FreeCAD refuses: say which, change nothing
+            self.refuse("Study", [f"The settings were not stored: {type(exc).__name__}: {exc}"])
+            return False
+        try:
+            self.prepared = dstudy.prepare(self.study)
+        except StudyError as exc:
+            self.refuse("Study", [str(p) for p in exc.problems])
+            return False
+        except Exception as exc:  # noqa: BLE001 - a defect: said, never a traceback
+            FreeCAD.Console.PrintLog(traceback.format_exc())
+            self.refuse("Study", [f"Internal error checking the study: {type(exc).__name__}: "
+                                  f"{exc}"])
+            return False
+        self.cancelled.clear()
+        self.state = {"done": 0, "total": 0, "workers": 0, "rows": []}
+        self.started = time.perf_counter()
+        executor = dstudy.default_executor(self.prepared)
+        self.executor = executor
+        n = executor.n_workers
+        where = self.prepared.scheduler or (f"a local cluster of {n} workers" if n else
+                                            "a local cluster, a worker per core")
+        self.status.setText(f"Starting the workers: {where}...")
+        self.say(f"Study '{self.study.Label}': {self.prepared.study.method}, "
+                 f"{len(self.prepared.params)} parameter(s), on {where}")
+        self.progress.setValue(0)
+        self._busy(True)
+        self.thread = threading.Thread(target=self._work, name="MultibodyWB study", daemon=True)
+        self.thread.start()
+        self.timer.start()
+        return True
+
+    def _work(self):
+        """The study's thread: run_study, variants made on the GUI thread."""
+        def progress(done, total, row):
+            self.state["done"], self.state["total"] = done, total
+            if not self.state["workers"]:
+                try:
+                    self.state["workers"] = self.executor.workers
+                except Exception:  # noqa: BLE001 - only shown
+                    pass
+            self.state["rows"].append(row)
+        try:
+            self.state["table"] = dstudy.execute(self.prepared, self.executor, progress,
+                                                 self.cancelled.is_set, self.on_gui)
+        except BaseException as exc:  # noqa: BLE001 - handed to the GUI thread
+            self.state["error"] = exc
+            self.state["trace"] = traceback.format_exc()
+        finally:
+            try:
+                self.executor.close()            # the local cluster ends with the study
+            except Exception:  # noqa: BLE001 - nothing more to do with it
+                pass
+            self.state["finished"] = True
+
+    def on_gui(self, function):
+        """Call ``function()`` on the GUI thread (from the study's thread) and return its
+        result; raises RuntimeError if the panel closes meanwhile."""
+        box = {"event": threading.Event()}
+        self.requests.put((function, box))
+        self.relay.requested.emit()
+        while not box["event"].wait(0.05):
+            if self.closed:
+                raise RuntimeError("the Study panel was closed")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _serve(self):
+        """Run the study thread's requests (on the GUI thread); once the panel is closed (the
+        document put back), refuse them."""
+        while True:
+            try:
+                function, box = self.requests.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                if self.closed:
+                    raise RuntimeError("the Study panel was closed")
+                box["value"] = function()
+            except BaseException as exc:  # noqa: BLE001 - raised in the study's thread
+                box["error"] = exc
+            box["event"].set()
+
+    def cancel(self):
+        """Stop the outstanding variants (the table keeps those that finished)."""
+        if self.running:
+            self.cancelled.set()
+            self.status.setText("Cancelling...")
+
+    def poll(self):
+        """Serve the study's thread, show its progress, handle its end (timer slot)."""
+        if self.closed:
+            self.timer.stop()
+            return
+        self._serve()
+        state = self.state
+        done, total = state.get("done", 0), state.get("total", 0)
+        if total:
+            self.progress.setValue(int(round(1000 * min(done, total) / total)))
+            workers = state.get("workers") or 0
+            what = "run" if self.prepared.study.method in OPTIMISERS else "variant"
+            self.status.setText(f"{what} {done} of {total}, {workers} worker"
+                                f"{'s' if workers != 1 else ''}, "
+                                f"{time.perf_counter() - self.started:.1f} s")
+        rows = state.get("rows", [])
+        now = time.perf_counter()
+        if len(rows) != self.shown_rows and now - self.shown_at >= 0.5:
+            self.shown_rows, self.shown_at = len(rows), now
+            self.fill(self.live_table(list(rows)))
+        if not state.get("finished"):
+            return
+        self._serve()
+        self.timer.stop()
+        self.thread = None
+        try:
+            self._finish()
+        finally:
+            self._busy(False)
+        for callback in list(self.finished_callbacks):
+            callback(self)
+
+    def _finish(self):
+        state = self.state
+        table = state.get("table")
+        try:
+            dstudy.finish(self.prepared, table)
+        except Exception as exc:  # noqa: BLE001 - said, the document was put back first
+            self.say(f"The table could not be stored: {type(exc).__name__}: {exc}", error=True)
+        else:
+            if table is not None and not table.cancelled:    # the macro line repeating it
+                with dstudy.recorded_run(self.study, table):
+                    FreeCADGui.addModule("MultibodyWB.document.study")
+                    FreeCADGui.doCommand(f"MultibodyWB.document.study.run({_ref(self.study)})")
+        if table is None:
+            exc = state.get("error")
+            self.progress.setValue(0)
+            if isinstance(exc, StudyError):
+                self.refuse("Study", [str(p) for p in exc.problems])
+            else:
+                FreeCAD.Console.PrintLog(state.get("trace", ""))
+                self.status.setText("Failed; the document is as it was")
+                self.say(f"The study failed: {type(exc).__name__}: {exc}", error=True)
+            return
+        ok = sum(1 for r in table.rows if r.status == dstudy.OK)
+        self.status.setText(f"{'Cancelled' if table.cancelled else 'Done'}: {ok} of "
+                            f"{len(table.rows)} variants ran on {table.workers} worker"
+                            f"{'s' if table.workers != 1 else ''} in {table.wall:.1f} s; the "
+                            "table is stored in the Study")
+        best = table.best
+        for line in table.summary().splitlines():
+            if line.startswith("best:") and best is not None:    # in the document's units
+                at = ", ".join(f"{p.path} = {dstudy.shown(v, u)}" for p, v, u in
+                               zip(table.study.parameters, best.values, table.units))
+                line = (f"best: variant {best.index}: {table.study.objectives[0]} = "
+                        f"{best.objectives[0]:.6g} at {at}")
+            self.say(line)
+        self.show_table()
+
+    # -- results ---------------------------------------------------------------------------------
+    def live_table(self, rows):
+        """The variants run so far (the study's thread's rows) as a stored table."""
+        p = self.prepared
+        found = [dstudy.StoredRow(r.index, tuple(r.values), tuple(r.objectives),
+                                  tuple(r.constraints), tuple(r.margins), r.feasible, r.status,
+                                  r.error, r.wall) for r in sorted(rows, key=lambda r: r.index)]
+        return dstudy.StoredTable([q.parameter.path for q in p.params], list(p.units),
+                                  list(p.study.objectives), list(p.study.constraints), found)
+
+    def show_table(self):
+        """Fill the results table and the plot from the Study's stored table."""
+        self.shown_rows = 0
+        self.fill(dstudy.stored_table(self.study))
+
+    def fill(self, kept):
+        """Fill the results table and the plot from ``kept`` (a StoredTable or None)."""
+        self.kept = kept
+        self.results.clear()
+        self.results.setRowCount(0)
+        if kept is None:
+            self.results.setColumnCount(0)
+            self.figure.clear()
+            self.canvas.draw_idle()
+            return
+        scales = _scales(kept)
+        headers = ["#"] + [f"{p} [{label}]" if label else p
+                           for p, (_, label) in zip(kept.paths, scales)]
+        headers += list(kept.objectives) + [f"margin: {c}" for c in kept.constraints]
+        headers += ["status", "wall [s]"]
+        self.results.setColumnCount(len(headers))
+        self.results.setHorizontalHeaderLabels(headers)
+        self.results.setRowCount(len(kept.rows))
+        bold = QtGui.QFont()
+        bold.setBold(True)
+        for i, r in enumerate(kept.rows):
+            cells = [str(r.index)]
+            cells += [f"{v * f:.6g}" for v, (f, _) in zip(r.values, scales)]
+            cells += [f"{v:.6g}" for v in r.objectives] + [f"{v:.6g}" for v in r.margins]
+            status = r.status if r.status != dstudy.OK or r.feasible else "ok (infeasible)"
+            cells += [status if not r.error else f"{r.status}: {r.error}", f"{r.wall:.3g}"]
+            for c, text in enumerate(cells):
+                item = QtWidgets.QTableWidgetItem(text)
+                item.setData(QtCore.Qt.UserRole, r.index)
+                if r.error:
+                    item.setToolTip(r.error)
+                if r.index == kept.best:
+                    item.setFont(bold)
+                elif r.status != dstudy.OK:
+                    item.setForeground(QtGui.QBrush(QtGui.QColor("#cc0000")))
+                elif not r.feasible:
+                    item.setForeground(QtGui.QBrush(QtGui.QColor("#888a85")))
+                self.results.setItem(i, c, item)
+        self.results.resizeColumnsToContents()
+        self.plot(kept, scales)
+
+    def plot(self, kept, scales):
+        """The first objective against each parameter (ok runs; the best one marked)."""
+        fig = self.figure
+        fig.clear()
+        n = len(kept.paths)
+        if not kept.objectives or not n:
+            self.canvas.draw_idle()
+            return
+        axes = [fig.add_subplot(1, n, k + 1) for k in range(n)]
+        ok = [r for r in kept.rows if r.status == dstudy.OK]
+        for k, (ax, path, (f, label)) in enumerate(zip(axes, kept.paths, scales)):
+            xs = [r.values[k] * f for r in ok]
+            ys = [r.objectives[0] for r in ok]
+            ax.plot(xs, ys, "o", color="#3465a4", markersize=4, label="variants")
+            best = [r for r in ok if r.index == kept.best]
+            if best:
+                ax.plot([best[0].values[k] * f], [best[0].objectives[0]], "o", color="#73d216",
+                        markersize=8, markeredgecolor="black", label="best")
+            ax.set_xlabel(f"{path} [{label}]" if label else path, fontsize=8)
+            if k == 0:
+                ax.set_ylabel(kept.objectives[0], fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        self.canvas.draw_idle()
+
+    def show_dock(self):
+        """The study's plots in the main window's dock :data:`DOCK_NAME` (made once, reused):
+        the first objective against each parameter and the parallel coordinates of every
+        variant. Returns the dock's figure (None: no table)."""
+        from .plot_panel import Figure, FigureCanvasQTAgg, NavigationToolbar2QT
+        from .qt import dock
+        kept = dstudy.stored_table(self.study)
+        if kept is None or not kept.rows:
+            message("Study", "There is nothing to plot: run the study first.")
+            return None
+        widget = QtWidgets.QWidget()
+        widget.setObjectName("MultibodyStudyPlotsWidget")
+        layout = QtWidgets.QVBoxLayout(widget)
+        figure = Figure(figsize=(9.0, 3.2), dpi=90)
+        canvas = FigureCanvasQTAgg(figure)
+        layout.addWidget(NavigationToolbar2QT(canvas, widget))
+        layout.addWidget(canvas)
+        draw_dock_figure(figure, kept)
+        canvas.draw_idle()
+        self.dock_figure = figure
+        mw = FreeCADGui.getMainWindow()
+        new_dock = mw.findChild(QtWidgets.QDockWidget, DOCK_NAME) is None
+        d = dock(DOCK_NAME, f"Multibody study: {self.study.Label}", widget)
+        d.setWindowTitle(f"Multibody study: {self.study.Label}")
+        if new_dock:
+            # as the run plots: a tab of its own beside the report view, 45 % of the height
+            report = mw.findChild(QtWidgets.QDockWidget, "Report view")
+            if report is not None and report.isVisible() and not report.isFloating() \
+                    and mw.dockWidgetArea(report) == mw.dockWidgetArea(d):
+                mw.tabifyDockWidget(report, d)
+                d.show()
+                d.raise_()
+            mw.resizeDocks([d], [max(320, int(mw.height() * 0.45))], QtCore.Qt.Vertical)
+        return figure
+
+    def selected_index(self):
+        """The variant of the selected row, else the best (None: neither)."""
+        items = self.results.selectedItems()
+        if items:
+            return int(items[0].data(QtCore.Qt.UserRole))
+        kept = dstudy.stored_table(self.study)
+        return kept.best if kept is not None and kept.best >= 0 else None
+
+    def apply(self):
+        """Write the selected (else the best) variant into the document: one undo step."""
+        index = self.selected_index()
+        if index is None:
+            message("Study", "There is no variant to apply: run the study first.")
+            return False
+        FreeCADGui.addModule("MultibodyWB.document.study")
+        try:
+            FreeCADGui.doCommand(f"MultibodyWB.document.study.apply_variant({_ref(self.study)}, "
+                                 f"{index})")
+        except Exception as exc:  # a parameter that no longer resolves
+            message("Study", f"Variant {index} was not applied: {exc}")
+            return False
+        self.status.setText(f"Variant {index} applied to the document (Undo takes it back)")
+        self.say(f"Variant {index} of Study '{self.study.Label}' applied")
+        return True
+
+    def keep(self):
+        """Run the selected (else the best) variant here and store it as a Result."""
+        index = self.selected_index()
+        if index is None:
+            message("Study", "There is no variant to keep: run the study first.")
+            return None
+        QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.WaitCursor)
+        try:
+            self.result_object = dstudy.keep_variant(self.study, index)
+        except Exception as exc:  # noqa: BLE001 - a variant that does not run: said
+            QtWidgets.QApplication.restoreOverrideCursor()
+            message("Study", f"Variant {index} was not kept: {type(exc).__name__}: {exc}")
+            return None
+        QtWidgets.QApplication.restoreOverrideCursor()
+        self.say(f"Variant {index} kept as '{self.result_object.Label}' (Play results plays it)")
+        return self.result_object
+
+    # -- task dialog interface -------------------------------------------------------------------
+    def is_open(self):
+        return not self.closed
+
+    def cleanup(self):
+        """Cancel a running study (the document is put back), stop watching the document."""
+        global current
+        if self.closed:
+            return
+        if self.thread is not None:
+            self.cancelled.set()
+            deadline = time.monotonic() + 5.0
+            while self.thread.is_alive() and time.monotonic() < deadline:
+                self._serve()
+                time.sleep(0.02)
+            try:
+                if self.prepared is not None and object_alive(self.study):
+                    self.prepared.variants.restore()
+            except Exception:  # noqa: BLE001 - the document may be closing
+                pass
+        self.closed = True
+        self.timer.stop()
+        self.thread = None
+        self.watch.detach()
+        if current is self:
+            current = None
+
+    def document_closing(self):
+        self.cancelled.set()
+        self.timer.stop()
+        later(self.close)
+
+    def object_deleted(self, obj):
+        if obj == self.study:
+            self.cancelled.set()
+            later(self.close)
+
+
+def _scales(kept):
+    scales = []
+    for k, unit in enumerate(kept.units):
+        sample = next((r.values[k] for r in kept.rows if math.isfinite(r.values[k])), 1.0)
+        scales.append(dstudy.display_scale(unit, sample))
+    return scales
+
+
+def draw_dock_figure(figure, kept):
+    """The dock's plots of a stored table: on the left the first objective against each
+    parameter (one axes each, the best marked), on the right the parallel coordinates: every
+    variant that ran a line across the parameters and objectives (each axis from its least to
+    its largest value), coloured by the first objective; variants missing a constraint dashed,
+    the best in black."""
+    import numpy as np
+    try:
+        from matplotlib import colormaps
+        cmap = colormaps["viridis"]
+    except ImportError:                   # matplotlib < 3.5
+        from matplotlib import cm
+        cmap = cm.get_cmap("viridis")
+    scales = _scales(kept)
+    ok = [r for r in kept.rows if r.status == dstudy.OK]
+    n = len(kept.paths)
+    grid = figure.add_gridspec(1, n + 2)
+    for k, (path, (f, label)) in enumerate(zip(kept.paths, scales)):
+        ax = figure.add_subplot(grid[0, k])
+        ax.plot([r.values[k] * f for r in ok], [r.objectives[0] for r in ok], "o",
+                color="#3465a4", markersize=4)
+        for r in ok:
+            if r.index == kept.best:
+                ax.plot([r.values[k] * f], [r.objectives[0]], "o", color="#73d216",
+                        markersize=8, markeredgecolor="black")
+        ax.set_xlabel(f"{path} [{label}]" if label else path, fontsize=8)
+        if k == 0:
+            ax.set_ylabel(kept.objectives[0], fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, alpha=0.3)
+    ax = figure.add_subplot(grid[0, n:])
+    names = [f"{p} [{label}]" if label else p for p, (_, label) in zip(kept.paths, scales)]
+    names += list(kept.objectives)
+    if not ok:
+        ax.text(0.5, 0.5, "no variant ran", ha="center", transform=ax.transAxes)
+        figure.tight_layout()
+        return
+    data = np.array([[v * f for v, (f, _) in zip(r.values, scales)] + list(r.objectives)
+                     for r in ok], dtype=float).reshape(len(ok), len(names))
+    lo, hi = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    scaled = (data - lo) / span
+    scaled[:, ~(hi > lo)] = 0.5
+    first = data[:, n] if kept.objectives else np.zeros(len(ok))
+    f0, f1 = np.nanmin(first), np.nanmax(first)
+    xs = np.arange(len(names))
+    for r, y, v in zip(ok, scaled, first):
+        best = r.index == kept.best
+        colour = "black" if best else cmap((v - f0) / (f1 - f0) if f1 > f0 else 0.5)
+        ax.plot(xs, y, "-" if r.feasible else "--", color=colour, linewidth=2.5 if best else 1,
+                alpha=1.0 if best else 0.8)
+    for x in xs:
+        ax.axvline(x, color="#555753", linewidth=0.8)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([name if len(name) <= 28 else name[:26] + "..." for name in names],
+                       fontsize=7)
+    ax.set_yticks([0, 1])
+    ax.set_yticklabels(["least", "largest"], fontsize=7)
+    for x in xs:
+        ax.annotate(f"{lo[x]:.4g}", (x, 0), xytext=(2, -10), textcoords="offset points",
+                    fontsize=6)
+        ax.annotate(f"{hi[x]:.4g}", (x, 1), xytext=(2, 3), textcoords="offset points",
+                    fontsize=6)
+    ax.set_title("every variant (dashed: a constraint missed; black: the best)", fontsize=8,
+                 pad=12)
+    ax.set_ylim(-0.12, 1.12)
+    figure.tight_layout()
+
+
+def open_panel(study_obj):
+    """Show the panel of ``study_obj`` (the one open already, else a new one)."""
+    from .views import ensure_views
+    from .watch import close_task_dialog
+    if current is not None and not current.closed and current.study == study_obj \
+            and FreeCADGui.Control.activeDialog():
+        return current
+    ensure_views(study_obj.Document)
+    close_task_dialog()
+    panel = StudyPanel(study_obj)
+    FreeCADGui.Control.showDialog(panel)
+    return panel
