@@ -37,7 +37,7 @@ def run(tmp_path_factory):
 
 
 def test_the_command_makes_the_study_in_one_undo_step_and_opens_its_panel(run):
-    assert run["toolbar"][-1] == "MultibodyWB_Study"
+    assert "MultibodyWB_Study" in run["toolbar"]
     assert run["active"]
     assert run["made"] == ["Multibody::Study"] and run["in_mechanism"]
     assert run["undo_after_command"] == ["Design study..."]
