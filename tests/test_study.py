@@ -378,6 +378,7 @@ def test_cli_study_against_a_scheduler_and_a_worker_started_apart():
                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             import json
             address = json.load(open(sched_file))["address"]
+            # the study waits for the cluster's first worker (DaskExecutor.start)
             args = ["study", model, "--param", "Slider.Damping=1:20:4", "--param",
                     "Mass.Mass=0.5,2", "--objective", "integral(Slider.z**2)", "--objective",
                     "max(abs(Slider.Fz))", "--constraint", "max(-Slider.z) <= 5 mm"]
@@ -419,3 +420,11 @@ def test_cli_refuses_a_bad_study_naming_the_fields():
         r = _cli("study", model, "--param", "Slider.Damping", "--objective", "rms(Slider.z)",
                  "--out", os.path.join(tmp, "s.csv"))
         assert r.returncode == 2 and "field --param" in r.stdout
+        # a scheduler nobody listens at: named, no traceback, no table
+        r = _cli("study", model, "--param", "Slider.Damping=1:2:2", "--objective",
+                 "rms(Slider.z)", "--scheduler", "tcp://127.0.0.1:9", "--out",
+                 os.path.join(tmp, "s.csv"))
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "field Scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'" in r.stdout
+        assert "Traceback" not in r.stdout + r.stderr
+        assert not os.path.exists(os.path.join(tmp, "s.csv"))

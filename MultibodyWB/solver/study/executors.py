@@ -32,6 +32,9 @@ from .variant import CANCELLED, Reductions, VariantResult, run_variant, warm_wor
 POLL = 0.05
 #: Seconds a new LocalCluster may take to start its workers.
 START_TIMEOUT = 120.0
+#: Seconds to reach a scheduler, and to wait for its first worker.
+CONNECT_TIMEOUT = 10.0
+WORKER_TIMEOUT = 60.0
 
 
 class SerialExecutor:
@@ -133,7 +136,21 @@ class DaskExecutor:
         if self.client is not None:
             pass                             # started before: the same workers again
         elif self.scheduler:
-            self.client = Client(self.scheduler, timeout="20s")
+            from .parameters import StudyError, problem
+            try:
+                self.client = Client(self.scheduler, timeout=f"{CONNECT_TIMEOUT:g}s")
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise StudyError([problem("Study", "Scheduler", (
+                    f"cannot reach the Dask scheduler at {self.scheduler!r} within "
+                    f"{CONNECT_TIMEOUT:g} s ({type(exc).__name__}: {str(exc)[:200]})"))]) from None
+            try:
+                self.client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
+            except (OSError, TimeoutError):
+                self.client.close()
+                self.client = None
+                raise StudyError([problem("Study", "Scheduler", (
+                    f"the Dask scheduler at {self.scheduler!r} has no worker after "
+                    f"{WORKER_TIMEOUT:g} s: start one (dask worker {self.scheduler})"))]) from None
         else:
             n = self.n_workers or len(os.sched_getaffinity(0))
             python = _python_for_workers()
