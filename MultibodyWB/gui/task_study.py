@@ -127,6 +127,7 @@ class StudyPanel(TaskPanel):
         self.requests = queue.Queue()
         self.state = {}
         self.cancelled = threading.Event()
+        self.closing = False                 # cleanup has begun: the end of a run is not stored
         self.finished_callbacks = []
         self.result_object = None
         self.timer = QtCore.QTimer()
@@ -536,8 +537,11 @@ class StudyPanel(TaskPanel):
 
     def poll(self):
         """Serve the study's thread, show its progress, handle its end (timer slot)."""
-        if self.closed:
-            self.timer.stop()
+        if self.closed or self.closing:
+            # closing: cleanup waits for the thread and stores nothing (a recompute there may
+            # turn the event loop, and this slot with it: FreeCAD 1.0's progress indicator)
+            if self.closed:
+                self.timer.stop()
             return
         self._serve()
         state = self.state
@@ -771,6 +775,7 @@ class StudyPanel(TaskPanel):
         global current
         if self.closed:
             return
+        self.closing = True
         if self.thread is not None:
             self.cancelled.set()
             deadline = time.monotonic() + 5.0
