@@ -36,6 +36,17 @@ def compact(*widgets):
             w.setMinimumWidth(w.fontMetrics().boundingRect(w.text()).width() + 20)
 
 
+def push_button(text, name, tip, slot):
+    """A push button: its ``text``, object name (the tests find it by it), tool tip and the slot
+    its ``clicked`` signal calls; compact (:func:`compact`)."""
+    b = QtWidgets.QPushButton(text)
+    b.setObjectName(name)
+    b.setToolTip(tip)
+    b.clicked.connect(slot)
+    compact(b)
+    return b
+
+
 def dock(name, title, widget, area=None):
     """Put ``widget`` in the main window's dock widget ``name`` (made once, reused); show it.
 

@@ -29,7 +29,7 @@ from ..document import fem_loads, runs
 from ..objects import units
 from ..objects.base import members
 from ..objects.body import TYPE as BODY
-from .qt import QtCore, QtWidgets, compact
+from .qt import QtCore, QtWidgets, push_button
 from .watch import DocumentWatch, TaskPanel, later, track
 
 #: Object name of the panel's widget (tests find it by this name).
@@ -122,24 +122,20 @@ class FemLoadsPanel(TaskPanel):
         if self.curve is not None:
             layout.addWidget(self.curve)
         buttons = QtWidgets.QHBoxLayout()
-        self.preview_button = QtWidgets.QPushButton("Preview")
-        self.preview_button.setObjectName("Preview")
-        self.preview_button.setToolTip("Collect the loads on the body at the instant: table, "
-                                       "equilibrium check and arrows in the 3D view")
-        self.preview_button.clicked.connect(self.preview)
-        self.add_button = QtWidgets.QPushButton("Add instant")
-        self.add_button.setObjectName("AddInstant")
-        self.add_button.setToolTip("Keep this instant: Create analysis makes one analysis per "
-                                   "instant listed")
-        self.add_button.clicked.connect(self.add_instant)
-        self.create_button = QtWidgets.QPushButton("Create analysis")
-        self.create_button.setObjectName("CreateAnalysis")
-        self.create_button.setToolTip("Make the FEM analysis (FreeCAD's FEM objects) of every "
-                                      "listed instant, or of the one shown; mesh and solve it "
-                                      "with CalculiX when installed")
-        self.create_button.clicked.connect(self.create)
+        self.preview_button = push_button("Preview", "Preview",
+                                          "Collect the loads on the body at the instant: table, "
+                                          "equilibrium check and arrows in the 3D view",
+                                          self.preview)
+        self.add_button = push_button("Add instant", "AddInstant",
+                                      "Keep this instant: Create analysis makes one analysis per "
+                                      "instant listed",
+                                      self.add_instant)
+        self.create_button = push_button("Create analysis", "CreateAnalysis",
+                                         "Make the FEM analysis (FreeCAD's FEM objects) of every "
+                                         "listed instant, or of the one shown; mesh and solve it "
+                                         "with CalculiX when installed",
+                                         self.create)
         for b in (self.preview_button, self.add_button, self.create_button):
-            compact(b)
             buttons.addWidget(b)
         layout.addLayout(buttons)
         self.headline = QtWidgets.QLabel()

@@ -40,7 +40,7 @@ import FreeCADGui
 
 from ..document import study as dstudy
 from ..solver.study import METHODS, OPTIMISERS, StudyError
-from .qt import QtCore, QtGui, QtWidgets, Signal, compact
+from .qt import QtCore, QtGui, QtWidgets, Signal, compact, push_button
 from .watch import DocumentWatch, TaskPanel, later, object_alive, track
 
 #: Object name of the panel's main widget (tests find it by this name).
@@ -241,20 +241,17 @@ class StudyPanel(TaskPanel):
         w.setWindowTitle("Run")
         layout = QtWidgets.QVBoxLayout(w)
         row = QtWidgets.QHBoxLayout()
-        self.run_button = QtWidgets.QPushButton("Run")
-        self.run_button.setObjectName("Run")
-        self.run_button.setToolTip("Check the study and run every variant on Dask; the table is "
-                                   "stored in the document at the end")
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QtWidgets.QPushButton("Cancel")
-        self.cancel_button.setObjectName("Cancel")
-        self.cancel_button.setToolTip("Stop the outstanding variants; the table keeps those that "
-                                      "finished")
+        self.run_button = push_button("Run", "Run",
+                                      "Check the study and run every variant on Dask; the table is "
+                                      "stored in the document at the end",
+                                      self.run)
+        self.cancel_button = push_button("Cancel", "Cancel",
+                                         "Stop the outstanding variants; the table keeps "
+                                         "those that finished",
+                                         self.cancel)
         self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
         row.addWidget(self.run_button)
         row.addWidget(self.cancel_button)
-        compact(self.run_button, self.cancel_button)
         layout.addLayout(row)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setObjectName("Progress")
@@ -285,26 +282,22 @@ class StudyPanel(TaskPanel):
         self.results.setMinimumHeight(120)
         layout.addWidget(self.results)
         row = QtWidgets.QHBoxLayout()
-        self.apply_button = QtWidgets.QPushButton("Apply")
-        self.apply_button.setObjectName("Apply")
-        self.apply_button.setToolTip("Write the selected variant's values (else the best's) into "
-                                     "the document: one undo step")
-        self.apply_button.clicked.connect(self.apply)
-        self.keep_button = QtWidgets.QPushButton("Keep as Result")
-        self.keep_button.setObjectName("Keep")
-        self.keep_button.setToolTip("Run the selected variant (else the best) again and store "
-                                    "its run as a Result to play and plot")
-        self.keep_button.clicked.connect(self.keep)
-        self.dock_button = QtWidgets.QPushButton("Plots")
-        self.dock_button.setObjectName("Plots")
-        self.dock_button.setToolTip("The plots in the plot dock: the first objective against "
-                                    "each parameter, and every variant across the parameters "
-                                    "and objectives (parallel coordinates)")
-        self.dock_button.clicked.connect(self.show_dock)
+        self.apply_button = push_button("Apply", "Apply",
+                                        "Write the selected variant's values (else the "
+                                        "best's) into the document: one undo step",
+                                        self.apply)
+        self.keep_button = push_button("Keep as Result", "Keep",
+                                       "Run the selected variant (else the best) again and store "
+                                       "its run as a Result to play and plot",
+                                       self.keep)
+        self.dock_button = push_button("Plots", "Plots",
+                                       "The plots in the plot dock: the first objective against "
+                                       "each parameter, and every variant across the parameters "
+                                       "and objectives (parallel coordinates)",
+                                       self.show_dock)
         row.addWidget(self.apply_button)
         row.addWidget(self.keep_button)
         row.addWidget(self.dock_button)
-        compact(self.apply_button, self.keep_button, self.dock_button)
         row.addStretch(1)
         layout.addLayout(row)
         self.figure = Figure(figsize=(4.0, 2.6), dpi=80)
