@@ -5,9 +5,14 @@
 #   scripts/test-freecad1.sh tests/test_workbench.py -k gui      other pytest arguments instead of `tests`
 #
 # Creates the Debian 13 root first if needed (scripts/freecad1-root.sh: about two minutes, then instant),
-# then runs `/usr/bin/python3 -m pytest -q -ra` inside it with this repository bind-mounted read-only at
-# /mbwb/src. Nothing is written to the repository: no pytest cache (-p no:cacheprovider), no bytecode,
-# numba's cache in the root's /tmp (a tmpfs emptied after the run). Files the tests leave for people
+# then runs `/usr/bin/python3 -m pytest -q -ra` inside it on a copy of this repository (bind-mounted
+# read-only at /mbwb/src, copied without .git and __pycache__ to the root's /tmp/mbwb, a tmpfs emptied
+# after the run), after compiling the solver's kernels once there (`python3 -m MultibodyWB.solver warmup`,
+# as the set-up command does on the host). The copy is writable so that numba caches beside the
+# sources, as on the host: with the cache elsewhere (NUMBA_CACHE_DIR) numba files it under the
+# source's path as imported, and every FreeCAD the GUI tests start imports the add-on through a
+# link in a user folder of its own, so each compiled the kernels again. Nothing is written to the
+# repository: no pytest cache (-p no:cacheprovider), no bytecode. Files the tests leave for people
 # (the GUI screenshot workbench.png) go to $MBWB_ARTIFACTS_DIR, default
 # /var/cache/multibodywb/artifacts-freecad1. Exits with pytest's status.
 set -euo pipefail
@@ -25,12 +30,17 @@ debian = open("/etc/debian_version").read().strip()
 print(f"test-freecad1: Debian {debian}, FreeCAD {freecad.stdout},",
       f"Python {platform.python_version()}, numpy {numpy.__version__}, scipy {scipy.__version__},",
       f"numba {numba.__version__}", flush=True)'
+# The versions, the copy (tests given as paths relative to the repository work there too), the
+# kernels compiled once.
+PREPARE='set -e; /usr/bin/python3 -c "$0"; mkdir -p /tmp/mbwb
+tar -C /mbwb/src --exclude=./.git --exclude=__pycache__ -cf - . | tar -C /tmp/mbwb -xf -
+cd /tmp/mbwb; /usr/bin/python3 -m MultibodyWB.solver warmup'
 status=0
 MBWB_ARTIFACTS_DIR= bash "$REPO/scripts/freecad1-root.sh" run \
   --bind "$REPO:/mbwb/src:ro" --bind "$ARTIFACTS:/mbwb/artifacts" --cwd /mbwb/src \
-  --setenv MBWB_ARTIFACTS_DIR=/mbwb/artifacts --setenv NUMBA_CACHE_DIR=/tmp/numba-cache \
+  --setenv MBWB_ARTIFACTS_DIR=/mbwb/artifacts \
   --setenv PYTHONDONTWRITEBYTECODE=1 --setenv QTWEBENGINE_CHROMIUM_FLAGS=--no-sandbox \
-  -- /bin/sh -c '/usr/bin/python3 -c "$0"; exec "$@"' "$VERSIONS" \
+  -- /bin/sh -c "$PREPARE"' && exec "$@"' "$VERSIONS" \
   /usr/bin/python3 -m pytest -q -ra -p no:cacheprovider "$@" || status=$?
 echo "test-freecad1: FreeCAD 1.0 run finished with status $status; artefacts in $ARTIFACTS" >&2
 exit "$status"

@@ -106,3 +106,41 @@ def test_clear_compiled_removes_only_code_older_than_the_newest_source(tmp_path,
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     assert warmup.clear_compiled() == 1
     assert not old.exists() and new.exists() and other.exists()
+
+
+def test_a_second_warm_up_waits_for_the_first_and_compiles_nothing(cache, monkeypatch, tmp_path):
+    """Two FreeCAD sessions (or one restarted while its warm-up still runs) start two warm-up
+    processes: the second waits on the first's lock, then finds the stamp and returns."""
+    import subprocess
+    import sys
+    import textwrap
+    import time
+    from pathlib import Path
+    root = Path(warmup.__file__).resolve().parents[3]
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(root)!r})
+        from MultibodyWB.solver.run import warmup
+        calls = []
+        def models():
+            calls.append(time.time())
+            time.sleep(float(sys.argv[1]))     # a compile of that long
+            return []
+        warmup._models = models
+        seconds = warmup.warm_up()
+        print(len(calls), seconds, flush=True)
+        """)
+    path = tmp_path / "warm.py"
+    path.write_text(script)
+    first = subprocess.Popen([sys.executable, str(path), "3"], stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)                                   # the first holds the lock by now
+    t0 = time.perf_counter()
+    second = subprocess.run([sys.executable, str(path), "0"], capture_output=True, text=True,
+                            timeout=60)
+    waited = time.perf_counter() - t0
+    out_first = first.communicate(timeout=60)[0].split()
+    assert out_first[0] == "1" and float(out_first[1]) >= 3.0, out_first
+    calls, seconds = second.stdout.split()
+    assert calls == "0" and float(seconds) == 0.0, second.stdout + second.stderr
+    assert waited > 1.0                               # it did wait for the first one
+    assert warmup.is_warm()

@@ -222,7 +222,9 @@ def cmd_warmup(args, out) -> int:
         return EXIT_OK
     print("compiling the solver's kernels (once per installation: about a minute)...", file=out,
           flush=True)
-    warm_up(force=True, out=out)
+    if warm_up(force=args.force, out=out) == 0.0:   # another process's warm-up, waited for
+        print(f"solver kernels ready, compiled by another warm-up (stamp {stamp_path()})",
+              file=out)
     return EXIT_OK
 
 

@@ -19,12 +19,18 @@ stamp is there).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
 import sys
 import time
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:                     # not on Windows: warm-ups there are not serialised
+    fcntl = None
 
 #: The solver package's folder: the sources of the compiled code are found below it.
 SOLVER = Path(os.path.abspath(__file__)).parent.parent
@@ -96,6 +102,33 @@ def _write_stamp(text: str) -> Path:
         except OSError as exc:
             error = exc
     raise error
+
+
+@contextlib.contextmanager
+def _one_at_a_time():
+    """Hold the warm-up lock of the current stamp (``multibodywb-warm-<key>.lock`` in the first
+    stamp folder that can be written): a warm-up started while another one of the same sources,
+    Python and import path runs, in any process (a second FreeCAD, or a FreeCAD started again
+    while the first one's warm-up still compiles), waits for it without using the processor,
+    then finds the stamp and returns. The lock goes with its process, so a cancelled (killed)
+    warm-up releases it."""
+    handle = None
+    if fcntl is not None:
+        name = f"multibodywb-warm-{_key()}.lock"
+        for folder in stamp_folders():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                handle = open(folder / name, "a+")
+                break
+            except OSError:
+                continue
+    try:
+        if handle is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        if handle is not None:
+            handle.close()                  # releases the lock
 
 
 def _models():
@@ -186,19 +219,23 @@ def warm_up(force: bool = False, out=None) -> float:
 
     Returns at once (0.0) when the stamp is there, unless ``force``. When the sources changed
     since the last warm-up (no stamp for them), the old compiled code is removed first
-    (:func:`clear_compiled`).
+    (:func:`clear_compiled`). One warm-up at a time (:func:`_one_at_a_time`): one that had to
+    wait for another process's returns 0.0 when that one wrote the stamp.
     """
     from .simulate import simulate
     if is_warm() and not force:
         return 0.0
-    if not is_warm():
-        clear_compiled()
-    t0 = time.perf_counter()
-    for model, settings in _models():
-        simulate(model, **settings)
-    seconds = time.perf_counter() - t0
-    stamp = _write_stamp(f"warmed up in {seconds:.1f} s by Python {platform.python_version()} "
-                         f"({sys.executable})\n")
+    with _one_at_a_time():
+        if is_warm() and not force:             # another process's warm-up, waited for
+            return 0.0
+        if not is_warm():
+            clear_compiled()
+        t0 = time.perf_counter()
+        for model, settings in _models():
+            simulate(model, **settings)
+        seconds = time.perf_counter() - t0
+        stamp = _write_stamp(f"warmed up in {seconds:.1f} s by Python "
+                             f"{platform.python_version()} ({sys.executable})\n")
     if out is not None:
         print(f"solver kernels ready ({seconds:.1f} s); stamp {stamp}", file=out)
     return seconds
