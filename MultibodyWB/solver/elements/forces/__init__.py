@@ -105,22 +105,33 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
         for a in range(3):
             FC[i, a] = mass[i] * g[a]
             TC[i, a] = 0.0
-    point.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
-    spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
-    rotational_spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
-    dissipated = contact.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
-    stop.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.pf_body.size > 0:
+        point.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.sd_bi.size > 0:
+        spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.rs_bi.size > 0:
+        rotational_spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    dissipated = 0.0
+    if F.ct_int.shape[0] > 0:
+        dissipated = contact.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.st_int.shape[0] > 0:
+        stop.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
     return dissipated
 
 
 @njit(**_JIT)
 def force_power(mags, F, R, pb, pc, hp, w, vh, out):
     """Add the forces' power to ``out[1]`` and their dampers' dissipation to ``out[2]``."""
-    point.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    contact.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    stop.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.pf_body.size > 0:
+        point.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.sd_bi.size > 0:
+        spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.rs_bi.size > 0:
+        rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.ct_int.shape[0] > 0:
+        contact.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.st_int.shape[0] > 0:
+        stop.add_power(F, mags, R, pb, pc, hp, w, vh, out)
 
 
 @njit(**_JIT)
@@ -133,11 +144,15 @@ def applied_loads_power(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC, out):
     dissipated = applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC)
     out[1] = 0.0
     out[2] = 0.0
-    point.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.pf_body.size > 0:
+        point.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.sd_bi.size > 0:
+        spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.rs_bi.size > 0:
+        rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
     out[2] += dissipated
-    stop.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.st_int.shape[0] > 0:
+        stop.add_power(F, mags, R, pb, pc, hp, w, vh, out)
 
 
 def does_work(F) -> bool:
