@@ -244,7 +244,7 @@ class Recorder:
         # stops, contacts
         if self.stops:
             ns = len(self.stops)
-            stop.columns(self.system.forces, np.ascontiguousarray(R), np.ascontiguousarray(pb),
+            stop.columns(self.system.forces.stop, np.ascontiguousarray(R), np.ascontiguousarray(pb),
                          np.ascontiguousarray(b.pc), np.ascontiguousarray(hp),
                          np.ascontiguousarray(w), np.ascontiguousarray(vh), out[:, k:k + ns])
             k += ns
@@ -261,7 +261,7 @@ class Recorder:
         if self.contacts:
             nc, ncol = len(self.contacts), len(CONTACT_COLUMNS)
             block = np.empty((k_rows, nc, ncol))
-            contact.columns(self.system.forces, np.ascontiguousarray(R), np.ascontiguousarray(pb),
+            contact.columns(self.system.forces.contact, np.ascontiguousarray(R), np.ascontiguousarray(pb),
                             np.ascontiguousarray(b.pc), np.ascontiguousarray(hp),
                             np.ascontiguousarray(w), np.ascontiguousarray(vh), block)
             out[:, k:k + nc * ncol] = block.reshape(k_rows, -1)

@@ -6,7 +6,8 @@ A law's module holds:
   kind of its spring): the schema check, the XML reader and writer and the GUI read them from
   :data:`FORCE_TYPES`;
 - ``FIELDS`` and ``pack(forces, marker, magnitude, drawn_distance)``: the arrays its elements
-  put into the compiled :data:`Forces` struct;
+  put into its own struct in the compiled :data:`Forces` (``F.<law>``; its kernels get that
+  struct as their ``F``);
 - ``add_loads`` and ``add_power`` (compiled): its loads on the bodies and their power, from the
   bodies' state arrays (:mod:`...maths.bodies`) — the **one** implementation that every
   formulation calls (MSTMM, Newton-Euler, the constrained method) through :func:`applied_loads`
@@ -30,7 +31,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ...maths.small import _JIT
+from ...maths.small import _INL
 from . import contact, point, rotational_spring_damper, spring_damper, stop
 from .base import ForceType
 
@@ -43,8 +44,23 @@ FORCE_TYPES: dict[str, ForceType] = {t.name: t for law in LAWS for t in law.TYPE
 #: The law of each force type.
 LAW_OF = {t.name: law for law in LAWS for t in law.TYPES}
 
-#: The compiled struct of a model's forces: ``gravity`` (3,) and every law's ``FIELDS``.
-Forces = namedtuple("Forces", ["gravity"] + [name for law in LAWS for name, _, _ in law.FIELDS])
+#: Each law's name in :data:`Forces` (its module's name).
+NAMES = tuple(law.__name__.rsplit(".", 1)[-1] for law in LAWS)
+
+#: Each law's compiled struct: its ``FIELDS``, by :data:`NAMES`. Each is also a name of this
+#: module (``Forces_point``...): numba's cache pickles the types of a kernel's arguments, and
+#: pickle finds a class by its module and name.
+LAW_STRUCTS = {}
+for _name, _law in zip(NAMES, LAWS):
+    LAW_STRUCTS[_name] = globals()[f"Forces_{_name}"] = namedtuple(
+        f"Forces_{_name}", [f for f, _, _ in _law.FIELDS])
+del _name, _law
+
+#: The compiled struct of a model's forces: ``gravity`` (3,) and one struct of each law's
+#: ``FIELDS`` (``F.point.pf_body``...). A law's kernels get only their own struct: a compiled
+#: call counts a reference for every array of its arguments, the 42 of all the laws' arrays
+#: at every call made the force laws most of an evaluation of a small model.
+Forces = namedtuple("Forces", ("gravity",) + NAMES)
 
 __all__ = ["FORCE_TYPES", "Forces", "ForceType", "LAWS", "LAW_OF", "applied_loads",
            "applied_loads_power", "force_power", "add_potential", "does_work", "has_loads", "pack"]
@@ -64,10 +80,10 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
     drawn_distance : callable(Force) -> float
         The distance of a two-marker force's origins as drawn (m).
     """
-    arrays = {"gravity": np.array(model.gravity, dtype=float)}
+    structs = {"gravity": np.array(model.gravity, dtype=float)}
     # magnitudes numbered in the model's order of forces, whatever their laws
     index = {id(f): magnitude(f) for f in model.forces if "magnitude" in FORCE_TYPES[f.type].fields}
-    for law in LAWS:
+    for law_name, law in zip(NAMES, LAWS):
         source = getattr(law, "ELEMENTS", "forces")
         if source == "forces":
             names = {t.name for t in law.TYPES}
@@ -75,22 +91,26 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
         else:                                       # a list of its own (contacts)
             elements = list(getattr(model, source, ()))
         values = law.pack(elements, marker, lambda f: index[id(f)], drawn_distance)
+        arrays = {}
         for name, kind, shape in law.FIELDS:
             v = values[name]
             if kind == "int":
                 arrays[name] = np.array(v, dtype=np.int64).reshape((len(v),) + shape)
             else:
                 arrays[name] = np.array(v, dtype=float).reshape((len(v),) + shape)
-    return Forces(**arrays)
+        structs[law_name] = LAW_STRUCTS[law_name](**arrays)
+    return Forces(**structs)
 
 
-@njit(**_JIT)
+@njit(**_INL)
 def has_loads(F):
     """Whether any force element or contact is there (gravity alone: False)."""
-    return F.pf_body.size + F.sd_bi.size + F.rs_bi.size + F.ct_int.shape[0] + F.st_int.shape[0] > 0
+    return (F.point.pf_body.size + F.spring_damper.sd_bi.size
+            + F.rotational_spring_damper.rs_bi.size + F.contact.ct_int.shape[0]
+            + F.stop.st_int.shape[0] > 0)
 
 
-@njit(**_JIT)
+@njit(**_INL)
 def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
     """Gravity and the applied forces on each body: FC (n, 3) force, TC (n, 3) torque about
     the mass centres ``pc``.
@@ -105,25 +125,38 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
         for a in range(3):
             FC[i, a] = mass[i] * g[a]
             TC[i, a] = 0.0
-    point.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
-    spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
-    rotational_spring_damper.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
-    dissipated = contact.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
-    stop.add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.point.pf_body.size > 0:
+        point.add_loads(F.point, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.spring_damper.sd_bi.size > 0:
+        spring_damper.add_loads(F.spring_damper, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.rotational_spring_damper.rs_bi.size > 0:
+        rotational_spring_damper.add_loads(F.rotational_spring_damper, mags, R, pb, pc, hp, w, vh,
+                                           FC, TC)
+    dissipated = 0.0
+    if F.contact.ct_int.shape[0] > 0:
+        dissipated = contact.add_loads(F.contact, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.stop.st_int.shape[0] > 0:
+        stop.add_loads(F.stop, mags, R, pb, pc, hp, w, vh, FC, TC)
     return dissipated
 
 
-@njit(**_JIT)
+@njit(**_INL)
 def force_power(mags, F, R, pb, pc, hp, w, vh, out):
     """Add the forces' power to ``out[1]`` and their dampers' dissipation to ``out[2]``."""
-    point.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    contact.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    stop.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.point.pf_body.size > 0:
+        point.add_power(F.point, mags, R, pb, pc, hp, w, vh, out)
+    if F.spring_damper.sd_bi.size > 0:
+        spring_damper.add_power(F.spring_damper, mags, R, pb, pc, hp, w, vh, out)
+    if F.rotational_spring_damper.rs_bi.size > 0:
+        rotational_spring_damper.add_power(F.rotational_spring_damper, mags, R, pb, pc, hp, w, vh,
+                                           out)
+    if F.contact.ct_int.shape[0] > 0:
+        contact.add_power(F.contact, mags, R, pb, pc, hp, w, vh, out)
+    if F.stop.st_int.shape[0] > 0:
+        stop.add_power(F.stop, mags, R, pb, pc, hp, w, vh, out)
 
 
-@njit(**_JIT)
+@njit(**_INL)
 def applied_loads_power(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC, out):
     """:func:`applied_loads`, and the forces' power into ``out[1]`` and their dampers'
     dissipation into ``out[2]`` (set, not added; ``out[0]`` untouched): what
@@ -133,21 +166,26 @@ def applied_loads_power(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC, out):
     dissipated = applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC)
     out[1] = 0.0
     out[2] = 0.0
-    point.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
-    rotational_spring_damper.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.point.pf_body.size > 0:
+        point.add_power(F.point, mags, R, pb, pc, hp, w, vh, out)
+    if F.spring_damper.sd_bi.size > 0:
+        spring_damper.add_power(F.spring_damper, mags, R, pb, pc, hp, w, vh, out)
+    if F.rotational_spring_damper.rs_bi.size > 0:
+        rotational_spring_damper.add_power(F.rotational_spring_damper, mags, R, pb, pc, hp, w, vh,
+                                           out)
     out[2] += dissipated
-    stop.add_power(F, mags, R, pb, pc, hp, w, vh, out)
+    if F.stop.st_int.shape[0] > 0:
+        stop.add_power(F.stop, mags, R, pb, pc, hp, w, vh, out)
 
 
 def does_work(F) -> bool:
     """Whether a force element or contact does work (a magnitude, a damper, friction): without
     any, the forces are conservative (their energy is in ``energy.elastic``)."""
-    return any(law.does_work(F) for law in LAWS)
+    return any(law.does_work(getattr(F, name)) for name, law in zip(NAMES, LAWS))
 
 
 def add_potential(F, attach, ee) -> None:
     """Add the forces' elastic energy to ``ee`` (rows,); ``attach(body, R, p) -> (rotations
     (rows, 3, 3), points (rows, 3))`` of an attachment in every row."""
-    for law in LAWS:
-        law.add_potential(F, attach, ee)
+    for name, law in zip(NAMES, LAWS):
+        law.add_potential(getattr(F, name), attach, ee)

@@ -679,90 +679,93 @@ def _point_velocity(body, p0, p1, p2, w, vh, hp):
 # operation per array of it (inlining instead multiplies the compile time)
 @njit(**_JIT)
 def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx, ct_tri, ct_pln,
-              c, R, pb, pc, hp, w, vh, FC, TC, apply, acc, Ri, pi_, Ro, po, pts):
-    """Contact ``c`` at one instant: its loads added to FC, TC (n, 3) if ``apply``; ``acc``
-    (:data:`_ACC`,) filled with the force on the (packed) input body (0:3), the normal force (3),
-    the friction force (4:7), the largest depth (7), the slip at the deepest point (8), the
-    dissipated power (9), the elastic energy (10), the number of points in contact (11) and the
-    contact point (12:15: the normal forces' centre, or the deepest candidate point when no
-    point pushes). ``Ri, pi_, Ro, po``: scratch for the markers' global frames, ``pts`` for
-    the hull pairs' candidate points (:func:`_scratch`)."""
-    for a in range(_ACC):
-        acc[a] = 0.0
-    bi, bo, code = ct_int[c, 0], ct_int[c, 1], ct_int[c, 2]
-    _frame_into(bi, ct_Ri, ct_pi, c, R, pb, Ri, pi_)
-    _frame_into(bo, ct_Ro, ct_po, c, R, pb, Ro, po)
-    dim = ct_dim[c]
-    k, e, alpha = ct_par[c, 0], ct_par[c, 1], ct_par[c, 2]
-    mus, mud, vs = ct_par[c, 3], ct_par[c, 4], ct_par[c, 5]
-    acc[7] = -np.inf
-    d0 = d1 = d2 = 0.0
-    ints, bnd = ct_int[c], ct_bnd[c]
-    gap = _bounds_gap(bnd, Ri, pi_, Ro, po, code)
-    if gap > 0.0:                                       # broad phase: too far to touch
-        acc[7] = -gap
-        acc[12], acc[13], acc[14] = pi_[0], pi_[1], pi_[2]
-        return
-    hull = code == 4 or code == 5 or code == 6
-    if hull:
-        count = _hull_points(code, dim, Ri, pi_, Ro, po, ints, ct_vtx, ct_tri, ct_pln, bnd, pts)
-    else:
-        count = _count(code, ints)
-    for j in range(count):
-        if hull:
-            depth, p0, p1, p2 = pts[j, 0], pts[j, 1], pts[j, 2], pts[j, 3]
-            n0, n1, n2 = pts[j, 4], pts[j, 5], pts[j, 6]
-        else:
-            depth, p0, p1, p2, n0, n1, n2 = _candidate(code, dim, Ri, pi_, Ro, po, j)
-        deepest = depth > acc[7]
-        if deepest:
-            acc[7] = depth
-            d0, d1, d2 = p0, p1, p2
-        if depth <= 0.0:
-            if deepest:
-                acc[8] = 0.0
+              R, pb, pc, hp, w, vh, FC, TC, apply, acc, Ri, pi_, Ro, po, pts):
+    """Every contact ``c`` at one instant: its loads added to FC, TC (n, 3) if ``apply``;
+    ``acc[c]`` (``acc``: contacts x :data:`_ACC`) filled with the force on the (packed) input
+    body (0:3), the normal force (3), the friction force (4:7), the largest depth (7), the slip
+    at the deepest point (8), the dissipated power (9), the elastic energy (10), the number of
+    points in contact (11) and the contact point (12:15: the normal forces' centre, or the
+    deepest candidate point when no point pushes). ``Ri, pi_, Ro, po``: scratch for the markers' global frames, ``pts`` for
+    the hull pairs' candidate points (:func:`_scratch`). All contacts in one call: a compiled
+    call counts a reference for each of its array arguments, which cost as much as a sphere
+    pair's evaluation when it was made per contact."""
+    for c in range(ct_int.shape[0]):
+        for a in range(_ACC):
+            acc[c, a] = 0.0
+        bi, bo, code = ct_int[c, 0], ct_int[c, 1], ct_int[c, 2]
+        _frame_into(bi, ct_Ri, ct_pi, c, R, pb, Ri, pi_)
+        _frame_into(bo, ct_Ro, ct_po, c, R, pb, Ro, po)
+        dim = ct_dim[c]
+        k, e, alpha = ct_par[c, 0], ct_par[c, 1], ct_par[c, 2]
+        mus, mud, vs = ct_par[c, 3], ct_par[c, 4], ct_par[c, 5]
+        acc[c, 7] = -np.inf
+        d0 = d1 = d2 = 0.0
+        ints, bnd = ct_int[c], ct_bnd[c]
+        gap = _bounds_gap(bnd, Ri, pi_, Ro, po, code)
+        if gap > 0.0:                                       # broad phase: too far to touch
+            acc[c, 7] = -gap
+            acc[c, 12], acc[c, 13], acc[c, 14] = pi_[0], pi_[1], pi_[2]
             continue
-        vi0, vi1, vi2 = _point_velocity(bi, p0, p1, p2, w, vh, hp)
-        vo0, vo1, vo2 = _point_velocity(bo, p0, p1, p2, w, vh, hp)
-        r0, r1, r2 = vi0 - vo0, vi1 - vo1, vi2 - vo2
-        vn = r0 * n0 + r1 * n1 + r2 * n2
-        t0, t1, t2 = r0 - vn * n0, r1 - vn * n1, r2 - vn * n2
-        s = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
-        if deepest:
-            acc[8] = s
-        fk = k * depth ** e
-        N = fk * (1.0 - alpha * vn)                     # depth' = -vn
-        if N < 0.0:
-            N = 0.0
-        f0, f1, f2 = N * n0, N * n1, N * n2
-        mu = 0.0
-        if s > 0.0 and (mus > 0.0 or mud > 0.0):
-            mu = _friction_coefficient(s, mus, mud, vs)
-            g = -mu * N / s
-            acc[4] += g * t0
-            acc[5] += g * t1
-            acc[6] += g * t2
-            f0 += g * t0
-            f1 += g * t1
-            f2 += g * t2
-        acc[0] += f0
-        acc[1] += f1
-        acc[2] += f2
-        acc[3] += N
-        acc[9] += -(N - fk) * vn + mu * N * s
-        acc[10] += fk * depth / (e + 1.0)
-        acc[11] += 1.0
-        acc[12] += N * p0
-        acc[13] += N * p1
-        acc[14] += N * p2
-        if apply:
-            _add_wrench3(bi, f0, f1, f2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
-            _add_wrench3(bo, -f0, -f1, -f2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
-    if acc[3] > 0.0:
-        for a in range(12, 15):
-            acc[a] /= acc[3]
-    else:
-        acc[12], acc[13], acc[14] = d0, d1, d2
+        hull = code == 4 or code == 5 or code == 6
+        if hull:
+            count = _hull_points(code, dim, Ri, pi_, Ro, po, ints, ct_vtx, ct_tri, ct_pln, bnd, pts)
+        else:
+            count = _count(code, ints)
+        for j in range(count):
+            if hull:
+                depth, p0, p1, p2 = pts[j, 0], pts[j, 1], pts[j, 2], pts[j, 3]
+                n0, n1, n2 = pts[j, 4], pts[j, 5], pts[j, 6]
+            else:
+                depth, p0, p1, p2, n0, n1, n2 = _candidate(code, dim, Ri, pi_, Ro, po, j)
+            deepest = depth > acc[c, 7]
+            if deepest:
+                acc[c, 7] = depth
+                d0, d1, d2 = p0, p1, p2
+            if depth <= 0.0:
+                if deepest:
+                    acc[c, 8] = 0.0
+                continue
+            vi0, vi1, vi2 = _point_velocity(bi, p0, p1, p2, w, vh, hp)
+            vo0, vo1, vo2 = _point_velocity(bo, p0, p1, p2, w, vh, hp)
+            r0, r1, r2 = vi0 - vo0, vi1 - vo1, vi2 - vo2
+            vn = r0 * n0 + r1 * n1 + r2 * n2
+            t0, t1, t2 = r0 - vn * n0, r1 - vn * n1, r2 - vn * n2
+            s = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+            if deepest:
+                acc[c, 8] = s
+            fk = k * depth ** e
+            N = fk * (1.0 - alpha * vn)                     # depth' = -vn
+            if N < 0.0:
+                N = 0.0
+            f0, f1, f2 = N * n0, N * n1, N * n2
+            mu = 0.0
+            if s > 0.0 and (mus > 0.0 or mud > 0.0):
+                mu = _friction_coefficient(s, mus, mud, vs)
+                g = -mu * N / s
+                acc[c, 4] += g * t0
+                acc[c, 5] += g * t1
+                acc[c, 6] += g * t2
+                f0 += g * t0
+                f1 += g * t1
+                f2 += g * t2
+            acc[c, 0] += f0
+            acc[c, 1] += f1
+            acc[c, 2] += f2
+            acc[c, 3] += N
+            acc[c, 9] += -(N - fk) * vn + mu * N * s
+            acc[c, 10] += fk * depth / (e + 1.0)
+            acc[c, 11] += 1.0
+            acc[c, 12] += N * p0
+            acc[c, 13] += N * p1
+            acc[c, 14] += N * p2
+            if apply:
+                _add_wrench3(bi, f0, f1, f2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
+                _add_wrench3(bo, -f0, -f1, -f2, 0.0, 0.0, 0.0, p0, p1, p2, FC, TC, pc)
+        if acc[c, 3] > 0.0:
+            for a in range(12, 15):
+                acc[c, a] /= acc[c, 3]
+        else:
+            acc[c, 12], acc[c, 13], acc[c, 14] = d0, d1, d2
 
 
 @njit(**_JIT)
@@ -772,15 +775,15 @@ def add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC):
     :func:`~.applied_loads_power` takes it from here instead of evaluating them again)."""
     if F.ct_int.shape[0] == 0:
         return 0.0
-    acc = np.empty(_ACC)
+    acc = np.empty((F.ct_int.shape[0], _ACC))
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     pts = _scratch(F.ct_int)
+    _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
+              F.ct_vtx, F.ct_tri, F.ct_pln, R, pb, pc, hp, w, vh, FC, TC, True, acc,
+              Ri, pi_, Ro, po, pts)
     pdis = 0.0
     for c in range(F.ct_int.shape[0]):
-        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
-                  F.ct_vtx, F.ct_tri, F.ct_pln, c, R, pb, pc, hp, w, vh, FC, TC, True, acc,
-                  Ri, pi_, Ro, po, pts)
-        pdis += acc[9]
+        pdis += acc[c, 9]
     return pdis
 
 
@@ -789,16 +792,16 @@ def add_power(F, mags, R, pb, pc, hp, w, vh, out):
     """Add the contacts' dissipated power (damping and friction) to ``out[2]``."""
     if F.ct_int.shape[0] == 0:
         return
-    acc = np.empty(_ACC)
+    acc = np.empty((F.ct_int.shape[0], _ACC))
     dummy = np.empty((0, 3))
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     pts = _scratch(F.ct_int)
+    _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
+              F.ct_vtx, F.ct_tri, F.ct_pln, R, pb, pc, hp, w, vh, dummy, dummy, False,
+              acc, Ri, pi_, Ro, po, pts)
     pdis = out[2]
     for c in range(F.ct_int.shape[0]):
-        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
-                  F.ct_vtx, F.ct_tri, F.ct_pln, c, R, pb, pc, hp, w, vh, dummy, dummy, False,
-                  acc, Ri, pi_, Ro, po, pts)
-        pdis += acc[9]
+        pdis += acc[c, 9]
     out[2] = pdis
 
 
@@ -845,22 +848,22 @@ def add_potential(F, attach, ee) -> None:
 def columns(F, R, pb, pc, hp, w, vh, out):
     """The result columns (:data:`COLUMNS`) of every contact in every row: ``out`` (rows,
     contacts, 10); the bodies' arrays with a leading rows axis."""
-    acc = np.empty(_ACC)
+    acc = np.empty((F.ct_int.shape[0], _ACC))
     dummy = np.empty((0, 3))
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     pts = _scratch(F.ct_int)
     for r in range(R.shape[0]):
+        _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
+                  F.ct_vtx, F.ct_tri, F.ct_pln, R[r], pb[r], pc[r], hp[r], w[r], vh[r],
+                  dummy, dummy, False, acc, Ri, pi_, Ro, po, pts)
         for c in range(F.ct_int.shape[0]):
-            _evaluate(F.ct_int, F.ct_Ri, F.ct_pi, F.ct_Ro, F.ct_po, F.ct_dim, F.ct_bnd, F.ct_par,
-                      F.ct_vtx, F.ct_tri, F.ct_pln, c, R[r], pb[r], pc[r], hp[r], w[r], vh[r],
-                      dummy, dummy, False, acc, Ri, pi_, Ro, po, pts)
             s = F.ct_sign[c]
-            out[r, c, 0] = s * acc[0]
-            out[r, c, 1] = s * acc[1]
-            out[r, c, 2] = s * acc[2]
-            out[r, c, 3] = acc[3]
-            out[r, c, 4] = math.sqrt(acc[4] ** 2 + acc[5] ** 2 + acc[6] ** 2)
-            out[r, c, 5] = acc[7]
-            out[r, c, 6] = acc[8]
+            out[r, c, 0] = s * acc[c, 0]
+            out[r, c, 1] = s * acc[c, 1]
+            out[r, c, 2] = s * acc[c, 2]
+            out[r, c, 3] = acc[c, 3]
+            out[r, c, 4] = math.sqrt(acc[c, 4] ** 2 + acc[c, 5] ** 2 + acc[c, 6] ** 2)
+            out[r, c, 5] = acc[c, 7]
+            out[r, c, 6] = acc[c, 8]
             for a in range(3):
-                out[r, c, 7 + a] = acc[12 + a]
+                out[r, c, 7 + a] = acc[c, 12 + a]

@@ -1014,21 +1014,24 @@ def _acceleration_into(b, p0, p1, p2, x, w, hp, with_velocity, sign, out, io):
 
 
 @njit(**_JIT)
-def cut_geometry(C, L, R, pb, w, vh, hp):
+def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, F, Ncol, pcut, vres, phi, ccut,
+                 R, pb, w, vh, hp):
     """Constraint directions, points, velocity and position residuals and biases of all cuts.
 
-    C: the cut hinges (system.Cuts); fills L.Ncol (m, 6), L.pcut (nc, 3), L.vres (m), L.phi
-    (m), L.ccut (nc, 6) (L: system.LoopWork). No allocation: scratch L.F (4, 3, 3).
+    The cut hinges' arrays of system.Cuts (``c_*``); fills the arrays of system.LoopWork of
+    the same names: Ncol (m, 6), pcut (nc, 3), vres (m), phi (m), ccut (nc, 6). No allocation:
+    scratch F (LoopWork.F, (4, 3, 3): 0 input marker, 1 output marker, 2 relative, 3 scratch).
+    Takes arrays, not the structs: a compiled call counts a reference for every array of its
+    arguments, the structs' included.
     """
-    F = L.F                      # 0: input marker, 1: output marker, 2: relative, 3: scratch
     row = 0
-    for k in range(C.c_code.size):
-        code = C.c_code[k]
-        pB0, pB1, pB2 = _frame_of(C.c_bi[k], C.c_Ri, k, C.c_pi, R, pb, F, 0)
-        pA0, pA1, pA2 = _frame_of(C.c_bo[k], C.c_Ro, k, C.c_po, R, pb, F, 1)
-        L.pcut[k, 0], L.pcut[k, 1], L.pcut[k, 2] = pB0, pB1, pB2
-        wi0, wi1, wi2, vi0, vi1, vi2 = _velocity_at(C.c_bi[k], pB0, pB1, pB2, w, vh, hp)
-        wo0, wo1, wo2, vo0, vo1, vo2 = _velocity_at(C.c_bo[k], pB0, pB1, pB2, w, vh, hp)
+    for k in range(c_code.size):
+        code = c_code[k]
+        pB0, pB1, pB2 = _frame_of(c_bi[k], c_Ri, k, c_pi, R, pb, F, 0)
+        pA0, pA1, pA2 = _frame_of(c_bo[k], c_Ro, k, c_po, R, pb, F, 1)
+        pcut[k, 0], pcut[k, 1], pcut[k, 2] = pB0, pB1, pB2
+        wi0, wi1, wi2, vi0, vi1, vi2 = _velocity_at(c_bi[k], pB0, pB1, pB2, w, vh, hp)
+        wo0, wo1, wo2, vo0, vo1, vo2 = _velocity_at(c_bo[k], pB0, pB1, pB2, w, vh, hp)
         wr0, wr1, wr2 = wi0 - wo0, wi1 - wo1, wi2 - wo2
         vr0, vr1, vr2 = vi0 - vo0, vi1 - vo1, vi2 - vo2
         _mtm(F, 1, F, 0, F, 2)                                   # Rrel = Ra^T Rb
@@ -1073,8 +1076,8 @@ def cut_geometry(C, L, R, pb, w, vh, hp):
             g = _mv(F, 1, 0.0, -sa, ca)
             f = adot * bdot
             cw0, cw1, cw2 = cw0 + f * g[0], cw1 + f * g[1], cw2 + f * g[2]
-        L.ccut[k, 0], L.ccut[k, 1], L.ccut[k, 2] = cw0, cw1, cw2
-        L.ccut[k, 3], L.ccut[k, 4], L.ccut[k, 5] = 2.0 * cv[0], 2.0 * cv[1], 2.0 * cv[2]
+        ccut[k, 0], ccut[k, 1], ccut[k, 2] = cw0, cw1, cw2
+        ccut[k, 3], ccut[k, 4], ccut[k, 5] = 2.0 * cv[0], 2.0 * cv[1], 2.0 * cv[2]
         for b in range(4):
             if (rot >> b) & 1:
                 if b < 3:
@@ -1089,31 +1092,34 @@ def cut_geometry(C, L, R, pb, w, vh, hp):
                     e0, e1, e2 = 0.0, -sa, ca
                 n = _mv(F, 1, e0, e1, e2)
                 for a in range(3):
-                    L.Ncol[row, a] = n[a]
-                    L.Ncol[row, 3 + a] = 0.0
-                L.vres[row] = n[0] * wr0 + n[1] * wr1 + n[2] * wr2
-                L.phi[row] = er0 * e0 + er1 * e1 + er2 * e2
+                    Ncol[row, a] = n[a]
+                    Ncol[row, 3 + a] = 0.0
+                vres[row] = n[0] * wr0 + n[1] * wr1 + n[2] * wr2
+                phi[row] = er0 * e0 + er1 * e1 + er2 * e2
                 row += 1
         tr = CUT_TRANS[code]
         for b in range(3):
             if (tr >> b) & 1:
                 for a in range(3):
-                    L.Ncol[row, a] = 0.0
-                    L.Ncol[row, 3 + a] = F[1, a, b]
-                L.vres[row] = F[1, 0, b] * vr0 + F[1, 1, b] * vr1 + F[1, 2, b] * vr2
-                L.phi[row] = d0 if b == 0 else (d1 if b == 1 else d2)
+                    Ncol[row, a] = 0.0
+                    Ncol[row, 3 + a] = F[1, a, b]
+                vres[row] = F[1, 0, b] * vr0 + F[1, 1, b] * vr1 + F[1, 2, b] * vr2
+                phi[row] = d0 if b == 0 else (d1 if b == 1 else d2)
                 row += 1
 
 
 @njit(**_JIT)
-def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, base, rr, xp,
-                wrenches):
+def load_sweeps(c_code, c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, load, pB, paB, rB, xr,
+                A, dud, dx, dWh, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, base,
+                rr, xp, wrenches):
     """Response of the tree to each unit constraint load of the cut hinges, and the constraint
     compliance: for every row j of ``L.Ncol`` (the load N_j lam on the input body and -N_j lam
     on the output body of its cut hinge, at the cut point), with no other load, fills L.dud[j]
     (nu), L.dx[j] (n, 6), L.dWh[j] (n, 6: every row if ``wrenches``, else the rows of hinges with
-    a driven coordinate, as in :func:`riccati`) and column j of L.Acon (the supplementary
-    equations' response N^T (x_in(p) - x_out(p))).
+    a driven coordinate, as in :func:`riccati`) and column j of L.Acon (``A``: the
+    supplementary equations' response N^T (x_in(p) - x_out(p))). The arrays of system.Cuts
+    (``c_*``, ``cp_*``) and of system.LoopWork (``load`` is L.loadm, ``xr`` L.xrel), not the
+    structs (see :func:`cut_geometry`).
 
     Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
     velocity terms, hinge loads and prescribed accelerations are zero. All columns in one call
@@ -1121,11 +1127,8 @@ def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, bas
     L.paB, L.rB (n, 6), L.xrel (nc, 6); base, rr, xp (6).
     """
     n = parent.size
-    mc = C.c_of_row.size
-    m = mc + C.cp_ab.shape[0]
-    load, pB, paB, rB = L.loadm, L.pB, L.paB, L.rB
-    Ncol, pcut, xr, A = L.Ncol, L.pcut, L.xrel, L.Acon
-    dud, dx, dWh = L.dud, L.dx, L.dWh
+    mc = c_of_row.size
+    m = mc + cp_ab.shape[0]
     nu_tot = dud.shape[1]
     for j in range(m):
         for i in range(n):
@@ -1134,11 +1137,11 @@ def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, bas
         # a coupler's column: generalised loads a, b on its two coordinates, no wrench
         cu1, cu2, ca, cb = -1, -1, 0.0, 0.0
         if j >= mc:
-            cu1, cu2 = C.cp_u[j - mc, 0], C.cp_u[j - mc, 1]
-            ca, cb = C.cp_ab[j - mc, 0], C.cp_ab[j - mc, 1]
+            cu1, cu2 = cp_u[j - mc, 0], cp_u[j - mc, 1]
+            ca, cb = cp_ab[j - mc, 0], cp_ab[j - mc, 1]
         for side in range(2 if j < mc else 0):
-            k = C.c_of_row[j]
-            b = C.c_bi[k] if side == 0 else C.c_bo[k]
+            k = c_of_row[j]
+            b = c_bi[k] if side == 0 else c_bo[k]
             if b < 0:
                 continue
             sg = 1.0 if side == 0 else -1.0
@@ -1236,23 +1239,23 @@ def load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, bas
                     dWh[j, i, a] = s
         # column j of the compliance
         row = 0
-        for k2 in range(C.c_code.size):
+        for k2 in range(c_code.size):
             for a in range(6):
                 xr[k2, a] = 0.0
-            _acceleration_into(C.c_bi[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
+            _acceleration_into(c_bi[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
                                False, 1.0, xr, k2)
-            _acceleration_into(C.c_bo[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
+            _acceleration_into(c_bo[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
                                False, -1.0, xr, k2)
-            for jr in range(C.c_m[k2]):
+            for jr in range(c_m[k2]):
                 r = row + jr
                 s = 0.0
                 for a in range(6):
                     s += Ncol[r, a] * xr[k2, a]
                 A[r, j] = s
-            row += C.c_m[k2]
-        for kc in range(C.cp_ab.shape[0]):
-            A[mc + kc, j] = (C.cp_ab[kc, 0] * dud[j, C.cp_u[kc, 0]]
-                             + C.cp_ab[kc, 1] * dud[j, C.cp_u[kc, 1]])
+            row += c_m[k2]
+        for kc in range(cp_ab.shape[0]):
+            A[mc + kc, j] = (cp_ab[kc, 0] * dud[j, cp_u[kc, 0]]
+                             + cp_ab[kc, 1] * dud[j, cp_u[kc, 1]])
 
 
 @njit(**_JIT)
@@ -1361,7 +1364,7 @@ def psd_solve(A, m, rhs, x, G, M, pv, perm, z, w, tol):
     return r
 
 
-@njit(**_JIT)
+@njit(**_INL)
 def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree,
                 fidx, x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
     """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
@@ -1386,7 +1389,8 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     if m == 0:
         return
     n = parent.size
-    cut_geometry(C, L, R, pb, w, vh, hp)
+    cut_geometry(C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, C.c_Ro, C.c_po, L.F, L.Ncol, L.pcut,
+                 L.vres, L.phi, L.ccut, R, pb, w, vh, hp)
     A = L.Acon
     rhs = L.bcon
     Ncol, pcut, ccut, xr = L.Ncol, L.pcut, L.ccut, L.xrel
@@ -1412,8 +1416,9 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
         rhs[mc + kc] = -(C.cp_ab[kc, 0] * udot[C.cp_u[kc, 0]]
                          + C.cp_ab[kc, 1] * udot[C.cp_u[kc, 1]])
     # response to each unit constraint load, and the compliance A
-    load_sweeps(C, L, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, t6a, t6b, t6c,
-                wrenches)
+    load_sweeps(C.c_code, C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.cp_u, C.cp_ab, Ncol, pcut, L.loadm,
+                L.pB, L.paB, L.rB, xr, A, L.dud, L.dx, L.dWh, parent, code, uo, hp, Sg, IA, U,
+                Dinv, nfree, fidx, w, t6a, t6b, t6c, wrenches)
     # minimum-norm solution of the symmetric system (redundant constraints: A singular)
     big = 0.0
     for r in range(m):
