@@ -50,14 +50,28 @@ def sources() -> list[Path]:
     return found
 
 
+def cache_beside_sources() -> bool:
+    """Whether numba caches the solver's compiled code in ``__pycache__`` beside its sources:
+    no ``NUMBA_CACHE_DIR`` and a source folder it can write (numba's in-tree cache; else it
+    uses ``NUMBA_CACHE_DIR`` or the user-wide cache folder)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return False
+    cache = SOLVER / "__pycache__"
+    return os.access(cache if cache.is_dir() else SOLVER, os.W_OK)
+
+
 def _key() -> str:
     import numba
     h = hashlib.sha256()
-    # the path as imported, symbolic links kept: numba's cache is keyed on it (an add-on linked
-    # into FreeCAD's Mod folder and the same files imported from their own folder compile apart)
+    # The source paths numba keys its cache on. Beside the sources, the cache is the folder's
+    # own: the same files imported through a symbolic link (an add-on linked into FreeCAD's Mod
+    # folder) share it, so the stamp takes the real paths. Elsewhere (NUMBA_CACHE_DIR, the
+    # user-wide folder) numba files it under the path as imported, symbolic links kept: files
+    # imported through a link compile apart, and so the stamp takes that path.
+    real = cache_beside_sources()
     for path in sources():
         st = path.stat()                 # numba's cache index is keyed on these too
-        h.update(f"{path} {st.st_mtime} {st.st_size}".encode())
+        h.update(f"{path.resolve() if real else path} {st.st_mtime} {st.st_size}".encode())
         h.update(path.read_bytes())
     h.update(f"{platform.python_version()} {numba.__version__}".encode())
     h.update(os.environ.get("NUMBA_CACHE_DIR", "").encode())
