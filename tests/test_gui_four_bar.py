@@ -99,9 +99,10 @@ def test_the_background_compile_fills_the_cache_folder_freecads_runs_read(four_b
     # (the compile fills one folder per package with compiled code, as it gets to them: those
     # made so far must all be folders FreeCAD's runs read)
     assert len(four_bar["cold_cache_folders_of_freecad"]) >= 3       # the solver's packages
-    assert four_bar["cold_cache_folders"], "the compile made no cache folder"
-    assert set(four_bar["cold_cache_folders"]) <= set(four_bar["cold_cache_folders_of_freecad"]), \
-        four_bar["cold_cache_folders"]
+    # (numba's folders; the warm-up's own files there, its lock and stamp, left out)
+    folders = [f for f in four_bar["cold_cache_folders"] if not f.startswith("multibodywb-warm-")]
+    assert folders, "the compile made no cache folder"
+    assert set(folders) <= set(four_bar["cold_cache_folders_of_freecad"]), folders
 
 
 def test_the_summary_of_the_motor_run_reports_the_motors_work_and_a_small_residual(four_bar):
