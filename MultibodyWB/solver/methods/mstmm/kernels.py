@@ -1364,7 +1364,7 @@ def psd_solve(A, m, rhs, x, G, M, pv, perm, z, w, tol):
     return r
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree,
                 fidx, x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
     """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
