@@ -27,7 +27,7 @@ def _attach(body, Rl, pl, R, pb, w, pc, vh, hp):
     return Rg, p, v, w[body].copy()
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _attach_point(body, P, f, R, pb, w, vh, hp):
     """Attachment ``P[f]`` (local on ``body``; global on the ground, body -1): its global point,
     the velocity of the body's material point there and the body's angular velocity, as a
@@ -42,7 +42,7 @@ def _attach_point(body, P, f, R, pb, w, vh, hp):
             w[body, 0], w[body, 1], w[body, 2])
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _direction(body, Rl, f, d0, d1, d2, R):
     """The direction (d0, d1, d2) given in the axes of marker ``Rl[f]`` on ``body``, in global
     axes."""
@@ -52,7 +52,7 @@ def _direction(body, Rl, f, d0, d1, d2, R):
     return _mv(R, body, d[0], d[1], d[2])
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _add_wrench3(body, f0, f1, f2, t0, t1, t2, p0, p1, p2, FC, TC, pc):
     """Add force (f0, f1, f2) at point (p0, p1, p2) and torque (t0, t1, t2) to a body's totals
     about its mass centre (nothing for the ground)."""

@@ -11,7 +11,9 @@ A law's module holds:
 - ``add_loads`` and ``add_power`` (compiled): its loads on the bodies and their power, from the
   bodies' state arrays (:mod:`...maths.bodies`) — the **one** implementation that every
   formulation calls (MSTMM, Newton-Euler, the constrained method) through :func:`applied_loads`
-  and :func:`force_power`;
+  and :func:`force_power` (the MSTMM fixed-step kernel, ``mstmm.kernels._fixed_run``, calls
+  them itself: a dispatcher that gets the struct keeps reference counts of all its arrays at
+  every call);
 - ``add_potential``: its elastic energy over many result rows; ``does_work``: whether its
   elements do work (magnitudes, dampers, friction);
 - ``ELEMENTS`` (optional): the model's list its elements come from, when it is not
@@ -20,8 +22,8 @@ A law's module holds:
 
 Adding a force law: write its module (the existing ones are the examples:
 :mod:`.spring_damper` is the fullest) and register it here, in :data:`LAWS` and in the compiled
-dispatchers below (:func:`has_loads`, :func:`applied_loads`, :func:`force_power` and
-:func:`applied_loads_power`) (numba compiles calls to named functions only: one line each).
+dispatchers below (:func:`has_loads`, :func:`applied_loads`, :func:`force_power`) and in
+``mstmm.kernels._fixed_run`` (numba compiles calls to named functions only: a line or two each).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ del _name, _law
 Forces = namedtuple("Forces", ("gravity",) + NAMES)
 
 __all__ = ["FORCE_TYPES", "Forces", "ForceType", "LAWS", "LAW_OF", "applied_loads",
-           "applied_loads_power", "force_power", "add_potential", "does_work", "has_loads", "pack"]
+           "force_power", "add_potential", "does_work", "has_loads", "pack"]
 
 
 def pack(model, marker, magnitude, drawn_distance) -> Forces:
@@ -117,7 +119,7 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
 
     ``mags`` holds the current values of the force magnitudes (time functions), indexed by the
     laws' magnitude indices (-1: none). The bodies' arrays as in :mod:`...maths.bodies`.
-    Returns the power the contacts dissipate (W; for :func:`applied_loads_power`).
+    Returns the power the contacts dissipate (W: what :func:`force_power` adds for them).
     """
     n = mass.size
     g = F.gravity
@@ -152,28 +154,6 @@ def force_power(mags, F, R, pb, pc, hp, w, vh, out):
                                            out)
     if F.contact.ct_int.shape[0] > 0:
         contact.add_power(F.contact, mags, R, pb, pc, hp, w, vh, out)
-    if F.stop.st_int.shape[0] > 0:
-        stop.add_power(F.stop, mags, R, pb, pc, hp, w, vh, out)
-
-
-@njit(**_INL)
-def applied_loads_power(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC, out):
-    """:func:`applied_loads`, and the forces' power into ``out[1]`` and their dampers'
-    dissipation into ``out[2]`` (set, not added; ``out[0]`` untouched): what
-    :func:`force_power` adds, with every contact evaluated once (its loads and its power from
-    the same evaluation) instead of twice. For the fixed-step kernels, which need both at every
-    evaluation when the run tracks the work."""
-    dissipated = applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC)
-    out[1] = 0.0
-    out[2] = 0.0
-    if F.point.pf_body.size > 0:
-        point.add_power(F.point, mags, R, pb, pc, hp, w, vh, out)
-    if F.spring_damper.sd_bi.size > 0:
-        spring_damper.add_power(F.spring_damper, mags, R, pb, pc, hp, w, vh, out)
-    if F.rotational_spring_damper.rs_bi.size > 0:
-        rotational_spring_damper.add_power(F.rotational_spring_damper, mags, R, pb, pc, hp, w, vh,
-                                           out)
-    out[2] += dissipated
     if F.stop.st_int.shape[0] > 0:
         stop.add_power(F.stop, mags, R, pb, pc, hp, w, vh, out)
 

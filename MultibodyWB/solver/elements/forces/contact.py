@@ -362,7 +362,7 @@ def pack(contacts, marker, magnitude, drawn_distance) -> dict:
 # Compiled geometry and law
 # --------------------------------------------------------------------------------------------------
 
-@njit(**_INL)
+@njit(**_JIT)
 def _count(code, ints):
     """Number of candidate points of a pair (``ints``: its row of ``ct_int``)."""
     if code == 2:
@@ -380,7 +380,7 @@ def _count(code, ints):
     return 1
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _bounds_gap(bnd, Ri, pi_, Ro, po, code):
     """The gap between the sides' bounding spheres (m; the input's sphere and the output plane
     for the plane pairs); > 0: they cannot touch."""
@@ -420,7 +420,7 @@ def _rotate(R, v0, v1, v2):
             R[2, 0] * v0 + R[2, 1] * v1 + R[2, 2] * v2)
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _deepest_face(pln, f0, nf, x0, x1, x2):
     """``(s, f)``: the largest ``n . x + c`` over the planes ``f0 .. f0 + nf`` and its plane
     (s <= 0: x is inside the hull, -s deep)."""
@@ -470,7 +470,7 @@ def _closest_on_triangle(p0, p1, p2, a0, a1, a2, b0, b1, b2, c0, c1, c2):
     return a0 + ab0 * v + ac0 * w, a1 + ab1 * v + ac1 * w, a2 + ab2 * v + ac2 * w
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _hull_vertex_in(vtx, pln, v, f0, nf, Rv, ov, Rh, oh, bound, sgn):
     """Vertex ``v`` of one hull (frame Rv, ov) against the other hull (planes f0 .. f0 + nf,
     frame Rh, oh, bounding radius ``bound``): ``(depth, p, n)`` with ``n`` the other hull's
@@ -490,7 +490,7 @@ def _hull_vertex_in(vtx, pln, v, f0, nf, Rv, ov, Rh, oh, bound, sgn):
     return depth, x0 + h * m0, x1 + h * m1, x2 + h * m2, sgn * m0, sgn * m1, sgn * m2
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _frame_into(body, Rl, pl, c, R, pb, Rout, pout):
     """Global rotation and origin of marker ``c`` of ``Rl``/``pl`` (on ``body``; body -1: the
     ground, given in global axes) into ``Rout`` (3, 3), ``pout`` (3,): written out (a numba
@@ -582,7 +582,7 @@ def _scratch(ct_int):
     return np.empty((rows, 7))
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _candidate(code, dim, Ri, pi_, Ro, po, j):
     """Candidate point ``j`` of a pair of primitives (codes 0 to 3, 7 and 8; the hulls':
     :func:`_hull_points`) with the markers' global frames: ``(depth, p0, p1, p2, n0, n1, n2)``,
@@ -665,7 +665,7 @@ def _friction_coefficient(s, mus, mud, vs):
     return mus + (mud - mus) * x * x * (3.0 - 2.0 * x)
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _point_velocity(body, p0, p1, p2, w, vh, hp):
     """Velocity of ``body``'s material point at ``p`` (0 for the ground)."""
     if body < 0:
@@ -772,7 +772,7 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx
 def add_loads(F, mags, R, pb, pc, hp, w, vh, FC, TC):
     """Add the contact loads to the bodies' forces FC and torques about the mass centres TC;
     return the power the contacts dissipate (W, what :func:`add_power` adds: the dispatcher's
-    :func:`~.applied_loads_power` takes it from here instead of evaluating them again)."""
+    fixed-step kernel takes it from here instead of evaluating them again)."""
     if F.ct_int.shape[0] == 0:
         return 0.0
     acc = np.empty((F.ct_int.shape[0], _ACC))

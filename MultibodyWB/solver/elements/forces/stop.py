@@ -85,7 +85,7 @@ def pack(hinges, marker, magnitude, drawn_distance) -> dict:
     return out
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _coordinate(j, Ri, pi_, Ro, po):
     """The coordinate ``j`` (:data:`COORDINATES`) of the input marker frame relative to the
     output marker frame, and its axis in global axes."""
@@ -107,7 +107,7 @@ def _coordinate(j, Ri, pi_, Ro, po):
     return math.atan2(-r01, r00), Ri[0, 2], Ri[1, 2], Ri[2, 2]
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _velocity(body, p0, p1, p2, w, vh, hp):
     """Velocity of ``body``'s material point at ``p`` and its angular velocity (ground: 0)."""
     if body < 0:

@@ -29,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from ...maths.small import _INL, _JIT, _cr, _mm, _mmt, _mv, quat_into, quat_to_matrix, rotvec
-from ...elements.forces import applied_loads, applied_loads_power, force_power, has_loads
+from ...elements.forces import (applied_loads, contact, force_power, has_loads, point,
+                                 rotational_spring_damper, spring_damper, stop)
 from ...elements.hinges import HINGE_TYPES, TYPE_CODES
 
 # hinge type codes (:data:`...elements.hinges.TYPE_CODES`: the table's order); the compiled
@@ -699,8 +700,7 @@ def power_flows(q, u, tau, mags, driven, drv_q, hk, hc, href, F, R, pb, pc, hp, 
     body kinematics ``R pb pc hp w vh`` of an evaluation; ``tau`` must hold the drivers' loads
     (:func:`riccati` fills them). The hinges' part and the force elements' part are
     :func:`hinge_power` and :func:`force_power` (the fixed-step runs, :func:`_fixed_run`, take
-    the second from :func:`~...elements.forces.applied_loads_power`, only for a model with force
-    elements: a struct argument costs a reference count per array and call).
+    the second from the same pass as the loads, only for a model with force elements).
     """
     hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out)
     force_power(mags, F, R, pb, pc, hp, w, vh, out)
@@ -788,7 +788,15 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     taken out of the structs once, here, and without the hinge wrenches: W.Wh is left as it
     was but for the hinges with a driven coordinate (see :func:`riccati`). When the run tracks
     the work, the applied loads and their power come from one pass over the force elements
-    (:func:`...elements.forces.applied_loads_power`: contacts are evaluated once).
+    (contacts are evaluated once: ``contact.add_loads`` returns the power they dissipate).
+
+    No struct crosses a call made at every evaluation: the force laws' kernels are called from
+    here with their own struct each (a leaf: it calls nothing that takes the struct), and the
+    loop closure gets its arrays one by one (:func:`_close_loops`). A compiled function that is
+    given a struct and passes it, or its arrays, on to another call keeps a reference count
+    increment and decrement (atomic operations) per array of the struct at every call: numba's
+    reference pruning leaves them. Through the forces' dispatcher and ``close_loops`` that was
+    a fifth of a small model's step (perf, the crank-slider).
     """
     # tree
     parent, code, sgn, qo, uo, nq, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nq, T.nu
@@ -796,8 +804,23 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     hk, hc, href, hRref, driven = T.hk, T.hc, T.href, T.hRref, T.driven
     drv_idx, drv_q, nq_tot, quat = T.drv_idx, T.drv_q, T.nq_tot, T.quat
     loops, C, L = T.m_tot > 0, T.loops, W.loops
+    c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po = C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, \
+        C.c_Ro, C.c_po
+    c_m, c_of_row, stab, cp_u, cp_ab = C.c_m, C.c_of_row, C.stab, C.cp_u, C.cp_ab
+    Ncol, pcut, vres, phi, ccut, loadm, Acon, bcon, lam = L.Ncol, L.pcut, L.vres, L.phi, \
+        L.ccut, L.loadm, L.Acon, L.bcon, L.lam
+    dud, dx, dWh, pB, paB, rB, Wcut, loop_rank, Fcut = L.dud, L.dx, L.dWh, L.pB, L.paB, L.rB, \
+        L.Wcut, L.loop_rank, L.F
+    xrel, Gch, Mch, pv, perm, zv, wv, svr, ref_rank = L.xrel, L.Gch, L.Mch, L.pv, L.perm, \
+        L.zv, L.wv, L.svr, L.ref_rank
+    # forces: each law's struct and count (the laws' kernels are called from here, not through
+    # forces.applied_loads and force_power: see the docstring)
     gravity = F.gravity
     applied = has_loads(F)
+    f_pt, f_sd, f_rs, f_ct, f_st = F.point, F.spring_damper, F.rotational_spring_damper, \
+        F.contact, F.stop
+    n_pt, n_sd, n_rs = f_pt.pf_body.size, f_sd.sd_bi.size, f_rs.rs_bi.size
+    n_ct, n_st = f_ct.ct_int.shape[0], f_st.st_int.shape[0]
     # work
     q, u, dd, R, pb, pc, hp, w, vh = W.q, W.u, W.dd, W.R, W.pb, W.pc, W.hp, W.w, W.vh
     Sg, cg, RA, Wext, tau, udot, x, Wh = W.Sg, W.cg, W.RA, W.Wext, W.tau, W.udot, W.x, W.Wh
@@ -826,21 +849,49 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
             tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
                             R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, dloc, Sloc, bias)
             if applied:
+                # forces.applied_loads, and with ``track`` forces.force_power
+                mags = mag_grid[jj]
+                for i in range(mass.size):
+                    for a in range(3):
+                        FC[i, a] = mass[i] * gravity[a]
+                        TC[i, a] = 0.0
+                if n_pt > 0:
+                    point.add_loads(f_pt, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_sd > 0:
+                    spring_damper.add_loads(f_sd, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_rs > 0:
+                    rotational_spring_damper.add_loads(f_rs, mags, R, pb, pc, hp, w, vh, FC, TC)
+                dissipated = 0.0
+                if n_ct > 0:
+                    dissipated = contact.add_loads(f_ct, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_st > 0:
+                    stop.add_loads(f_st, mags, R, pb, pc, hp, w, vh, FC, TC)
                 if track:
-                    applied_loads_power(mag_grid[jj], F, mass, R, pb, pc, hp, w, vh, FC, TC, pf)
-                else:
-                    applied_loads(mag_grid[jj], F, mass, R, pb, pc, hp, w, vh, FC, TC)
+                    pf[1] = 0.0
+                    pf[2] = 0.0
+                    if n_pt > 0:
+                        point.add_power(f_pt, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_sd > 0:
+                        spring_damper.add_power(f_sd, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_rs > 0:
+                        rotational_spring_damper.add_power(f_rs, mags, R, pb, pc, hp, w, vh, pf)
+                    pf[2] += dissipated
+                    if n_st > 0:
+                        stop.add_power(f_st, mags, R, pb, pc, hp, w, vh, pf)
             loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp,
                   FC, TC, Wext, tau)
             riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau,
                     dd, udot, x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch,
                     bool(False))
             if loops:
-                close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp,
-                            Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh, tau, t6a, t6b, t6c,
-                            bool(False))
+                _close_loops(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab,
+                             cp_u, cp_ab, Ncol, pcut, vres, phi, ccut, loadm, Acon, bcon, lam,
+                             dud, dx, dWh, pB, paB, rB, Wcut, loop_rank, Fcut, xrel, Gch, Mch,
+                             pv, perm, zv, wv, svr, ref_rank, parent, code, uo, nu, driven, R,
+                             pb, w, vh, hp, Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh, tau, t6a,
+                             t6b, t6c, bool(False))
                 if st == 0 and monitor.size > 0:
-                    monitor[s] = L.svr[0]
+                    monitor[s] = svr[0]
             if track:
                 hinge_power(q, u, tau, driven, drv_q, hk, hc, href, pw)
                 if applied:
@@ -941,7 +992,7 @@ def _mtm(A, ia, B, ib, C, ic):
                 + A[ia, 2, a] * B[ib, 2, c]
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _rotvec_of(M, i):
     """Rotation vector of the rotation M[i] (as :func:`rotvec`, without allocating)."""
     c = (M[i, 0, 0] + M[i, 1, 1] + M[i, 2, 2] - 1.0) / 2.0
@@ -968,7 +1019,7 @@ def _rotvec_of(M, i):
     return t * a0 / nrm, t * a1 / nrm, t * a2 / nrm
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _frame_of(b, Rl, k, pl, R, pb, F, i):
     """F[i] = rotation of marker k (Rl[k], pl[k] on body b; b = -1: the ground, global) and its
     origin as a tuple."""
@@ -982,7 +1033,7 @@ def _frame_of(b, Rl, k, pl, R, pb, F, i):
     return pb[b, 0] + p[0], pb[b, 1] + p[1], pb[b, 2] + p[2]
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _velocity_at(b, p0, p1, p2, w, vh, hp):
     """Angular velocity and velocity of body b's material point at p, as a 6-tuple."""
     if b < 0:
@@ -991,7 +1042,7 @@ def _velocity_at(b, p0, p1, p2, w, vh, hp):
     return (w[b, 0], w[b, 1], w[b, 2], vh[b, 0] + v[0], vh[b, 1] + v[1], vh[b, 2] + v[2])
 
 
-@njit(**_INL)
+@njit(**_JIT)
 def _acceleration_into(b, p0, p1, p2, x, w, hp, with_velocity, sign, out, io):
     """out[io] += sign * [eps; a] of body b's material point at p from its accelerations x
     (n,6) at hp (nothing for the ground)."""
@@ -1367,15 +1418,38 @@ def psd_solve(A, m, rhs, x, G, M, pv, perm, z, w, tol):
 @njit(**_JIT)
 def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree,
                 fidx, x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
+    """:func:`_close_loops` with the cut hinges ``C`` (system.Cuts) and their work arrays
+    ``L`` (system.LoopWork) as structs (the fixed-step kernels pass the arrays themselves)."""
+    if C.c_of_row.size + C.cp_ab.shape[0] == 0:
+        return
+    _close_loops(C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, C.c_Ro, C.c_po, C.c_m, C.c_of_row,
+                 C.stab, C.cp_u, C.cp_ab, L.Ncol, L.pcut, L.vres, L.phi, L.ccut, L.loadm, L.Acon,
+                 L.bcon, L.lam, L.dud, L.dx, L.dWh, L.pB, L.paB, L.rB, L.Wcut, L.loop_rank, L.F,
+                 L.xrel, L.Gch, L.Mch, L.pv, L.perm, L.zv, L.wv, L.svr, L.ref_rank, parent, code,
+                 uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh,
+                 tau, t6a, t6b, t6c, wrenches)
+
+
+@njit(**_JIT)
+def _close_loops(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab, cp_u, cp_ab,
+                 Ncol, pcut, vres, phi, ccut, loadm, A, rhs, lam, dud, dx, dWh, pB, paB, rB,
+                 Wcut, loop_rank, Fcut, xr, Gch, Mch, pv, perm, zv, wv, svr, ref_rank,
+                 parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree, fidx,
+                 x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
     """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
 
-    C: the cut hinges (system.Cuts), L: their work arrays (system.LoopWork); the other arrays
-    are the tree's and the sweep's (see :func:`riccati`). Fills L.lam (m), L.Wcut (nc, 6)
-    (wrench on each cut hinge's input body at its input marker origin), L.loop_rank[0] (rank of
-    the constraint system), L.svr[0] (the conditioning monitor: the square root of the ratio of
-    the ``r``-th to the first pivot of the constraint compliance's factorisation, ``r`` =
-    L.ref_rank[0] or, when that is 0, the rank; it goes through zero linearly where the loops
-    lose rank) and
+    The arguments one by one, no struct: a compiled function that gets a struct and calls
+    another keeps a reference count operation per array of the struct at every call (numba's
+    reference pruning does not remove them), which was a fifth of a small loop's step.
+
+    First the fields of the cut hinges (system.Cuts), then those of their work arrays
+    (system.LoopWork: ``A`` is its Acon, ``rhs`` bcon, ``Fcut`` F, ``xr`` xrel), in their
+    structs' order; the other arrays are the tree's and the sweep's (see :func:`riccati`).
+    Fills lam (m), Wcut (nc, 6) (wrench on each cut hinge's input body at its input marker
+    origin), loop_rank[0] (rank of the constraint system), svr[0] (the conditioning monitor:
+    the square root of the ratio of the ``r``-th to the first pivot of the constraint
+    compliance's factorisation, ``r`` = ref_rank[0] or, when that is 0, the rank; it goes
+    through zero linearly where the loops lose rank) and
     corrects udot, x, the drivers' loads in tau and Wh (every row if ``wrenches``, else the
     rows of hinges with a driven coordinate, as in :func:`riccati`).
 
@@ -1384,40 +1458,35 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     factorisation with symmetric pivoting (:func:`psd_solve`), pivots below 1e-10 of the
     largest diagonal ending it: redundant constraints give the minimum-norm loads.
     """
-    mc = C.c_of_row.size
-    m = mc + C.cp_ab.shape[0]
-    if m == 0:
-        return
+    mc = c_of_row.size
+    m = mc + cp_ab.shape[0]
     n = parent.size
-    cut_geometry(C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, C.c_Ro, C.c_po, L.F, L.Ncol, L.pcut,
-                 L.vres, L.phi, L.ccut, R, pb, w, vh, hp)
-    A = L.Acon
-    rhs = L.bcon
-    Ncol, pcut, ccut, xr = L.Ncol, L.pcut, L.ccut, L.xrel
+    cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, Fcut, Ncol, pcut, vres, phi, ccut,
+                 R, pb, w, vh, hp)
     # base residual of the supplementary equations
     row = 0
-    for k in range(C.c_code.size):
+    for k in range(c_code.size):
         for a in range(6):
             xr[k, a] = -ccut[k, a]
-        _acceleration_into(C.c_bi[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, 1.0,
+        _acceleration_into(c_bi[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, 1.0,
                            xr, k)
-        _acceleration_into(C.c_bo[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, -1.0,
+        _acceleration_into(c_bo[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, -1.0,
                            xr, k)
-        for jr in range(C.c_m[k]):
+        for jr in range(c_m[k]):
             r = row + jr
             s = 0.0
             for a in range(6):
                 s += Ncol[r, a] * xr[k, a]
-            rhs[r] = -s - C.stab[0] * L.vres[r] - C.stab[1] * L.phi[r]
-        row += C.c_m[k]
+            rhs[r] = -s - stab[0] * vres[r] - stab[1] * phi[r]
+        row += c_m[k]
     # couplers: a udot1 + b udot2 = 0 (linear in the state: the integrators keep the rates'
     # and the coordinates' combination exactly; no stabilisation)
-    for kc in range(C.cp_ab.shape[0]):
-        rhs[mc + kc] = -(C.cp_ab[kc, 0] * udot[C.cp_u[kc, 0]]
-                         + C.cp_ab[kc, 1] * udot[C.cp_u[kc, 1]])
+    for kc in range(cp_ab.shape[0]):
+        rhs[mc + kc] = -(cp_ab[kc, 0] * udot[cp_u[kc, 0]]
+                         + cp_ab[kc, 1] * udot[cp_u[kc, 1]])
     # response to each unit constraint load, and the compliance A
-    load_sweeps(C.c_code, C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.cp_u, C.cp_ab, Ncol, pcut, L.loadm,
-                L.pB, L.paB, L.rB, xr, A, L.dud, L.dx, L.dWh, parent, code, uo, hp, Sg, IA, U,
+    load_sweeps(c_code, c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, loadm,
+                pB, paB, rB, xr, A, dud, dx, dWh, parent, code, uo, hp, Sg, IA, U,
                 Dinv, nfree, fidx, w, t6a, t6b, t6c, wrenches)
     # minimum-norm solution of the symmetric system (redundant constraints: A singular)
     big = 0.0
@@ -1428,14 +1497,11 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
             A[j, r] = t
         if A[r, r] > big:
             big = A[r, r]
-    lam = L.lam
-    pv = L.pv
-    rank = psd_solve(A, m, rhs, lam, L.Gch, L.Mch, pv, L.perm, L.zv, L.wv, 1e-10 * big)
-    L.loop_rank[0] = rank
+    rank = psd_solve(A, m, rhs, lam, Gch, Mch, pv, perm, zv, wv, 1e-10 * big)
+    loop_rank[0] = rank
     # conditioning monitor: the r-th pivot against the first (both variances: square root)
-    r_ref = L.ref_rank[0] if L.ref_rank[0] > 0 else rank
-    L.svr[0] = np.sqrt(pv[r_ref - 1] / pv[0]) if r_ref > 0 and pv[0] > 0.0 else 0.0
-    dud, dx, dWh = L.dud, L.dx, L.dWh
+    r_ref = ref_rank[0] if ref_rank[0] > 0 else rank
+    svr[0] = np.sqrt(pv[r_ref - 1] / pv[0]) if r_ref > 0 and pv[0] > 0.0 else 0.0
     for j in range(m):
         lj = lam[j]
         for a in range(udot.size):
@@ -1448,12 +1514,11 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
             if wrenches or nfree[i] < nu[i]:
                 for a in range(6):
                     Wh[i, a] += lj * dWh[j, i, a]
-    Wcut = L.Wcut
-    for k in range(C.c_code.size):
+    for k in range(c_code.size):
         for a in range(6):
             Wcut[k, a] = 0.0
     for j in range(mc):
-        k = C.c_of_row[j]
+        k = c_of_row[j]
         for a in range(6):
             Wcut[k, a] += Ncol[j, a] * lam[j]
     # drivers' loads with the constraint loads included
@@ -1466,11 +1531,11 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
                     s += Sg[i, a, j] * Wh[i, a]
                 tau[o + j] = s
     # a coupler's load on a driven coordinate is not the driver's
-    for kc in range(C.cp_ab.shape[0]):
+    for kc in range(cp_ab.shape[0]):
         for side in range(2):
-            jv = C.cp_u[kc, side]
+            jv = cp_u[kc, side]
             if driven[jv]:
-                tau[jv] -= C.cp_ab[kc, side] * lam[mc + kc]
+                tau[jv] -= cp_ab[kc, side] * lam[mc + kc]
 
 
 # --------------------------------------------------------------------------------------------------
