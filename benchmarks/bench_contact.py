@@ -41,10 +41,10 @@ K_SPHERE = 1e8
 SQUEEZE = 1e-5
 
 
-def resting(n, shape, contacts=True, neighbours=False):
+def resting(n, shape, contacts=True, neighbours=False, stiction=1e-3):
     """n bodies in a row on the ground, each at its static depth; ``neighbours``: balls pressed
     against their neighbours (sphere-sphere contacts, each overlapping by :data:`SQUEEZE`) between
-    two walls, in equilibrium."""
+    two walls, in equilibrium. ``stiction``: every contact's stiction velocity (m/s)."""
     m = MultibodySystem("Rest", gravity=(0, 0, -G))
     g = m.set_ground()
     gm = g.add_marker((0, 0, 0))
@@ -88,7 +88,7 @@ def resting(n, shape, contacts=True, neighbours=False):
                 om = g.add_marker((i * 3 * R, 0, -R))
             m.add_contact(f"C{i}", bm, om, (kind, size), other, stiffness=k,
                           restitution=0.5, static_friction=0.5, dynamic_friction=0.4,
-                          stiction_velocity=1e-3)
+                          stiction_velocity=stiction)
     if contacts and neighbours:
         x_end = (n - 1) * (2 * R - SQUEEZE)
         walls = ((marks[0], g.add_marker((-R + SQUEEZE, 0, R), (0, np.pi / 2, 0))),
@@ -96,11 +96,11 @@ def resting(n, shape, contacts=True, neighbours=False):
         for j, (bm, wm) in enumerate(walls):
             m.add_contact(f"W{j}", bm, wm, ("sphere", {"radius": R}), ("plane",),
                           stiffness=K_SPHERE, restitution=0.5, static_friction=0.3,
-                          dynamic_friction=0.2, stiction_velocity=1e-3)
+                          dynamic_friction=0.2, stiction_velocity=stiction)
         for i in range(n - 1):
             m.add_contact(f"S{i}", marks[i + 1], marks[i], ("sphere", {"radius": R}),
                           ("sphere", {"radius": R}), stiffness=K_SPHERE, restitution=0.5,
-                          static_friction=0.3, dynamic_friction=0.2, stiction_velocity=1e-3)
+                          static_friction=0.3, dynamic_friction=0.2, stiction_velocity=stiction)
     return m
 
 
@@ -162,22 +162,34 @@ def main():
     if args.part in (None, 2):
         print("\n2. 50 balls pressed together in a row on the ground between two walls: 101 "
               f"pairs, {integrator} 1e-4 s, 1 ms rows")
-        m = resting(50, "sphere", neighbours=True)
         t_end = 0.2 if args.quick else 1.0
-        t0, c0 = time.perf_counter(), time.process_time()
-        res = simulate(m, method="mstmm", integrator=integrator, t_end=t_end, step=1e-4,
-                       output_step=1e-3)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        active = sum(int(res[f"{c.name}.Fn"][-1] > 0) for c in m.contacts)
-        print(f"   {t_end:g} s simulated in {wall:.3f} s wall ({wall / t_end:.3f} s per simulated "
-              f"s; the process's CPU time {cpu:.3f} s: on a loaded machine the wall time also "
-              f"counts the waits), {active} pairs active at the end; {res.meta['steps']} steps, "
-              f"{res.meta['evaluations']} evaluations")
-        b = res.energy_balance()
-        print(f"   energy balance: dissipated {b['dissipated']:.3g} J, residual "
-              f"{b['residual']:.3g} J ({b['relative']:.2g} of the energies' scale)")
-        for w in res.meta.get("warnings", []):
-            print(f"   warning: {w}")
+        # stiction velocity 1 mm/s: the friction's slope at rest is a damper too fast for the
+        # step (the balls creep and the energy balance does not close); 10 mm/s: they rest
+        for stiction in (1e-3, 1e-2):
+            m = resting(50, "sphere", neighbours=True, stiction=stiction)
+            best = None
+            for _ in range(3):
+                t0, c0 = time.perf_counter(), time.process_time()
+                res = simulate(m, method="mstmm", integrator=integrator, t_end=t_end, step=1e-4,
+                               output_step=1e-3)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                best = (wall, cpu) if best is None or wall < best[0] else best
+            wall, cpu = best
+            active = sum(int(res[f"{c.name}.Fn"][-1] > 0) for c in m.contacts)
+            half = int(t_end * 500)
+            creep = max(float(np.max(np.linalg.norm(res.vector(f"B{i}.v")[half:], axis=1)))
+                        for i in range(50))
+            print(f"   stiction velocity {stiction * 1e3:g} mm/s: {t_end:g} s simulated in "
+                  f"{wall:.3f} s wall, best of 3 ({wall / t_end:.3f} s per simulated s; the "
+                  f"process's CPU time {cpu:.3f} s: on a loaded machine the wall time also "
+                  f"counts the waits), {active} pairs active at the end; {res.meta['steps']} "
+                  f"steps, {res.meta['evaluations']} evaluations; the balls' largest speed in "
+                  f"the second half {creep * 1e3:.3g} mm/s")
+            b = res.energy_balance()
+            print(f"   energy balance: dissipated {b['dissipated']:.3g} J, residual "
+                  f"{b['residual']:.3g} J ({b['relative']:.2g} of the energies' scale)")
+            for w in res.meta.get("warnings", []):
+                print(f"   warning: {w}")
     print(f"\nload average after: {load()}")
 
 
