@@ -40,6 +40,12 @@ CASES = {
     "crank_slider_planar": ({"variant": "planar"}, 0.02),
     "seed004": ({}, 0.2),
     "chain": ({"n": 10}, 0.1),
+    # contacts, stops and couplers
+    "bouncing_balls": ({}, 0.2),
+    "cam_valve": ({}, 0.02),
+    "tumbling_solids": ({}, 0.05),
+    "gear_train": ({}, 0.05),
+    "quarter_car": ({}, 0.2),
 }
 
 #: random trees of tests/randmodels.py with every hinge type, every force law, drivers, springs

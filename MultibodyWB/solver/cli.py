@@ -220,7 +220,7 @@ def cmd_warmup(args, out) -> int:
     if is_warm() and not args.force:
         print(f"solver kernels ready (stamp {stamp_path()})", file=out)
         return EXIT_OK
-    print("compiling the solver's kernels (once per installation: about a minute)...", file=out,
+    print("compiling the solver's kernels (once per installation: a few minutes)...", file=out,
           flush=True)
     if warm_up(force=args.force, out=out) == 0.0:   # another process's warm-up, waited for
         print(f"solver kernels ready, compiled by another warm-up (stamp {stamp_path()})",

@@ -308,10 +308,21 @@ class Recorder:
                 dq = q[:, qo:qo + n] - T.href[o:o + n]
                 ee += 0.5 * np.sum(k * dq * dq, axis=1)
 
-        def attach(body, Rl, pl):
-            if body < 0:
-                return np.broadcast_to(Rl, R.shape[:1] + (3, 3)), np.broadcast_to(pl, (R.shape[0], 3))
-            return _mat_mat(R[:, body], Rl), b.pb[:, body] + _mat_vec(R[:, body], pl)
-
-        forces.add_potential(F, attach, ee)
+        forces.add_potential(F, Attachments(R, b.pb), ee)
         return ek, eg, ee
+
+
+class Attachments:
+    """The global frame of a marker in every row: ``attachments(body, Rl, pl) -> (rotations
+    (rows, 3, 3), origins (rows, 3))`` (body -1: the ground, ``Rl``, ``pl`` global), what the
+    force laws' ``add_potential`` take; ``R`` (rows, n, 3, 3) and ``pb`` (rows, n, 3) are the
+    stacked body arrays, for a law that computes many attachments in compiled code."""
+
+    def __init__(self, R, pb):
+        self.R, self.pb = R, pb
+
+    def __call__(self, body, Rl, pl):
+        R = self.R
+        if body < 0:
+            return np.broadcast_to(Rl, R.shape[:1] + (3, 3)), np.broadcast_to(pl, (R.shape[0], 3))
+        return _mat_mat(R[:, body], Rl), self.pb[:, body] + _mat_vec(R[:, body], pl)
