@@ -227,3 +227,30 @@ def test_check_names_the_contact_and_the_shape_of_bad_points(points, words):
         m.check()
     text = str(err.value)
     assert "Contact 'Hit'" in text and "InputShape" in text and words in text
+
+
+def test_elastic_energy_of_a_batch_of_rows_is_each_contacts_own_sum():
+    """The recorder's compiled energy of all contacts over a batch of rows
+    (``contact._potential_all`` through :class:`~.recorder.Attachments`) equals, to the bit, the
+    per-contact path of any other caller of ``add_potential`` (a plain attachment function):
+    the tumbling solids (hull and primitive contacts) while they hit the plate."""
+    from MultibodyWB.examples import build
+    from MultibodyWB.solver.analysis.start import prepare
+    from MultibodyWB.solver.elements.forces import contact
+    from MultibodyWB.solver.methods.mstmm.system import System
+    from MultibodyWB.solver.results.recorder import Attachments
+
+    model = build("tumbling_solids")
+    res = simulate(model, t_end=0.3, step=1e-4, output_step=2e-3)
+    prepared, _ = prepare(model, True)
+    system = System(prepared)
+    times = res["time"]
+    b = system.instants(times, res.states)
+    batch = np.zeros(times.size)
+    contact.add_potential(system.forces.contact, Attachments(b.R, b.pb), batch)
+    attachments = Attachments(b.R, b.pb)
+    one_by_one = np.zeros(times.size)
+    contact.add_potential(system.forces.contact, lambda *a: attachments(*a), one_by_one)
+    touching = int(np.count_nonzero(one_by_one > 0.0))
+    assert touching > 10, touching               # the solids do touch in these rows
+    assert np.array_equal(batch, one_by_one)
