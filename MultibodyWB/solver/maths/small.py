@@ -20,7 +20,9 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 #: call that numba's reference pruning does not remove (perf: a spring-damper's loads went
 #: from 165 to 14 ns when its two such helpers were made plain compiled functions, which LLVM
 #: then inlines after the pruning). Those helpers, and anything that gets a struct, are
-#: :data:`_JIT`. Never on large kernels: their compile time explodes.
+#: :data:`_JIT`, unless a measurement says otherwise (the contact's hull vertex test, called
+#: per vertex in a loop, is faster inlined). Never on large kernels: their compile time
+#: explodes.
 _INL = dict(cache=True, nogil=True, inline="always", error_model="numpy")
 
 
