@@ -496,15 +496,22 @@ def _hull_vertex_in(vtx, pln, v, f0, nf, Rv, ov, Rh, oh, bound, sgn):
 
 
 @njit(**_JIT)
+def _ground_frame_into(Rl, pl, c, Rout, pout):
+    """A ground marker's frame ``Rl[c]``, ``pl[c]`` (given in global axes) into ``Rout``,
+    ``pout``."""
+    for a in range(3):
+        pout[a] = pl[c, a]
+        for b in range(3):
+            Rout[a, b] = Rl[c, a, b]
+
+
+@njit(**_JIT)
 def _frame_into(body, Rl, pl, c, R, pb, Rout, pout):
     """Global rotation and origin of marker ``c`` of ``Rl``/``pl`` (on ``body``; body -1: the
     ground, given in global axes) into ``Rout`` (3, 3), ``pout`` (3,): written out (a numba
     ``@`` of 3x3 arrays calls BLAS and allocates: microseconds)."""
     if body < 0:
-        for a in range(3):
-            pout[a] = pl[c, a]
-            for b in range(3):
-                Rout[a, b] = Rl[c, a, b]
+        _ground_frame_into(Rl, pl, c, Rout, pout)
         return
     for a in range(3):
         s = pb[body, a]
@@ -869,10 +876,7 @@ def _attached_into(body, Rl, pl, c, R, pb, r, Rout, pout):
     :func:`...maths.rows._mat_mat` and ``_mat_vec`` (the recorder's attachments), so that the
     energies come out as from them, to the bit."""
     if body < 0:
-        for a in range(3):
-            pout[a] = pl[c, a]
-            for b in range(3):
-                Rout[a, b] = Rl[c, a, b]
+        _ground_frame_into(Rl, pl, c, Rout, pout)
         return
     for a in range(3):
         pout[a] = pb[r, body, a] + (R[r, body, a, 0] * pl[c, 0] + R[r, body, a, 1] * pl[c, 1]
