@@ -792,11 +792,12 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
 
     No struct crosses a call made at every evaluation: the force laws' kernels are called from
     here with their own struct each (a leaf: it calls nothing that takes the struct), and the
-    loop closure gets its arrays one by one (:func:`_close_loops`). A compiled function that is
-    given a struct and passes it, or its arrays, on to another call keeps a reference count
-    increment and decrement (atomic operations) per array of the struct at every call: numba's
-    reference pruning leaves them. Through the forces' dispatcher and ``close_loops`` that was
-    a fifth of a small model's step (perf, the crank-slider).
+    loop closure's five steps (:func:`close_loops`) are called from here with their arrays one
+    by one. A compiled function that is given a struct and passes it, or its arrays, on to
+    another call keeps a reference count increment and decrement (atomic operations) per array
+    of the struct at every call: numba's reference pruning leaves them. Through the forces'
+    dispatcher and ``close_loops`` that was a fifth of a small model's step (perf, the
+    crank-slider); through a single loop-closure kernel taking 62 arrays, an eighth of a loop's.
     """
     # tree
     parent, code, sgn, qo, uo, nq, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nq, T.nu
@@ -807,10 +808,11 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po = C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, \
         C.c_Ro, C.c_po
     c_m, c_of_row, stab, cp_u, cp_ab = C.c_m, C.c_of_row, C.stab, C.cp_u, C.cp_ab
-    Ncol, pcut, vres, phi, ccut, loadm, Acon, bcon, lam = L.Ncol, L.pcut, L.vres, L.phi, \
-        L.ccut, L.loadm, L.Acon, L.bcon, L.lam
+    Ncol, pcut, vres, phi, ccut, Acon, bcon, lam = L.Ncol, L.pcut, L.vres, L.phi, L.ccut, \
+        L.Acon, L.bcon, L.lam
     dud, dx, dWh, pB, paB, rB, Wcut, loop_rank, Fcut = L.dud, L.dx, L.dWh, L.pB, L.paB, L.rB, \
         L.Wcut, L.loop_rank, L.F
+    act = L.act
     xrel, Gch, Mch, pv, perm, zv, wv, svr, ref_rank = L.xrel, L.Gch, L.Mch, L.pv, L.perm, \
         L.zv, L.wv, L.svr, L.ref_rank
     # forces: each law's struct and count (the laws' kernels are called from here, not through
@@ -884,12 +886,18 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                     dd, udot, x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch,
                     bool(False))
             if loops:
-                _close_loops(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab,
-                             cp_u, cp_ab, Ncol, pcut, vres, phi, ccut, loadm, Acon, bcon, lam,
-                             dud, dx, dWh, pB, paB, rB, Wcut, loop_rank, Fcut, xrel, Gch, Mch,
-                             pv, perm, zv, wv, svr, ref_rank, parent, code, uo, nu, driven, R,
-                             pb, w, vh, hp, Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh, tau, t6a,
-                             t6b, t6c, bool(False))
+                # close_loops, step by step (see there why)
+                cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, Fcut, Ncol, pcut, vres,
+                             phi, ccut, R, pb, w, vh, hp)
+                loop_residual(c_bi, c_bo, c_m, c_of_row, stab, cp_u, cp_ab, Ncol, pcut, vres,
+                              phi, ccut, xrel, bcon, x, w, hp, udot)
+                ma, big = load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB,
+                                      paB, rB, Acon, bcon, act, dud, dx, dWh, parent, code, uo,
+                                      hp, Sg, IA, U, Dinv, nfree, fidx, t6a, t6b, bool(False))
+                rank = psd_solve(Acon, ma, bcon, lam, Gch, Mch, pv, perm, zv, wv, 1e-10 * big)
+                apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, dWh,
+                                 Ncol, c_of_row, cp_ab, cp_u, Wcut, nu, uo, nfree, driven, Sg,
+                                 udot, x, Wh, tau, bool(False))
                 if st == 0 and monitor.size > 0:
                     monitor[s] = svr[0]
             if track:
@@ -1160,77 +1168,96 @@ def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, F, Ncol, pcut, vres
 
 
 @njit(**_JIT)
-def load_sweeps(c_code, c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, load, pB, paB, rB, xr,
-                A, dud, dx, dWh, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, w, base,
-                rr, xp, wrenches):
+def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB, A, rhs, act, dud,
+                dx, dWh, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, base, xp, wrenches):
     """Response of the tree to each unit constraint load of the cut hinges, and the constraint
-    compliance: for every row j of ``L.Ncol`` (the load N_j lam on the input body and -N_j lam
-    on the output body of its cut hinge, at the cut point), with no other load, fills L.dud[j]
-    (nu), L.dx[j] (n, 6), L.dWh[j] (n, 6: every row if ``wrenches``, else the rows of hinges with
-    a driven coordinate, as in :func:`riccati`) and column j of L.Acon (``A``: the
-    supplementary equations' response N^T (x_in(p) - x_out(p))). The arrays of system.Cuts
-    (``c_*``, ``cp_*``) and of system.LoopWork (``load`` is L.loadm, ``xr`` L.xrel), not the
-    structs (see :func:`cut_geometry`).
+    compliance. For every row j of ``Ncol`` (the load N_j lam on the input body and -N_j lam on
+    the output body of its cut hinge, at the cut point; a coupler's row: generalised loads on
+    its two coordinates), with no other load: the tree's response and column j of the
+    compliance A (the supplementary equations' response N^T (x_in(p) - x_out(p))).
+
+    Rows the tree cannot respond to are left out: a cut row whose load, carried from the
+    loaded bodies to the root, has no component along any free coordinate on the way (each
+    projection below 1e-10 of the load it projects) moves nothing, so its column and row of A
+    are zero and its minimum-norm load is zero: the directions a planar loop's spatial cut
+    hinge blocks out of its plane, say. Returns ``(ma, big)``: the number of rows kept (their
+    indices in ``act[:ma]``, increasing) and the largest diagonal entry of A (the scale of
+    :func:`psd_solve`'s tolerance). Row j' < ma of the kept rows fills dud[j'] (nu), dx[j']
+    (n, 6), dWh[j'] (n, 6: every row if ``wrenches``, else the rows of hinges with a driven
+    coordinate, as in :func:`riccati`); A[:ma, :ma] is the compliance of the kept rows, made
+    exactly symmetric, and rhs[:ma] their right-hand sides (from :func:`loop_residual`),
+    both compacted in place. The arrays of system.Cuts (``c_*``, ``cp_*``) and of
+    system.LoopWork, not the structs (see :func:`close_loops`).
 
     Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
-    velocity terms, hinge loads and prescribed accelerations are zero. All columns in one call
-    (a call with this many arrays costs as much as a small sweep). Scratch: L.loadm, L.pB,
-    L.paB, L.rB (n, 6), L.xrel (nc, 6); base, rr, xp (6).
+    velocity terms, hinge loads and prescribed accelerations are zero. Scratch: pB, paB, rB
+    (n, 6); base, xp (6).
     """
     n = parent.size
     mc = c_of_row.size
     m = mc + cp_ab.shape[0]
     nu_tot = dud.shape[1]
+    ma = 0
     for j in range(m):
+        # the unit load as the bodies' bias wrenches (pB = -load)
         for i in range(n):
             for a in range(6):
-                load[i, a] = 0.0
-        # a coupler's column: generalised loads a, b on its two coordinates, no wrench
+                pB[i, a] = 0.0
         cu1, cu2, ca, cb = -1, -1, 0.0, 0.0
         if j >= mc:
             cu1, cu2 = cp_u[j - mc, 0], cp_u[j - mc, 1]
             ca, cb = cp_ab[j - mc, 0], cp_ab[j - mc, 1]
-        for side in range(2 if j < mc else 0):
+        else:
             k = c_of_row[j]
-            b = c_bi[k] if side == 0 else c_bo[k]
-            if b < 0:
-                continue
-            sg = 1.0 if side == 0 else -1.0
-            t = _cr(pcut[k, 0] - hp[b, 0], pcut[k, 1] - hp[b, 1], pcut[k, 2] - hp[b, 2],
-                    Ncol[j, 3], Ncol[j, 4], Ncol[j, 5])
-            for a in range(3):
-                load[b, a] += sg * (Ncol[j, a] + t[a])
-                load[b, 3 + a] += sg * Ncol[j, 3 + a]
+            for side in range(2):
+                b = c_bi[k] if side == 0 else c_bo[k]
+                if b < 0:
+                    continue
+                sg = 1.0 if side == 0 else -1.0
+                t = _cr(pcut[k, 0] - hp[b, 0], pcut[k, 1] - hp[b, 1], pcut[k, 2] - hp[b, 2],
+                        Ncol[j, 3], Ncol[j, 4], Ncol[j, 5])
+                for a in range(3):
+                    pB[b, a] -= sg * (Ncol[j, a] + t[a])
+                    pB[b, 3 + a] -= sg * Ncol[j, 3 + a]
         # tips to root: the bias wrenches of the articulated bodies
-        for i in range(n):
-            for a in range(6):
-                pB[i, a] = -load[i, a]
-        for a in range(nu_tot):
-            dud[j, a] = 0.0
+        live = j >= mc
         for i in range(n - 1, -1, -1):
             nf = nfree[i]
             ci = code[i]
+            par = parent[i]
+            o = uo[i]
             for jf in range(nf):
                 jj = fidx[i, jf]
                 r = 3 * COLKIND[ci, jj]
                 g = 0.0
-                if uo[i] + jj == cu1:
+                if o + jj == cu1:
                     g += ca
-                if uo[i] + jj == cu2:
+                if o + jj == cu2:
                     g += cb
-                rB[i, jf] = g - (Sg[i, r, jj] * pB[i, r] + Sg[i, r + 1, jj] * pB[i, r + 1]
-                                 + Sg[i, r + 2, jj] * pB[i, r + 2])
-            par = parent[i]
+                s0, s1, s2 = Sg[i, r, jj], Sg[i, r + 1, jj], Sg[i, r + 2, jj]
+                p0, p1, p2 = pB[i, r], pB[i, r + 1], pB[i, r + 2]
+                proj = s0 * p0 + s1 * p1 + s2 * p2
+                rB[i, jf] = g - proj
+                if not live and proj * proj > 1e-20 * ((s0 * s0 + s1 * s1 + s2 * s2)
+                                                       * (p0 * p0 + p1 * p1 + p2 * p2)):
+                    live = True
             if par < 0:
                 continue
-            for a in range(6):
-                s = pB[i, a]
-                for j1 in range(nf):
+            if nf == 1:
+                t = Dinv[i, 0, 0] * rB[i, 0]
+                for a in range(6):
+                    paB[i, a] = pB[i, a] + U[i, a, 0] * t
+            else:
+                for j1 in range(nf):                    # base: Dinv rB, scratch
                     t = 0.0
                     for j2 in range(nf):
                         t += Dinv[i, j1, j2] * rB[i, j2]
-                    s += U[i, a, j1] * t
-                paB[i, a] = s
+                    base[j1] = t
+                for a in range(6):
+                    s = pB[i, a]
+                    for j1 in range(nf):
+                        s += U[i, a, j1] * base[j1]
+                    paB[i, a] = s
             l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
             t3 = _cr(l0, l1, l2, paB[i, 3], paB[i, 4], paB[i, 5])
             pB[par, 0] += paB[i, 0] + t3[0]
@@ -1239,74 +1266,121 @@ def load_sweeps(c_code, c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, load
             pB[par, 3] += paB[i, 3]
             pB[par, 4] += paB[i, 4]
             pB[par, 5] += paB[i, 5]
+        if not live:
+            continue
+        jc = ma                                         # the row's place among those kept
+        act[jc] = j
+        ma += 1
+        for a in range(nu_tot):
+            dud[jc, a] = 0.0
         # root to tips: the accelerations
         for i in range(n):
             par = parent[i]
             if par >= 0:
                 l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
-                el = _cr(dx[j, par, 0], dx[j, par, 1], dx[j, par, 2], l0, l1, l2)
-                base[0], base[1], base[2] = dx[j, par, 0], dx[j, par, 1], dx[j, par, 2]
-                base[3] = dx[j, par, 3] + el[0]
-                base[4] = dx[j, par, 4] + el[1]
-                base[5] = dx[j, par, 5] + el[2]
+                e0, e1, e2 = dx[jc, par, 0], dx[jc, par, 1], dx[jc, par, 2]
+                el = _cr(e0, e1, e2, l0, l1, l2)
+                b0, b1, b2 = e0, e1, e2
+                b3 = dx[jc, par, 3] + el[0]
+                b4 = dx[jc, par, 4] + el[1]
+                b5 = dx[jc, par, 5] + el[2]
             else:
-                for a in range(6):
-                    base[a] = 0.0
+                b0, b1, b2, b3, b4, b5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
             nf = nfree[i]
             o = uo[i]
             ci = code[i]
-            for a in range(6):
-                xp[a] = base[a]
-            for jf in range(nf):
-                s = rB[i, jf]
-                for a in range(6):
-                    s -= U[i, a, jf] * base[a]
-                rr[jf] = s
-            for j1 in range(nf):
-                s = 0.0
-                for j2 in range(nf):
-                    s += Dinv[i, j1, j2] * rr[j2]
-                jj = fidx[i, j1]
-                dud[j, o + jj] = s
+            wrench = wrenches or nf != NU[ci]          # as in riccati: driven hinges only
+            if wrench:
+                xp[0], xp[1], xp[2], xp[3], xp[4], xp[5] = b0, b1, b2, b3, b4, b5
+            base[0], base[1], base[2], base[3], base[4], base[5] = b0, b1, b2, b3, b4, b5
+            if nf == 1:
+                s = rB[i, 0] - U[i, 0, 0] * b0
+                s -= U[i, 1, 0] * b1
+                s -= U[i, 2, 0] * b2
+                s -= U[i, 3, 0] * b3
+                s -= U[i, 4, 0] * b4
+                s -= U[i, 5, 0] * b5
+                sd = Dinv[i, 0, 0] * s
+                jj = fidx[i, 0]
+                dud[jc, o + jj] = sd
                 r = 3 * COLKIND[ci, jj]
-                base[r] += Sg[i, r, jj] * s
-                base[r + 1] += Sg[i, r + 1, jj] * s
-                base[r + 2] += Sg[i, r + 2, jj] * s
+                base[r] += Sg[i, r, jj] * sd
+                base[r + 1] += Sg[i, r + 1, jj] * sd
+                base[r + 2] += Sg[i, r + 2, jj] * sd
+            elif nf > 1:
+                for jf in range(nf):                    # rB[i] <- rB - U^T base
+                    s = rB[i, jf]
+                    for a in range(6):
+                        s -= U[i, a, jf] * base[a]
+                    rB[i, jf] = s
+                for j1 in range(nf):
+                    s = 0.0
+                    for j2 in range(nf):
+                        s += Dinv[i, j1, j2] * rB[i, j2]
+                    jj = fidx[i, j1]
+                    dud[jc, o + jj] = s
+                    r = 3 * COLKIND[ci, jj]
+                    base[r] += Sg[i, r, jj] * s
+                    base[r + 1] += Sg[i, r + 1, jj] * s
+                    base[r + 2] += Sg[i, r + 2, jj] * s
             for a in range(6):
-                dx[j, i, a] = base[a]
-            if not wrenches and nf == NU[ci]:
-                continue                 # as in riccati: driven hinges only
+                dx[jc, i, a] = base[a]
+            if not wrench:
+                continue
             if par >= 0:
                 for a in range(6):
                     s = paB[i, a]
                     for bb in range(6):
                         s += IA[i, a, bb] * xp[bb]
-                    dWh[j, i, a] = s
+                    dWh[jc, i, a] = s
             else:
                 for a in range(6):
                     s = pB[i, a]
                     for bb in range(6):
                         s += IA[i, a, bb] * base[bb]
-                    dWh[j, i, a] = s
-        # column j of the compliance
+                    dWh[jc, i, a] = s
+        # column jc of the compliance (every row; the rows are compacted below)
         row = 0
-        for k2 in range(c_code.size):
-            for a in range(6):
-                xr[k2, a] = 0.0
-            _acceleration_into(c_bi[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
-                               False, 1.0, xr, k2)
-            _acceleration_into(c_bo[k2], pcut[k2, 0], pcut[k2, 1], pcut[k2, 2], dx[j], w, hp,
-                               False, -1.0, xr, k2)
+        for k2 in range(c_m.size):
+            x0, x1, x2, x3, x4, x5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            for side in range(2):
+                b = c_bi[k2] if side == 0 else c_bo[k2]
+                if b < 0:
+                    continue
+                sg = 1.0 if side == 0 else -1.0
+                r0, r1, r2 = (pcut[k2, 0] - hp[b, 0], pcut[k2, 1] - hp[b, 1],
+                              pcut[k2, 2] - hp[b, 2])
+                e0, e1, e2 = dx[jc, b, 0], dx[jc, b, 1], dx[jc, b, 2]
+                ea = _cr(e0, e1, e2, r0, r1, r2)
+                x0 += sg * e0
+                x1 += sg * e1
+                x2 += sg * e2
+                x3 += sg * (dx[jc, b, 3] + ea[0])
+                x4 += sg * (dx[jc, b, 4] + ea[1])
+                x5 += sg * (dx[jc, b, 5] + ea[2])
             for jr in range(c_m[k2]):
                 r = row + jr
-                s = 0.0
-                for a in range(6):
-                    s += Ncol[r, a] * xr[k2, a]
-                A[r, j] = s
+                A[r, jc] = (Ncol[r, 0] * x0 + Ncol[r, 1] * x1 + Ncol[r, 2] * x2
+                            + Ncol[r, 3] * x3 + Ncol[r, 4] * x4 + Ncol[r, 5] * x5)
             row += c_m[k2]
         for kc in range(cp_ab.shape[0]):
-            A[mc + kc, j] = (cp_ab[kc, 0] * dud[j, cp_u[kc, 0]]
-                             + cp_ab[kc, 1] * dud[j, cp_u[kc, 1]])
+            A[mc + kc, jc] = (cp_ab[kc, 0] * dud[jc, cp_u[kc, 0]]
+                              + cp_ab[kc, 1] * dud[jc, cp_u[kc, 1]])
+    # the kept rows (act[r] >= r: in place, in increasing order), then symmetric
+    if ma < m:
+        for r in range(ma):
+            rhs[r] = rhs[act[r]]
+            for jc in range(ma):
+                A[r, jc] = A[act[r], jc]
+    big = 0.0
+    for r in range(ma):
+        for jc in range(r, ma):
+            t = 0.5 * (A[r, jc] + A[jc, r])
+            A[r, jc] = t
+            A[jc, r] = t
+        if A[r, r] > big:
+            big = A[r, r]
+    return ma, big
 
 
 @njit(**_JIT)
@@ -1418,54 +1492,58 @@ def psd_solve(A, m, rhs, x, G, M, pv, perm, z, w, tol):
 @njit(**_JIT)
 def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree,
                 fidx, x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
-    """:func:`_close_loops` with the cut hinges ``C`` (system.Cuts) and their work arrays
-    ``L`` (system.LoopWork) as structs (the fixed-step kernels pass the arrays themselves)."""
-    if C.c_of_row.size + C.cp_ab.shape[0] == 0:
+    """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
+
+    ``C``: the cut hinges (system.Cuts), ``L``: their work arrays (system.LoopWork); the other
+    arrays are the tree's and the sweep's (see :func:`riccati`). Fills L.lam (m), L.Wcut (nc, 6)
+    (wrench on each cut hinge's input body at its input marker origin), L.loop_rank[0] (rank of
+    the constraint system), L.svr[0] (the conditioning monitor: the square root of the ratio of
+    the ``r``-th to the first pivot of the constraint compliance's factorisation, ``r`` =
+    L.ref_rank[0] or, when that is 0, the rank; it goes through zero linearly where the loops
+    lose rank) and corrects udot, x, the drivers' loads in tau and Wh (every row if
+    ``wrenches``, else the rows of hinges with a driven coordinate, as in :func:`riccati`).
+
+    Five steps, each a kernel of its own: :func:`cut_geometry` (constraint directions and
+    residuals), :func:`loop_residual` (the supplementary equations' right-hand side),
+    :func:`load_sweeps` (the tree's response to each unit constraint load: the constraint
+    compliance A, m x m), :func:`psd_solve` (A is symmetric positive semi-definite: Cholesky
+    factorisation with symmetric pivoting, pivots below 1e-10 of the largest diagonal ending
+    it, so that redundant constraints give the minimum-norm loads) and
+    :func:`apply_loop_loads`. :func:`_fixed_run` calls the five itself with the arrays
+    taken out of the structs once per chunk: keep the two in step. Why five leaves and not one
+    kernel: a compiled function keeps the reference counts of the arrays it holds across a call
+    to another compiled function that LLVM does not inline (the call's error exit releases
+    them), and a call with more than 30 arguments passes them as a tuple built, with reference
+    counts, at every call; a leaf with at most 30 arguments costs none.
+    """
+    m = C.c_of_row.size + C.cp_ab.shape[0]
+    if m == 0:
         return
-    _close_loops(C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, C.c_Ro, C.c_po, C.c_m, C.c_of_row,
-                 C.stab, C.cp_u, C.cp_ab, L.Ncol, L.pcut, L.vres, L.phi, L.ccut, L.loadm, L.Acon,
-                 L.bcon, L.lam, L.dud, L.dx, L.dWh, L.pB, L.paB, L.rB, L.Wcut, L.loop_rank, L.F,
-                 L.xrel, L.Gch, L.Mch, L.pv, L.perm, L.zv, L.wv, L.svr, L.ref_rank, parent, code,
-                 uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree, fidx, x, udot, Wh,
-                 tau, t6a, t6b, t6c, wrenches)
+    cut_geometry(C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, C.c_Ro, C.c_po, L.F, L.Ncol, L.pcut,
+                 L.vres, L.phi, L.ccut, R, pb, w, vh, hp)
+    loop_residual(C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.stab, C.cp_u, C.cp_ab, L.Ncol, L.pcut,
+                  L.vres, L.phi, L.ccut, L.xrel, L.bcon, x, w, hp, udot)
+    ma, big = load_sweeps(C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.cp_u, C.cp_ab, L.Ncol, L.pcut,
+                          L.pB, L.paB, L.rB, L.Acon, L.bcon, L.act, L.dud, L.dx, L.dWh, parent,
+                          code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, t6a, t6b, wrenches)
+    rank = psd_solve(L.Acon, ma, L.bcon, L.lam, L.Gch, L.Mch, L.pv, L.perm, L.zv, L.wv,
+                     1e-10 * big)
+    apply_loop_loads(ma, L.act, rank, L.ref_rank, L.pv, L.svr, L.loop_rank, L.lam, L.dud, L.dx,
+                     L.dWh, L.Ncol, C.c_of_row, C.cp_ab, C.cp_u, L.Wcut, nu, uo, nfree, driven, Sg,
+                     udot, x, Wh, tau, wrenches)
 
 
 @njit(**_JIT)
-def _close_loops(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab, cp_u, cp_ab,
-                 Ncol, pcut, vres, phi, ccut, loadm, A, rhs, lam, dud, dx, dWh, pB, paB, rB,
-                 Wcut, loop_rank, Fcut, xr, Gch, Mch, pv, perm, zv, wv, svr, ref_rank,
-                 parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree, fidx,
-                 x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
-    """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
-
-    The arguments one by one, no struct: a compiled function that gets a struct and calls
-    another keeps a reference count operation per array of the struct at every call (numba's
-    reference pruning does not remove them), which was a fifth of a small loop's step.
-
-    First the fields of the cut hinges (system.Cuts), then those of their work arrays
-    (system.LoopWork: ``A`` is its Acon, ``rhs`` bcon, ``Fcut`` F, ``xr`` xrel), in their
-    structs' order; the other arrays are the tree's and the sweep's (see :func:`riccati`).
-    Fills lam (m), Wcut (nc, 6) (wrench on each cut hinge's input body at its input marker
-    origin), loop_rank[0] (rank of the constraint system), svr[0] (the conditioning monitor:
-    the square root of the ratio of the ``r``-th to the first pivot of the constraint
-    compliance's factorisation, ``r`` = ref_rank[0] or, when that is 0, the rank; it goes
-    through zero linearly where the loops lose rank) and
-    corrects udot, x, the drivers' loads in tau and Wh (every row if ``wrenches``, else the
-    rows of hinges with a driven coordinate, as in :func:`riccati`).
-
-    The constraint compliance A (m x m: the supplementary equations' response to unit
-    constraint loads) is symmetric positive semi-definite; it is solved by Cholesky
-    factorisation with symmetric pivoting (:func:`psd_solve`), pivots below 1e-10 of the
-    largest diagonal ending it: redundant constraints give the minimum-norm loads.
-    """
+def loop_residual(c_bi, c_bo, c_m, c_of_row, stab, cp_u, cp_ab, Ncol, pcut, vres, phi, ccut, xr,
+                  rhs, x, w, hp, udot):
+    """Right-hand side ``rhs`` (L.bcon) of the supplementary equations at the tree's solution
+    (accelerations x, udot): each cut's rows ``-N^T (x_in(p) - x_out(p) - c) - stab[0] vres -
+    stab[1] phi`` (Baumgarte), a coupler's ``-(a udot1 + b udot2)`` (linear in the state: the
+    integrators keep the rates' and the coordinates' combination exactly; no stabilisation).
+    After :func:`cut_geometry`; scratch xr (L.xrel)."""
     mc = c_of_row.size
-    m = mc + cp_ab.shape[0]
-    n = parent.size
-    cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, Fcut, Ncol, pcut, vres, phi, ccut,
-                 R, pb, w, vh, hp)
-    # base residual of the supplementary equations
     row = 0
-    for k in range(c_code.size):
+    for k in range(c_m.size):
         for a in range(6):
             xr[k, a] = -ccut[k, a]
         _acceleration_into(c_bi[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, 1.0,
@@ -1479,42 +1557,51 @@ def _close_loops(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab
                 s += Ncol[r, a] * xr[k, a]
             rhs[r] = -s - stab[0] * vres[r] - stab[1] * phi[r]
         row += c_m[k]
-    # couplers: a udot1 + b udot2 = 0 (linear in the state: the integrators keep the rates'
-    # and the coordinates' combination exactly; no stabilisation)
     for kc in range(cp_ab.shape[0]):
         rhs[mc + kc] = -(cp_ab[kc, 0] * udot[cp_u[kc, 0]]
                          + cp_ab[kc, 1] * udot[cp_u[kc, 1]])
-    # response to each unit constraint load, and the compliance A
-    load_sweeps(c_code, c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, loadm,
-                pB, paB, rB, xr, A, dud, dx, dWh, parent, code, uo, hp, Sg, IA, U,
-                Dinv, nfree, fidx, w, t6a, t6b, t6c, wrenches)
-    # minimum-norm solution of the symmetric system (redundant constraints: A singular)
-    big = 0.0
-    for r in range(m):
-        for j in range(r, m):
-            t = 0.5 * (A[r, j] + A[j, r])
-            A[r, j] = t
-            A[j, r] = t
-        if A[r, r] > big:
-            big = A[r, r]
-    rank = psd_solve(A, m, rhs, lam, Gch, Mch, pv, perm, zv, wv, 1e-10 * big)
+
+
+@njit(**_JIT)
+def apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, dWh, Ncol,
+                     c_of_row, cp_ab, cp_u, Wcut, nu, uo, nfree, driven, Sg, udot, x, Wh, tau,
+                     wrenches):
+    """The constraint loads added to the tree's solution. ``lam[:ma]``: the loads of the rows
+    :func:`load_sweeps` kept (``act[:ma]``), from :func:`psd_solve`, whose ``rank`` and pivots
+    ``pv`` this records (loop_rank[0], and the conditioning monitor svr[0], see
+    :func:`close_loops`); spread here over lam (m), zero on the rows left out. Corrects udot,
+    x, Wh (every row if ``wrenches``, else the rows of hinges with a driven coordinate) with
+    the unit responses of :func:`load_sweeps`, and fills the cut hinges' wrenches Wcut and the
+    drivers' loads in tau."""
     loop_rank[0] = rank
-    # conditioning monitor: the r-th pivot against the first (both variances: square root)
+    # conditioning monitor: the r-th pivot against the first (both variances: square root);
+    # a reference rank above the rows kept: the loops have lost it
     r_ref = ref_rank[0] if ref_rank[0] > 0 else rank
-    svr[0] = np.sqrt(pv[r_ref - 1] / pv[0]) if r_ref > 0 and pv[0] > 0.0 else 0.0
-    for j in range(m):
-        lj = lam[j]
+    svr[0] = (np.sqrt(pv[r_ref - 1] / pv[0]) if 0 < r_ref <= ma and pv[0] > 0.0 else 0.0)
+    mc = c_of_row.size
+    m = mc + cp_ab.shape[0]
+    n = nu.size
+    for jc in range(ma):
+        lj = lam[jc]
         for a in range(udot.size):
             if driven[a] == 0:
-                udot[a] += lj * dud[j, a]
+                udot[a] += lj * dud[jc, a]
         for i in range(n):
             for a in range(6):
-                x[i, a] += lj * dx[j, i, a]
+                x[i, a] += lj * dx[jc, i, a]
         for i in range(n):
             if wrenches or nfree[i] < nu[i]:
                 for a in range(6):
-                    Wh[i, a] += lj * dWh[j, i, a]
-    for k in range(c_code.size):
+                    Wh[i, a] += lj * dWh[jc, i, a]
+    if ma < m:                          # lam[act[jc]] = lam[jc] (act[jc] >= jc), else zero
+        jc = ma - 1
+        for j in range(m - 1, -1, -1):
+            if jc >= 0 and act[jc] == j:
+                lam[j] = lam[jc]
+                jc -= 1
+            else:
+                lam[j] = 0.0
+    for k in range(Wcut.shape[0]):
         for a in range(6):
             Wcut[k, a] = 0.0
     for j in range(mc):
