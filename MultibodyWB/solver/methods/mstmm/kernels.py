@@ -681,7 +681,7 @@ def evaluate_into(y, drv, mags, T, F, W, ydot):
     if T.m_tot > 0:
         close_loops(T.loops, W.loops, T.parent, T.code, T.uo, T.nu, T.driven, W.R, W.pb, W.w,
                     W.vh, W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx, W.x, W.udot, W.Wh,
-                    W.tau, W.scratch.t6a, W.scratch.t6b, W.scratch.t6c, bool(True))
+                    W.tau, bool(True))
     _state_rate(W.q, W.u, W.udot, T.code, T.qo, T.uo, T.nq, T.nu, T.nq_tot, ydot)
 
 
@@ -829,7 +829,6 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     IA, pA, U, Dinv, r0, ck, nfree, fidx = W.IA, W.pA, W.U, W.Dinv, W.r0, W.ck, W.nfree, W.fidx
     FC, TC, paS, scratch = W.FC, W.TC, W.paS, W.scratch
     M, Rrel, dloc, Sloc, bias = scratch.M, scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
-    t6a, t6b, t6c = scratch.t6a, scratch.t6b, scratch.t6c
     kd, acc, yt = W.kd, W.kacc, W.ytmp
     ny = y.size
     half = 0.5 * h
@@ -893,7 +892,7 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                               phi, ccut, xrel, bcon, x, w, hp, udot)
                 ma, big = load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB,
                                       paB, rB, Acon, bcon, act, dud, dx, dWh, parent, code, uo,
-                                      hp, Sg, IA, U, Dinv, nfree, fidx, t6a, t6b, bool(False))
+                                      hp, Sg, IA, U, Dinv, nfree, fidx, bool(False))
                 rank = psd_solve(Acon, ma, bcon, lam, Gch, Mch, pv, perm, zv, wv, 1e-10 * big)
                 apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, dWh,
                                  Ncol, c_of_row, cp_ab, cp_u, Wcut, nu, uo, nfree, driven, Sg,
@@ -1169,36 +1168,79 @@ def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, F, Ncol, pcut, vres
 
 @njit(**_JIT)
 def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB, A, rhs, act, dud,
-                dx, dWh, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, base, xp, wrenches):
+                dx, dWh, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, wrenches):
     """Response of the tree to each unit constraint load of the cut hinges, and the constraint
     compliance. For every row j of ``Ncol`` (the load N_j lam on the input body and -N_j lam on
     the output body of its cut hinge, at the cut point; a coupler's row: generalised loads on
     its two coordinates), with no other load: the tree's response and column j of the
     compliance A (the supplementary equations' response N^T (x_in(p) - x_out(p))).
 
-    Rows the tree cannot respond to are left out: a cut row whose load, carried from the
-    loaded bodies to the root, has no component along any free coordinate on the way (each
-    projection below 1e-10 of the load it projects) moves nothing, so its column and row of A
-    are zero and its minimum-norm load is zero: the directions a planar loop's spatial cut
-    hinge blocks out of its plane, say. Returns ``(ma, big)``: the number of rows kept (their
-    indices in ``act[:ma]``, increasing) and the largest diagonal entry of A (the scale of
-    :func:`psd_solve`'s tolerance). Row j' < ma of the kept rows fills dud[j'] (nu), dx[j']
-    (n, 6), dWh[j'] (n, 6: every row if ``wrenches``, else the rows of hinges with a driven
-    coordinate, as in :func:`riccati`); A[:ma, :ma] is the compliance of the kept rows, made
-    exactly symmetric, and rhs[:ma] their right-hand sides (from :func:`loop_residual`),
-    both compacted in place. The arrays of system.Cuts (``c_*``, ``cp_*``) and of
-    system.LoopWork, not the structs (see :func:`close_loops`).
+    Rows the tree cannot respond to are left out: a cut row whose load does no work on any free
+    coordinate between its cut's two bodies and their common ancestor (the generalised force
+    ``z . N_j``, z the coordinate's unit twist carried to the cut point, below 1e-10 of
+    ``|z| |N_j|`` for each) moves nothing, so its column and row of A are zero and its
+    minimum-norm load is zero: the directions a planar loop's spatial cut hinge blocks out of
+    its plane, say. Coupler rows are always kept. Returns ``(ma, big)``: the number of rows
+    kept (their indices in ``act[:ma]``, increasing) and the largest diagonal entry of A (the
+    scale of :func:`psd_solve`'s tolerance). Row j' < ma of the kept rows fills dud[j'] (nu),
+    dx[j'] (n, 6), dWh[j'] (n, 6: every row if ``wrenches``, else the rows of hinges with a
+    driven coordinate, as in :func:`riccati`); A[:ma, :ma] is the compliance of the kept
+    rows, made exactly symmetric, and rhs[:ma] their right-hand sides (from
+    :func:`loop_residual`), both compacted in place. The arrays of system.Cuts (``c_*``,
+    ``cp_*``) and of system.LoopWork, not the structs (see :func:`close_loops`).
 
     Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
     velocity terms, hinge loads and prescribed accelerations are zero. Scratch: pB, paB, rB
-    (n, 6); base, xp (6).
+    (n, 6). A body's six components are carried in local variables, not in scratch arrays: a
+    store to an array may alias any other array for LLVM, which then loads everything again
+    (a third of the time, measured on the crank-slider).
     """
     n = parent.size
     mc = c_of_row.size
     m = mc + cp_ab.shape[0]
     nu_tot = dud.shape[1]
+    # the rows kept: act[j] = 1 where a free coordinate feels row j's load
+    for j in range(m):
+        act[j] = 1 if j >= mc else 0
+    row0 = 0
+    for k in range(c_m.size):
+        pk0, pk1, pk2 = pcut[k, 0], pcut[k, 1], pcut[k, 2]
+        ia, ib = c_bi[k], c_bo[k]
+        while ia != ib:                                 # up to the common ancestor
+            if ia > ib:                                 # (every body after its parent)
+                i = ia
+                ia = parent[ia]
+            else:
+                i = ib
+                ib = parent[ib]
+            ci = code[i]
+            for jf in range(nfree[i]):
+                jj = fidx[i, jf]
+                r = 3 * COLKIND[ci, jj]
+                s0, s1, s2 = Sg[i, r, jj], Sg[i, r + 1, jj], Sg[i, r + 2, jj]
+                if r == 0:                              # [s; s x (p - h)]
+                    zv = _cr(s0, s1, s2, pk0 - hp[i, 0], pk1 - hp[i, 1], pk2 - hp[i, 2])
+                    z0, z1, z2, z3, z4, z5 = s0, s1, s2, zv[0], zv[1], zv[2]
+                else:                                   # [0; s]
+                    z0, z1, z2, z3, z4, z5 = 0.0, 0.0, 0.0, s0, s1, s2
+                zz = z0 * z0 + z1 * z1 + z2 * z2 + z3 * z3 + z4 * z4 + z5 * z5
+                for jr in range(c_m[k]):
+                    j = row0 + jr
+                    if act[j] == 0:
+                        g = (Ncol[j, 0] * z0 + Ncol[j, 1] * z1 + Ncol[j, 2] * z2
+                             + Ncol[j, 3] * z3 + Ncol[j, 4] * z4 + Ncol[j, 5] * z5)
+                        nn = (Ncol[j, 0] ** 2 + Ncol[j, 1] ** 2 + Ncol[j, 2] ** 2
+                              + Ncol[j, 3] ** 2 + Ncol[j, 4] ** 2 + Ncol[j, 5] ** 2)
+                        if g * g > 1e-20 * zz * nn:
+                            act[j] = 1
+        row0 += c_m[k]
     ma = 0
     for j in range(m):
+        if act[j] == 0:
+            continue
+        jc = ma                                         # the row's place among those kept
+        act[jc] = j                                     # (jc <= j: flags read already)
+        ma += 1
         # the unit load as the bodies' bias wrenches (pB = -load)
         for i in range(n):
             for a in range(6):
@@ -1220,7 +1262,6 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
                     pB[b, a] -= sg * (Ncol[j, a] + t[a])
                     pB[b, 3 + a] -= sg * Ncol[j, 3 + a]
         # tips to root: the bias wrenches of the articulated bodies
-        live = j >= mc
         for i in range(n - 1, -1, -1):
             nf = nfree[i]
             ci = code[i]
@@ -1234,46 +1275,41 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
                     g += ca
                 if o + jj == cu2:
                     g += cb
-                s0, s1, s2 = Sg[i, r, jj], Sg[i, r + 1, jj], Sg[i, r + 2, jj]
-                p0, p1, p2 = pB[i, r], pB[i, r + 1], pB[i, r + 2]
-                proj = s0 * p0 + s1 * p1 + s2 * p2
-                rB[i, jf] = g - proj
-                if not live and proj * proj > 1e-20 * ((s0 * s0 + s1 * s1 + s2 * s2)
-                                                       * (p0 * p0 + p1 * p1 + p2 * p2)):
-                    live = True
+                rB[i, jf] = g - (Sg[i, r, jj] * pB[i, r] + Sg[i, r + 1, jj] * pB[i, r + 1]
+                                 + Sg[i, r + 2, jj] * pB[i, r + 2])
             if par < 0:
                 continue
-            if nf == 1:
+            p0, p1, p2, p3, p4, p5 = pB[i, 0], pB[i, 1], pB[i, 2], pB[i, 3], pB[i, 4], pB[i, 5]
+            if nf == 1:                                 # paB = pB + U Dinv rB
                 t = Dinv[i, 0, 0] * rB[i, 0]
-                for a in range(6):
-                    paB[i, a] = pB[i, a] + U[i, a, 0] * t
-            else:
-                for j1 in range(nf):                    # base: Dinv rB, scratch
+                p0 += U[i, 0, 0] * t
+                p1 += U[i, 1, 0] * t
+                p2 += U[i, 2, 0] * t
+                p3 += U[i, 3, 0] * t
+                p4 += U[i, 4, 0] * t
+                p5 += U[i, 5, 0] * t
+            elif nf > 1:
+                for j1 in range(nf):
                     t = 0.0
                     for j2 in range(nf):
                         t += Dinv[i, j1, j2] * rB[i, j2]
-                    base[j1] = t
-                for a in range(6):
-                    s = pB[i, a]
-                    for j1 in range(nf):
-                        s += U[i, a, j1] * base[j1]
-                    paB[i, a] = s
+                    p0 += U[i, 0, j1] * t
+                    p1 += U[i, 1, j1] * t
+                    p2 += U[i, 2, j1] * t
+                    p3 += U[i, 3, j1] * t
+                    p4 += U[i, 4, j1] * t
+                    p5 += U[i, 5, j1] * t
+            paB[i, 0], paB[i, 1], paB[i, 2] = p0, p1, p2
+            paB[i, 3], paB[i, 4], paB[i, 5] = p3, p4, p5
             l0, l1, l2 = hp[i, 0] - hp[par, 0], hp[i, 1] - hp[par, 1], hp[i, 2] - hp[par, 2]
-            t3 = _cr(l0, l1, l2, paB[i, 3], paB[i, 4], paB[i, 5])
-            pB[par, 0] += paB[i, 0] + t3[0]
-            pB[par, 1] += paB[i, 1] + t3[1]
-            pB[par, 2] += paB[i, 2] + t3[2]
-            pB[par, 3] += paB[i, 3]
-            pB[par, 4] += paB[i, 4]
-            pB[par, 5] += paB[i, 5]
-        if not live:
-            continue
-        jc = ma                                         # the row's place among those kept
-        act[jc] = j
-        ma += 1
-        for a in range(nu_tot):
-            dud[jc, a] = 0.0
-        # root to tips: the accelerations
+            t3 = _cr(l0, l1, l2, p3, p4, p5)
+            pB[par, 0] += p0 + t3[0]
+            pB[par, 1] += p1 + t3[1]
+            pB[par, 2] += p2 + t3[2]
+            pB[par, 3] += p3
+            pB[par, 4] += p4
+            pB[par, 5] += p5
+        # root to tips: the accelerations (in scalars: no store a load could alias)
         for i in range(n):
             par = parent[i]
             if par >= 0:
@@ -1286,13 +1322,10 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
                 b5 = dx[jc, par, 5] + el[2]
             else:
                 b0, b1, b2, b3, b4, b5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            x0, x1, x2, x3, x4, x5 = b0, b1, b2, b3, b4, b5
             nf = nfree[i]
             o = uo[i]
             ci = code[i]
-            wrench = wrenches or nf != NU[ci]          # as in riccati: driven hinges only
-            if wrench:
-                xp[0], xp[1], xp[2], xp[3], xp[4], xp[5] = b0, b1, b2, b3, b4, b5
-            base[0], base[1], base[2], base[3], base[4], base[5] = b0, b1, b2, b3, b4, b5
             if nf == 1:
                 s = rB[i, 0] - U[i, 0, 0] * b0
                 s -= U[i, 1, 0] * b1
@@ -1303,15 +1336,23 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
                 sd = Dinv[i, 0, 0] * s
                 jj = fidx[i, 0]
                 dud[jc, o + jj] = sd
-                r = 3 * COLKIND[ci, jj]
-                base[r] += Sg[i, r, jj] * sd
-                base[r + 1] += Sg[i, r + 1, jj] * sd
-                base[r + 2] += Sg[i, r + 2, jj] * sd
+                if COLKIND[ci, jj] == 0:
+                    b0 += Sg[i, 0, jj] * sd
+                    b1 += Sg[i, 1, jj] * sd
+                    b2 += Sg[i, 2, jj] * sd
+                else:
+                    b3 += Sg[i, 3, jj] * sd
+                    b4 += Sg[i, 4, jj] * sd
+                    b5 += Sg[i, 5, jj] * sd
             elif nf > 1:
-                for jf in range(nf):                    # rB[i] <- rB - U^T base
+                for jf in range(nf):                    # rB[i] <- rB - U^T b
                     s = rB[i, jf]
-                    for a in range(6):
-                        s -= U[i, a, jf] * base[a]
+                    s -= U[i, 0, jf] * b0
+                    s -= U[i, 1, jf] * b1
+                    s -= U[i, 2, jf] * b2
+                    s -= U[i, 3, jf] * b3
+                    s -= U[i, 4, jf] * b4
+                    s -= U[i, 5, jf] * b5
                     rB[i, jf] = s
                 for j1 in range(nf):
                     s = 0.0
@@ -1319,26 +1360,29 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
                         s += Dinv[i, j1, j2] * rB[i, j2]
                     jj = fidx[i, j1]
                     dud[jc, o + jj] = s
-                    r = 3 * COLKIND[ci, jj]
-                    base[r] += Sg[i, r, jj] * s
-                    base[r + 1] += Sg[i, r + 1, jj] * s
-                    base[r + 2] += Sg[i, r + 2, jj] * s
+                    if COLKIND[ci, jj] == 0:
+                        b0 += Sg[i, 0, jj] * s
+                        b1 += Sg[i, 1, jj] * s
+                        b2 += Sg[i, 2, jj] * s
+                    else:
+                        b3 += Sg[i, 3, jj] * s
+                        b4 += Sg[i, 4, jj] * s
+                        b5 += Sg[i, 5, jj] * s
+            dx[jc, i, 0], dx[jc, i, 1], dx[jc, i, 2] = b0, b1, b2
+            dx[jc, i, 3], dx[jc, i, 4], dx[jc, i, 5] = b3, b4, b5
+            if not (wrenches or nf != NU[ci]):
+                continue                                # as in riccati: driven hinges only
+            if par < 0:                                 # Wh = pB + IA x (the root: x = b)
+                x0, x1, x2, x3, x4, x5 = b0, b1, b2, b3, b4, b5
             for a in range(6):
-                dx[jc, i, a] = base[a]
-            if not wrench:
-                continue
-            if par >= 0:
-                for a in range(6):
-                    s = paB[i, a]
-                    for bb in range(6):
-                        s += IA[i, a, bb] * xp[bb]
-                    dWh[jc, i, a] = s
-            else:
-                for a in range(6):
-                    s = pB[i, a]
-                    for bb in range(6):
-                        s += IA[i, a, bb] * base[bb]
-                    dWh[jc, i, a] = s
+                s = paB[i, a] if par >= 0 else pB[i, a]
+                s += IA[i, a, 0] * x0
+                s += IA[i, a, 1] * x1
+                s += IA[i, a, 2] * x2
+                s += IA[i, a, 3] * x3
+                s += IA[i, a, 4] * x4
+                s += IA[i, a, 5] * x5
+                dWh[jc, i, a] = s
         # column jc of the compliance (every row; the rows are compacted below)
         row = 0
         for k2 in range(c_m.size):
@@ -1348,8 +1392,7 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
                 if b < 0:
                     continue
                 sg = 1.0 if side == 0 else -1.0
-                r0, r1, r2 = (pcut[k2, 0] - hp[b, 0], pcut[k2, 1] - hp[b, 1],
-                              pcut[k2, 2] - hp[b, 2])
+                r0, r1, r2 = pcut[k2, 0] - hp[b, 0], pcut[k2, 1] - hp[b, 1], pcut[k2, 2] - hp[b, 2]
                 e0, e1, e2 = dx[jc, b, 0], dx[jc, b, 1], dx[jc, b, 2]
                 ea = _cr(e0, e1, e2, r0, r1, r2)
                 x0 += sg * e0
@@ -1491,7 +1534,7 @@ def psd_solve(A, m, rhs, x, G, M, pv, perm, z, w, tol):
 
 @njit(**_JIT)
 def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U, Dinv, nfree,
-                fidx, x, udot, Wh, tau, t6a, t6b, t6c, wrenches):
+                fidx, x, udot, Wh, tau, wrenches):
     """Add the cut hinges' constraint loads to the solution of :func:`riccati`.
 
     ``C``: the cut hinges (system.Cuts), ``L``: their work arrays (system.LoopWork); the other
@@ -1525,7 +1568,7 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
                   L.vres, L.phi, L.ccut, L.xrel, L.bcon, x, w, hp, udot)
     ma, big = load_sweeps(C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.cp_u, C.cp_ab, L.Ncol, L.pcut,
                           L.pB, L.paB, L.rB, L.Acon, L.bcon, L.act, L.dud, L.dx, L.dWh, parent,
-                          code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, t6a, t6b, wrenches)
+                          code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, wrenches)
     rank = psd_solve(L.Acon, ma, L.bcon, L.lam, L.Gch, L.Mch, L.pv, L.perm, L.zv, L.wv,
                      1e-10 * big)
     apply_loop_loads(ma, L.act, rank, L.ref_rank, L.pv, L.svr, L.loop_rank, L.lam, L.dud, L.dx,
