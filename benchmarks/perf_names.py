@@ -4,7 +4,7 @@
     perf report -i step.data --stdio --sort sym --no-children | head -40
 
 Runs ``steps`` RK4 steps of the crank-slider (``loop``; ``tree``: the same with its cut hinge
-left out) in one compiled call, after writing ``/tmp/perf-<pid>.map``: the address and size of
+left out; another example with ``MODEL=four_bar`` in the environment) in one compiled call, after writing ``/tmp/perf-<pid>.map``: the address and size of
 every function numba has loaded in this process (each kernel's own code and the copies of its
 callees linked into it), which ``perf report`` reads to name the samples. ``NRT_incref`` and
 ``NRT_decref`` high in the list are reference counts left in the evaluation (docs/design.md,
@@ -61,7 +61,8 @@ def main():
     from MultibodyWB.examples import build
     which = sys.argv[1] if len(sys.argv) > 1 else "loop"
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
-    model = build("crank_slider") if which == "loop" else without_cuts(build("crank_slider"))
+    name = os.environ.get("MODEL", "crank_slider")
+    model = build(name) if which == "loop" else without_cuts(build(name))
     per_step(model, steps=100, repeats=1)               # compiles or loads the kernels
     print(f"perf map: {write_perf_map()} functions")
     t0 = time.perf_counter()

@@ -357,3 +357,43 @@ def test_no_energy_warning_for_a_sound_run():
     r = simulate(build("crank_slider"), t_end=0.02)
     assert abs(r.energy_balance()["relative"]) < 1e-6
     assert not any("energy balance" in w for w in r.meta.get("warnings", []))
+
+
+def _rows_kept(system):
+    """(ma, act[:ma]) of ``kernels.load_sweeps`` at the state of the last evaluation."""
+    from MultibodyWB.solver.methods.mstmm import kernels as K
+    T, W = system.tree, system.work
+    C, L = T.loops, W.loops
+    ma, _ = K.load_sweeps(C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.cp_u, C.cp_ab, L.Ncol, L.pcut, L.pB,
+                          L.paB, L.rB, L.Acon, L.bcon.copy(), L.act, L.dud, L.dx, L.dWh, T.parent,
+                          T.code, T.uo, W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx, True)
+    return ma, list(L.act[:ma])
+
+
+def test_cut_rows_no_free_coordinate_feels_are_left_out_and_only_those():
+    """The loop closure leaves out the cut rows whose load no free coordinate of the loop feels
+    (kernels.load_sweeps): the four-bar's spatial revolute cut blocks five directions, of which
+    only the two translations in the linkage's plane act; the three others get a load of exactly
+    zero (the minimum-norm load; the full computation gave round-off there). Tilting the crank's
+    pivot axis by 1 mrad makes the linkage spatial: then every row is kept."""
+    from MultibodyWB.solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
+    model = build("four_bar")
+    s = System(model)
+    s.instant(0.0, s.initial_state())
+    L = s.work.loops
+    ma, kept = _rows_kept(s)
+    assert (ma, kept) == (2, [2, 3])                 # rows: rot x, rot y, trans x, y, z
+    np.testing.assert_array_equal(L.lam[[0, 1, 4]], 0.0)
+    assert np.abs(L.lam[[2, 3]]).min() > 1e-3
+    assert L.loop_rank[0] == 2
+    # the same linkage, not planar
+    tilted = build("four_bar")
+    pivot = tilted.hinge("CrankPivot")
+    marker = tilted.ground.marker(pivot.output.marker)
+    c, s_ = np.cos(1e-3), np.sin(1e-3)
+    R = bryant_to_matrix(marker.frame.orientation) @ np.array([[1, 0, 0], [0, c, -s_],
+                                                                [0, s_, c]])
+    marker.frame.orientation = matrix_to_bryant(R)
+    s2 = System(tilted)
+    s2.instant(0.0, s2.initial_state())
+    assert _rows_kept(s2) == (5, [0, 1, 2, 3, 4])

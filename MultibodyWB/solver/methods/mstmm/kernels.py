@@ -813,8 +813,8 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     dud, dx, dWh, pB, paB, rB, Wcut, loop_rank, Fcut = L.dud, L.dx, L.dWh, L.pB, L.paB, L.rB, \
         L.Wcut, L.loop_rank, L.F
     act = L.act
-    xrel, Gch, Mch, pv, perm, zv, wv, svr, ref_rank = L.xrel, L.Gch, L.Mch, L.pv, L.perm, \
-        L.zv, L.wv, L.svr, L.ref_rank
+    Gch, Mch, pv, perm, zv, wv, svr, ref_rank = L.Gch, L.Mch, L.pv, L.perm, L.zv, L.wv, \
+        L.svr, L.ref_rank
     # forces: each law's struct and count (the laws' kernels are called from here, not through
     # forces.applied_loads and force_power: see the docstring)
     gravity = F.gravity
@@ -886,10 +886,9 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                     bool(False))
             if loops:
                 # close_loops, step by step (see there why)
-                cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, Fcut, Ncol, pcut, vres,
-                             phi, ccut, R, pb, w, vh, hp)
-                loop_residual(c_bi, c_bo, c_m, c_of_row, stab, cp_u, cp_ab, Ncol, pcut, vres,
-                              phi, ccut, xrel, bcon, x, w, hp, udot)
+                cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab,
+                             cp_u, cp_ab, Fcut, Ncol, pcut, vres, phi, ccut, bcon, R, pb, w, vh,
+                             hp, x, udot)
                 ma, big = load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB,
                                       paB, rB, Acon, bcon, act, dud, dx, dWh, parent, code, uo,
                                       hp, Sg, IA, U, Dinv, nfree, fidx, bool(False))
@@ -1006,7 +1005,12 @@ def _rotvec_of(M, i):
     w0 = M[i, 2, 1] - M[i, 1, 2]
     w1 = M[i, 0, 2] - M[i, 2, 0]
     w2 = M[i, 1, 0] - M[i, 0, 1]
-    s = 0.5 * np.sqrt(w0 ** 2 + w1 ** 2 + w2 ** 2)
+    ww = w0 ** 2 + w1 ** 2 + w2 ** 2
+    if c > 0.0 and ww < 4e-16 * c * c:
+        # s / c < 1e-8, so t = arctan(s / c) < 1e-8 below (a closed loop's blocked rotation
+        # error, at every evaluation): the same result without the arctan2 and the root
+        return 0.5 * w0, 0.5 * w1, 0.5 * w2
+    s = 0.5 * np.sqrt(ww)
     t = np.arctan2(s, c)
     if t < 1e-8:
         return 0.5 * w0, 0.5 * w1, 0.5 * w2
@@ -1036,6 +1040,16 @@ def _frame_of(b, Rl, k, pl, R, pb, F, i):
                 F[i, a, c] = Rl[k, a, c]
         return pl[k, 0], pl[k, 1], pl[k, 2]
     _mm(R, b, Rl, k, F, i)
+    p = _mv(R, b, pl[k, 0], pl[k, 1], pl[k, 2])
+    return pb[b, 0] + p[0], pb[b, 1] + p[1], pb[b, 2] + p[2]
+
+
+@njit(**_JIT)
+def _point_of(b, k, pl, R, pb):
+    """The origin of marker k (pl[k] on body b; b = -1: the ground, global) as a tuple, as
+    :func:`_frame_of` gives it."""
+    if b < 0:
+        return pl[k, 0], pl[k, 1], pl[k, 2]
     p = _mv(R, b, pl[k, 0], pl[k, 1], pl[k, 2])
     return pb[b, 0] + p[0], pb[b, 1] + p[1], pb[b, 2] + p[2]
 
@@ -1072,34 +1086,45 @@ def _acceleration_into(b, p0, p1, p2, x, w, hp, with_velocity, sign, out, io):
 
 
 @njit(**_JIT)
-def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, F, Ncol, pcut, vres, phi, ccut,
-                 R, pb, w, vh, hp):
-    """Constraint directions, points, velocity and position residuals and biases of all cuts.
+def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab, cp_u, cp_ab, F,
+                 Ncol, pcut, vres, phi, ccut, rhs, R, pb, w, vh, hp, x, udot):
+    """Constraint directions, points, velocity and position residuals and biases of all cuts,
+    and the supplementary equations' right-hand side at the tree's solution.
 
-    The cut hinges' arrays of system.Cuts (``c_*``); fills the arrays of system.LoopWork of
-    the same names: Ncol (m, 6), pcut (nc, 3), vres (m), phi (m), ccut (nc, 6). No allocation:
-    scratch F (LoopWork.F, (4, 3, 3): 0 input marker, 1 output marker, 2 relative, 3 scratch).
-    Takes arrays, not the structs: a compiled call counts a reference for every array of its
-    arguments, the structs' included.
+    The cut hinges' arrays of system.Cuts (``c_*``, ``cp_*``); fills the arrays of
+    system.LoopWork of the same names: Ncol (m, 6), pcut (nc, 3), vres (m), phi (m), ccut
+    (nc, 6), and ``rhs`` (L.bcon, m): each cut's rows ``-N^T (x_in(p) - x_out(p) - c) -
+    stab[0] vres - stab[1] phi`` (Baumgarte) at the tree's accelerations x (n, 6), a coupler's
+    ``-(a udot1 + b udot2)`` (linear in the state: the integrators keep the rates' and the
+    coordinates' combination exactly; no stabilisation). No allocation: scratch F
+    (LoopWork.F, (4, 3, 3): 0 input marker, 1 output marker, 2 relative, 3 scratch; the
+    input marker's and the relative rotation only where a rotation is blocked). Takes arrays,
+    not the structs (see :func:`close_loops`).
     """
     row = 0
     for k in range(c_code.size):
         code = c_code[k]
-        pB0, pB1, pB2 = _frame_of(c_bi[k], c_Ri, k, c_pi, R, pb, F, 0)
+        rot = CUT_ROT[code]
+        turn = rot != 0 or code == UNIVERSAL            # a blocked rotation: Rrel wanted
+        if turn:
+            pB0, pB1, pB2 = _frame_of(c_bi[k], c_Ri, k, c_pi, R, pb, F, 0)
+        else:
+            pB0, pB1, pB2 = _point_of(c_bi[k], k, c_pi, R, pb)
         pA0, pA1, pA2 = _frame_of(c_bo[k], c_Ro, k, c_po, R, pb, F, 1)
         pcut[k, 0], pcut[k, 1], pcut[k, 2] = pB0, pB1, pB2
         wi0, wi1, wi2, vi0, vi1, vi2 = _velocity_at(c_bi[k], pB0, pB1, pB2, w, vh, hp)
         wo0, wo1, wo2, vo0, vo1, vo2 = _velocity_at(c_bo[k], pB0, pB1, pB2, w, vh, hp)
         wr0, wr1, wr2 = wi0 - wo0, wi1 - wo1, wi2 - wo2
         vr0, vr1, vr2 = vi0 - vo0, vi1 - vo1, vi2 - vo2
-        _mtm(F, 1, F, 0, F, 2)                                   # Rrel = Ra^T Rb
+        if turn:
+            _mtm(F, 1, F, 0, F, 2)                               # Rrel = Ra^T Rb
         dd = (pB0 - pA0, pB1 - pA1, pB2 - pA2)
         d0 = F[1, 0, 0] * dd[0] + F[1, 1, 0] * dd[1] + F[1, 2, 0] * dd[2]
         d1 = F[1, 0, 1] * dd[0] + F[1, 1, 1] * dd[1] + F[1, 2, 1] * dd[2]
         d2 = F[1, 0, 2] * dd[0] + F[1, 1, 2] * dd[1] + F[1, 2, 2] * dd[2]
         # rotation error in output-marker axes, after removing the allowed rotation
-        rot = CUT_ROT[code]
         ca, sa = 1.0, 0.0
+        er0, er1, er2 = 0.0, 0.0, 0.0
         if code == UNIVERSAL or rot == 3:
             if code == UNIVERSAL:
                 ua = np.arctan2(F[2, 2, 1], F[2, 1, 1])
@@ -1121,7 +1146,7 @@ def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, F, Ncol, pcut, vres
                 F[3, a, 1] = r0 * q10 + r1 * q11 + r2 * q12
                 F[3, a, 2] = r0 * q20 + r1 * q21 + r2 * q22
             er0, er1, er2 = _rotvec_of(F, 3)
-        else:
+        elif turn:
             er0, er1, er2 = _rotvec_of(F, 2)
         # bias c: w_A x w_rel (+ the universal's local term), 2 w_A x v_rel
         cw = _cr(wo0, wo1, wo2, wr0, wr1, wr2)
@@ -1164,6 +1189,42 @@ def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, F, Ncol, pcut, vres
                 vres[row] = F[1, 0, b] * vr0 + F[1, 1, b] * vr1 + F[1, 2, b] * vr2
                 phi[row] = d0 if b == 0 else (d1 if b == 1 else d2)
                 row += 1
+        # the cut's rows of the right-hand side: x_in(p) - x_out(p) - c, velocity terms included
+        # (the input body's, then the output body's, as :func:`_acceleration_into` adds them)
+        x0, x1, x2 = -ccut[k, 0], -ccut[k, 1], -ccut[k, 2]
+        x3, x4, x5 = -ccut[k, 3], -ccut[k, 4], -ccut[k, 5]
+        for side in range(2):
+            b = c_bi[k] if side == 0 else c_bo[k]
+            if b < 0:
+                continue
+            sg = 1.0 if side == 0 else -1.0
+            r0, r1, r2 = pB0 - hp[b, 0], pB1 - hp[b, 1], pB2 - hp[b, 2]
+            e0, e1, e2 = x[b, 0], x[b, 1], x[b, 2]
+            ea = _cr(e0, e1, e2, r0, r1, r2)
+            wr = _cr(w[b, 0], w[b, 1], w[b, 2], r0, r1, r2)
+            ww = _cr(w[b, 0], w[b, 1], w[b, 2], wr[0], wr[1], wr[2])
+            a0 = x[b, 3] + ea[0] + ww[0]
+            a1 = x[b, 4] + ea[1] + ww[1]
+            a2 = x[b, 5] + ea[2] + ww[2]
+            x0 += sg * e0
+            x1 += sg * e1
+            x2 += sg * e2
+            x3 += sg * a0
+            x4 += sg * a1
+            x5 += sg * a2
+        for r in range(row - c_m[k], row):
+            s = 0.0
+            s += Ncol[r, 0] * x0
+            s += Ncol[r, 1] * x1
+            s += Ncol[r, 2] * x2
+            s += Ncol[r, 3] * x3
+            s += Ncol[r, 4] * x4
+            s += Ncol[r, 5] * x5
+            rhs[r] = -s - stab[0] * vres[r] - stab[1] * phi[r]
+    mc = c_of_row.size
+    for kc in range(cp_ab.shape[0]):
+        rhs[mc + kc] = -(cp_ab[kc, 0] * udot[cp_u[kc, 0]]
+                         + cp_ab[kc, 1] * udot[cp_u[kc, 1]])
 
 
 @njit(**_JIT)
@@ -1186,7 +1247,7 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
     dx[j'] (n, 6), dWh[j'] (n, 6: every row if ``wrenches``, else the rows of hinges with a
     driven coordinate, as in :func:`riccati`); A[:ma, :ma] is the compliance of the kept
     rows, made exactly symmetric, and rhs[:ma] their right-hand sides (from
-    :func:`loop_residual`), both compacted in place. The arrays of system.Cuts (``c_*``,
+    :func:`cut_geometry`), both compacted in place. The arrays of system.Cuts (``c_*``,
     ``cp_*``) and of system.LoopWork, not the structs (see :func:`close_loops`).
 
     Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
@@ -1546,14 +1607,14 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     lose rank) and corrects udot, x, the drivers' loads in tau and Wh (every row if
     ``wrenches``, else the rows of hinges with a driven coordinate, as in :func:`riccati`).
 
-    Five steps, each a kernel of its own: :func:`cut_geometry` (constraint directions and
-    residuals), :func:`loop_residual` (the supplementary equations' right-hand side),
-    :func:`load_sweeps` (the tree's response to each unit constraint load: the constraint
-    compliance A, m x m), :func:`psd_solve` (A is symmetric positive semi-definite: Cholesky
-    factorisation with symmetric pivoting, pivots below 1e-10 of the largest diagonal ending
-    it, so that redundant constraints give the minimum-norm loads) and
-    :func:`apply_loop_loads`. :func:`_fixed_run` calls the five itself with the arrays
-    taken out of the structs once per chunk: keep the two in step. Why five leaves and not one
+    Four steps, each a kernel of its own: :func:`cut_geometry` (constraint directions,
+    residuals and the supplementary equations' right-hand side), :func:`load_sweeps` (the
+    tree's response to each unit constraint load: the constraint compliance A, m x m, of the
+    rows the tree responds to), :func:`psd_solve` (A is symmetric positive semi-definite:
+    Cholesky factorisation with symmetric pivoting, pivots below 1e-10 of the largest
+    diagonal ending it, so that redundant constraints give the minimum-norm loads) and
+    :func:`apply_loop_loads`. :func:`_fixed_run` calls the four itself with the arrays taken
+    out of the structs once per chunk: keep the two in step. Why four leaves and not one
     kernel: a compiled function keeps the reference counts of the arrays it holds across a call
     to another compiled function that LLVM does not inline (the call's error exit releases
     them), and a call with more than 30 arguments passes them as a tuple built, with reference
@@ -1562,10 +1623,9 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     m = C.c_of_row.size + C.cp_ab.shape[0]
     if m == 0:
         return
-    cut_geometry(C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, C.c_Ro, C.c_po, L.F, L.Ncol, L.pcut,
-                 L.vres, L.phi, L.ccut, R, pb, w, vh, hp)
-    loop_residual(C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.stab, C.cp_u, C.cp_ab, L.Ncol, L.pcut,
-                  L.vres, L.phi, L.ccut, L.xrel, L.bcon, x, w, hp, udot)
+    cut_geometry(C.c_code, C.c_bi, C.c_Ri, C.c_pi, C.c_bo, C.c_Ro, C.c_po, C.c_m, C.c_of_row,
+                 C.stab, C.cp_u, C.cp_ab, L.F, L.Ncol, L.pcut, L.vres, L.phi, L.ccut, L.bcon, R,
+                 pb, w, vh, hp, x, udot)
     ma, big = load_sweeps(C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.cp_u, C.cp_ab, L.Ncol, L.pcut,
                           L.pB, L.paB, L.rB, L.Acon, L.bcon, L.act, L.dud, L.dx, L.dWh, parent,
                           code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, wrenches)
@@ -1574,35 +1634,6 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
     apply_loop_loads(ma, L.act, rank, L.ref_rank, L.pv, L.svr, L.loop_rank, L.lam, L.dud, L.dx,
                      L.dWh, L.Ncol, C.c_of_row, C.cp_ab, C.cp_u, L.Wcut, nu, uo, nfree, driven, Sg,
                      udot, x, Wh, tau, wrenches)
-
-
-@njit(**_JIT)
-def loop_residual(c_bi, c_bo, c_m, c_of_row, stab, cp_u, cp_ab, Ncol, pcut, vres, phi, ccut, xr,
-                  rhs, x, w, hp, udot):
-    """Right-hand side ``rhs`` (L.bcon) of the supplementary equations at the tree's solution
-    (accelerations x, udot): each cut's rows ``-N^T (x_in(p) - x_out(p) - c) - stab[0] vres -
-    stab[1] phi`` (Baumgarte), a coupler's ``-(a udot1 + b udot2)`` (linear in the state: the
-    integrators keep the rates' and the coordinates' combination exactly; no stabilisation).
-    After :func:`cut_geometry`; scratch xr (L.xrel)."""
-    mc = c_of_row.size
-    row = 0
-    for k in range(c_m.size):
-        for a in range(6):
-            xr[k, a] = -ccut[k, a]
-        _acceleration_into(c_bi[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, 1.0,
-                           xr, k)
-        _acceleration_into(c_bo[k], pcut[k, 0], pcut[k, 1], pcut[k, 2], x, w, hp, True, -1.0,
-                           xr, k)
-        for jr in range(c_m[k]):
-            r = row + jr
-            s = 0.0
-            for a in range(6):
-                s += Ncol[r, a] * xr[k, a]
-            rhs[r] = -s - stab[0] * vres[r] - stab[1] * phi[r]
-        row += c_m[k]
-    for kc in range(cp_ab.shape[0]):
-        rhs[mc + kc] = -(cp_ab[kc, 0] * udot[cp_u[kc, 0]]
-                         + cp_ab[kc, 1] * udot[cp_u[kc, 1]])
 
 
 @njit(**_JIT)

@@ -66,7 +66,7 @@ Stack = namedtuple("Stack", "q u udot tau R pb pc hp w vh x Wh Wext Wcut phi vre
 Scratch = namedtuple("Scratch", "M Rrel dloc Sloc bias t6a t6b t6c t66b t66c")
 #: work arrays of the loop closure: ``Work.loops``
 LoopWork = namedtuple("LoopWork", "Ncol pcut vres phi ccut act Acon bcon lam dud dx dWh pB paB "
-                                  "rB Wcut loop_rank F xrel Gch Mch pv perm zv wv svr ref_rank")
+                                  "rB Wcut loop_rank F Gch Mch pv perm zv wv svr ref_rank")
 
 
 def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
@@ -81,8 +81,8 @@ def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
     z = np.zeros
     ny = nq + nu
     loops = LoopWork(z((m, 6)), z((nc, 3)), z(m), z(m), z((nc, 6)), z(m, dtype=np.int64),
-                     z((m, m)), z(m), z(m), z((m, nu)), z((m, n, 6)), z((m, n, 6)), z((n, 6)), z((n, 6)),
-                     z((n, 6)), z((nc, 6)), z(1, dtype=np.int64), z((4, 3, 3)), z((nc, 6)),
+                     z((m, m)), z(m), z(m), z((m, nu)), z((m, n, 6)), z((m, n, 6)), z((n, 6)),
+                     z((n, 6)), z((n, 6)), z((nc, 6)), z(1, dtype=np.int64), z((4, 3, 3)),
                      z((m, m)), z((m, m)), z(m), z(m, dtype=np.int64), z(m), z(m), z(1),
                      z(1, dtype=np.int64))
     return Work(z(nq), z(nu), z(nu), z((n, 3, 3)), z((n, 3)), z((n, 3)), z((n, 3)), z((n, 3)),
