@@ -366,7 +366,8 @@ def _rows_kept(system):
     C, L = T.loops, W.loops
     ma, _ = K.load_sweeps(C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.cp_u, C.cp_ab, L.Ncol, L.pcut, L.pB,
                           L.paB, L.rB, L.Acon, L.bcon.copy(), L.act, L.dud, L.dx, L.dWh, T.parent,
-                          T.code, T.uo, W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx, True)
+                          T.code, T.uo, W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx, True,
+                          True)
     return ma, list(L.act[:ma])
 
 

@@ -891,7 +891,7 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                              hp, x, udot)
                 ma, big = load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB,
                                       paB, rB, Acon, bcon, act, dud, dx, dWh, parent, code, uo,
-                                      hp, Sg, IA, U, Dinv, nfree, fidx, bool(False))
+                                      hp, Sg, IA, U, Dinv, nfree, fidx, bool(False), st == 0)
                 rank = psd_solve(Acon, ma, bcon, lam, Gch, Mch, pv, perm, zv, wv, 1e-10 * big)
                 apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, dWh,
                                  Ncol, c_of_row, cp_ab, cp_u, Wcut, nu, uo, nfree, driven, Sg,
@@ -1229,7 +1229,7 @@ def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab
 
 @njit(**_JIT)
 def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB, A, rhs, act, dud,
-                dx, dWh, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, wrenches):
+                dx, dWh, parent, code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, wrenches, decide):
     """Response of the tree to each unit constraint load of the cut hinges, and the constraint
     compliance. For every row j of ``Ncol`` (the load N_j lam on the input body and -N_j lam on
     the output body of its cut hinge, at the cut point; a coupler's row: generalised loads on
@@ -1241,7 +1241,10 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
     ``z . N_j``, z the coordinate's unit twist carried to the cut point, below 1e-10 of
     ``|z| |N_j|`` for each) moves nothing, so its column and row of A are zero and its
     minimum-norm load is zero: the directions a planar loop's spatial cut hinge blocks out of
-    its plane, say. Coupler rows are always kept. Returns ``(ma, big)``: the number of rows
+    its plane, say. Coupler rows are always kept. ``decide``: test the rows (and keep the
+    verdict in act[m:]); else keep the rows the last test kept (the fixed-step kernels test at
+    a step's first evaluation only: a row's verdict cannot change within a step but at the
+    1e-10 threshold, where its load is immaterial). Returns ``(ma, big)``: the number of rows
     kept (their indices in ``act[:ma]``, increasing) and the largest diagonal entry of A (the
     scale of :func:`psd_solve`'s tolerance). Row j' < ma of the kept rows fills dud[j'] (nu),
     dx[j'] (n, 6), dWh[j'] (n, 6: every row if ``wrenches``, else the rows of hinges with a
@@ -1260,47 +1263,47 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
     mc = c_of_row.size
     m = mc + cp_ab.shape[0]
     nu_tot = dud.shape[1]
-    # the rows kept: act[j] = 1 where a free coordinate feels row j's load
-    for j in range(m):
-        act[j] = 1 if j >= mc else 0
-    row0 = 0
-    for k in range(c_m.size):
-        pk0, pk1, pk2 = pcut[k, 0], pcut[k, 1], pcut[k, 2]
-        ia, ib = c_bi[k], c_bo[k]
-        while ia != ib:                                 # up to the common ancestor
-            if ia > ib:                                 # (every body after its parent)
-                i = ia
-                ia = parent[ia]
-            else:
-                i = ib
-                ib = parent[ib]
-            ci = code[i]
-            for jf in range(nfree[i]):
-                jj = fidx[i, jf]
-                r = 3 * COLKIND[ci, jj]
-                s0, s1, s2 = Sg[i, r, jj], Sg[i, r + 1, jj], Sg[i, r + 2, jj]
-                if r == 0:                              # [s; s x (p - h)]
-                    zv = _cr(s0, s1, s2, pk0 - hp[i, 0], pk1 - hp[i, 1], pk2 - hp[i, 2])
-                    z0, z1, z2, z3, z4, z5 = s0, s1, s2, zv[0], zv[1], zv[2]
-                else:                                   # [0; s]
-                    z0, z1, z2, z3, z4, z5 = 0.0, 0.0, 0.0, s0, s1, s2
-                zz = z0 * z0 + z1 * z1 + z2 * z2 + z3 * z3 + z4 * z4 + z5 * z5
-                for jr in range(c_m[k]):
-                    j = row0 + jr
-                    if act[j] == 0:
-                        g = (Ncol[j, 0] * z0 + Ncol[j, 1] * z1 + Ncol[j, 2] * z2
-                             + Ncol[j, 3] * z3 + Ncol[j, 4] * z4 + Ncol[j, 5] * z5)
-                        nn = (Ncol[j, 0] ** 2 + Ncol[j, 1] ** 2 + Ncol[j, 2] ** 2
-                              + Ncol[j, 3] ** 2 + Ncol[j, 4] ** 2 + Ncol[j, 5] ** 2)
-                        if g * g > 1e-20 * zz * nn:
-                            act[j] = 1
-        row0 += c_m[k]
+    # the rows kept: act[m + j] = 1 where a free coordinate feels row j's load (N_j is a unit
+    # direction: cut_geometry)
+    if decide:
+        for j in range(m):
+            act[m + j] = 1 if j >= mc else 0
+        row0 = 0
+        for k in range(c_m.size):
+            pk0, pk1, pk2 = pcut[k, 0], pcut[k, 1], pcut[k, 2]
+            ia, ib = c_bi[k], c_bo[k]
+            while ia != ib:                             # up to the common ancestor
+                if ia > ib:                             # (every body after its parent)
+                    i = ia
+                    ia = parent[ia]
+                else:
+                    i = ib
+                    ib = parent[ib]
+                ci = code[i]
+                for jf in range(nfree[i]):
+                    jj = fidx[i, jf]
+                    r = 3 * COLKIND[ci, jj]
+                    s0, s1, s2 = Sg[i, r, jj], Sg[i, r + 1, jj], Sg[i, r + 2, jj]
+                    if r == 0:                          # [s; s x (p - h)]
+                        zv = _cr(s0, s1, s2, pk0 - hp[i, 0], pk1 - hp[i, 1], pk2 - hp[i, 2])
+                        z0, z1, z2, z3, z4, z5 = s0, s1, s2, zv[0], zv[1], zv[2]
+                    else:                               # [0; s]
+                        z0, z1, z2, z3, z4, z5 = 0.0, 0.0, 0.0, s0, s1, s2
+                    zz = z0 * z0 + z1 * z1 + z2 * z2 + z3 * z3 + z4 * z4 + z5 * z5
+                    for jr in range(c_m[k]):
+                        j = row0 + jr
+                        if act[m + j] == 0:
+                            g = (Ncol[j, 0] * z0 + Ncol[j, 1] * z1 + Ncol[j, 2] * z2
+                                 + Ncol[j, 3] * z3 + Ncol[j, 4] * z4 + Ncol[j, 5] * z5)
+                            if g * g > 1e-20 * zz:
+                                act[m + j] = 1
+            row0 += c_m[k]
     ma = 0
     for j in range(m):
-        if act[j] == 0:
+        if act[m + j] == 0:
             continue
         jc = ma                                         # the row's place among those kept
-        act[jc] = j                                     # (jc <= j: flags read already)
+        act[jc] = j
         ma += 1
         # the unit load as the bodies' bias wrenches (pB = -load)
         for i in range(n):
@@ -1628,7 +1631,7 @@ def close_loops(C, L, parent, code, uo, nu, driven, R, pb, w, vh, hp, Sg, IA, U,
                  pb, w, vh, hp, x, udot)
     ma, big = load_sweeps(C.c_bi, C.c_bo, C.c_m, C.c_of_row, C.cp_u, C.cp_ab, L.Ncol, L.pcut,
                           L.pB, L.paB, L.rB, L.Acon, L.bcon, L.act, L.dud, L.dx, L.dWh, parent,
-                          code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, wrenches)
+                          code, uo, hp, Sg, IA, U, Dinv, nfree, fidx, wrenches, bool(True))
     rank = psd_solve(L.Acon, ma, L.bcon, L.lam, L.Gch, L.Mch, L.pv, L.perm, L.zv, L.wv,
                      1e-10 * big)
     apply_loop_loads(ma, L.act, rank, L.ref_rank, L.pv, L.svr, L.loop_rank, L.lam, L.dud, L.dx,

@@ -80,7 +80,7 @@ def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
     """
     z = np.zeros
     ny = nq + nu
-    loops = LoopWork(z((m, 6)), z((nc, 3)), z(m), z(m), z((nc, 6)), z(m, dtype=np.int64),
+    loops = LoopWork(z((m, 6)), z((nc, 3)), z(m), z(m), z((nc, 6)), z(2 * m, dtype=np.int64),
                      z((m, m)), z(m), z(m), z((m, nu)), z((m, n, 6)), z((m, n, 6)), z((n, 6)),
                      z((n, 6)), z((n, 6)), z((nc, 6)), z(1, dtype=np.int64), z((4, 3, 3)),
                      z((m, m)), z((m, m)), z(m), z(m, dtype=np.int64), z(m), z(m), z(1),
