@@ -792,7 +792,7 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
 
     No struct crosses a call made at every evaluation: the force laws' kernels are called from
     here with their own struct each (a leaf: it calls nothing that takes the struct), and the
-    loop closure's five steps (:func:`close_loops`) are called from here with their arrays one
+    loop closure's four steps (:func:`close_loops`) are called from here with their arrays one
     by one. A compiled function that is given a struct and passes it, or its arrays, on to
     another call keeps a reference count increment and decrement (atomic operations) per array
     of the struct at every call: numba's reference pruning leaves them. Through the forces'
