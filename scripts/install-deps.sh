@@ -21,7 +21,7 @@ PACKAGES=(
 # Debian 12 but not in Debian 13; without it the FEM analysis is made and meshed, not solved.
 OPTIONAL=(calculix-ccx)
 
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == *"install ok installed"* ]]; }
 missing=()
 for p in "${PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
 optional=()
@@ -31,7 +31,10 @@ if [ ${#missing[@]} -ne 0 ] || [ ${#optional[@]} -ne 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -q
   for p in "${optional[@]}"; do
-    if apt-cache policy "$p" 2>/dev/null | grep -q "Candidate: [0-9]"; then
+    # the policy read whole first: piped into grep -q, apt-cache gets SIGPIPE when grep stops at
+    # the match, and with pipefail the test failed, so CalculiX was never installed
+    policy=$(apt-cache policy "$p" 2>/dev/null || true)
+    if grep -q "Candidate: [0-9]" <<< "$policy"; then
       missing+=("$p")
     else
       echo "note: $p is not in this Debian release's packages: skipped (README: FEM loads)"
