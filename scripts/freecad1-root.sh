@@ -40,10 +40,12 @@ PACKAGES=(
 )
 MARKER_NAME=.mbwb-root-complete
 # Debian 13 has no CalculiX (calculix-ccx and its solver library spooles left it). The FEM tests
-# run it on FreeCAD 1.0 too, so the root gets Debian 12's ccx and libspooles unpacked (not
-# installed: Debian 12's spooles wants Debian 12's MPI package, which would replace the one FreeCAD
-# needs) in /opt/calculix-bookworm, and /usr/local/bin/ccx runs it with that library first.
-BOOKWORM_PACKAGES=(calculix-ccx libspooles2.2)
+# run it on FreeCAD 1.0 too, so the root gets Debian 12's ccx, libspooles and libarpack unpacked
+# (not installed: Debian 12's spooles wants Debian 12's MPI package, which would replace the one
+# FreeCAD needs) in /opt/calculix-bookworm, and /usr/local/bin/ccx runs it with those libraries
+# first. libarpack: Debian 13's own came with a package FreeCAD or Gmsh no longer pulls in (13.8);
+# the set-up now fails at once when ccx lacks a library, instead of the FEM tests failing later.
+BOOKWORM_PACKAGES=(calculix-ccx libspooles2.2 libarpack2)
 STAMP="suite=$SUITE packages=${PACKAGES[*]} bookworm=${BOOKWORM_PACKAGES[*]} layout=1"
 # Environment inside the root: nothing from the host leaks in except what is listed here.
 BASE_ENV=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
@@ -209,6 +211,11 @@ EOF
     rm -rf /tmp/calculix-debs /opt/calculix-bookworm/usr/share
     printf "#!/bin/sh\nLD_LIBRARY_PATH=/opt/calculix-bookworm/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} exec /opt/calculix-bookworm/usr/bin/ccx \"\$@\"\n" > /usr/local/bin/ccx
     chmod 755 /usr/local/bin/ccx
+    if LD_LIBRARY_PATH=/opt/calculix-bookworm/usr/lib/x86_64-linux-gnu \
+        ldd /opt/calculix-bookworm/usr/bin/ccx | grep "not found"; then
+      echo "freecad1-root: CalculiX (Debian 12) lacks the libraries above" >&2
+      exit 1
+    fi
     rm -f /etc/apt/sources.list.d/mbwb-bookworm.list
     apt-get update -q
     rm -rf /var/lib/apt/lists/*' sh "${BOOKWORM_PACKAGES[@]}"
