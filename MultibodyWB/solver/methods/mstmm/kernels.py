@@ -1064,28 +1064,6 @@ def _velocity_at(b, p0, p1, p2, w, vh, hp):
 
 
 @njit(**_JIT)
-def _acceleration_into(b, p0, p1, p2, x, w, hp, with_velocity, sign, out, io):
-    """out[io] += sign * [eps; a] of body b's material point at p from its accelerations x
-    (n,6) at hp (nothing for the ground)."""
-    if b < 0:
-        return
-    r0, r1, r2 = p0 - hp[b, 0], p1 - hp[b, 1], p2 - hp[b, 2]
-    e0, e1, e2 = x[b, 0], x[b, 1], x[b, 2]
-    a = _cr(e0, e1, e2, r0, r1, r2)
-    a0, a1, a2 = x[b, 3] + a[0], x[b, 4] + a[1], x[b, 5] + a[2]
-    if with_velocity:
-        wr = _cr(w[b, 0], w[b, 1], w[b, 2], r0, r1, r2)
-        ww = _cr(w[b, 0], w[b, 1], w[b, 2], wr[0], wr[1], wr[2])
-        a0, a1, a2 = a0 + ww[0], a1 + ww[1], a2 + ww[2]
-    out[io, 0] += sign * e0
-    out[io, 1] += sign * e1
-    out[io, 2] += sign * e2
-    out[io, 3] += sign * a0
-    out[io, 4] += sign * a1
-    out[io, 5] += sign * a2
-
-
-@njit(**_JIT)
 def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab, cp_u, cp_ab, F,
                  Ncol, pcut, vres, phi, ccut, rhs, R, pb, w, vh, hp, x, udot):
     """Constraint directions, points, velocity and position residuals and biases of all cuts,
@@ -1190,7 +1168,7 @@ def cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab
                 phi[row] = d0 if b == 0 else (d1 if b == 1 else d2)
                 row += 1
         # the cut's rows of the right-hand side: x_in(p) - x_out(p) - c, velocity terms included
-        # (the input body's, then the output body's, as :func:`_acceleration_into` adds them)
+        # (the input body's, then the output body's)
         x0, x1, x2 = -ccut[k, 0], -ccut[k, 1], -ccut[k, 2]
         x3, x4, x5 = -ccut[k, 3], -ccut[k, 4], -ccut[k, 5]
         for side in range(2):
