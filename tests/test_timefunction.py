@@ -10,8 +10,8 @@ import numba
 import numpy as np
 import pytest
 
-from MultibodyWB.solver.model.timefunction import (CONSTANTS, FUNCTIONS, ExpressionError,
-                                                   TimeFunction, parse)
+from MultibodyWB.solver.model.timefunction import (CONSTANTS, FUNCTIONS, EvaluationError,
+                                                   ExpressionError, TimeFunction, parse)
 
 # --------------------------------------------------------------------------------------------------
 # Validation
@@ -287,6 +287,77 @@ def test_step_derivatives_at_the_ends(x0, x1):
     for t in ts:
         assert d1(t) == pytest.approx(_fd(parse(f"step(t, {x0}, {h0}, {x1}, {h1})"), t), rel=1e-6)
         assert g2(t) == pytest.approx(_fd(g1, t), rel=1e-5, abs=1e-6)
+
+
+# --------------------------------------------------------------------------------------------------
+# many times at once (TimeFunction.sample: the run's grids of drivers and force magnitudes)
+# --------------------------------------------------------------------------------------------------
+
+KINKS = ["t % 1.5", "-t % 1.5", "t % -1.5", "min(t, 1)", "max(t, 1)", "abs(t - 1)", "sign(t - 1)",
+         "ramp(t, 1, 2)", "step(t, 1, 2, 2, 5)", "step(t, 1, 2, 1, 5)", "step(t, 2, 2, 1, 5)",
+         "step5(t, 1, 2, 2, 5)", "ifpos(t - 1, t**2, 3)", "2**-1*t", "7 % 3 + t", "pi*e*t",
+         "t**2", "(t - 1)**2", "sin(t)**2 + abs(cos(2*t))**2.5"]
+
+
+def _pointwise(g, ts):
+    return np.array([g(t) for t in ts.tolist()])
+
+
+@pytest.mark.parametrize("text", EXPRESSIONS + KINKS)
+def test_sample_gives_the_numbers_of_a_call_at_each_time(text):
+    """Bit for bit, every function and operator and their derivatives, across the kinks."""
+    f = parse(text)
+    ts = np.linspace(0.05, 2.95, 581)
+    for g in (f, f.derivative(), f.derivative(2)):
+        if g.is_constant:
+            continue
+        got = g.sample(ts)
+        assert got.dtype == float and got.shape == ts.shape
+        np.testing.assert_array_equal(got, _pointwise(g, ts), err_msg=g.text)
+
+
+def test_sample_random_expressions_bit_for_bit():
+    rng = np.random.default_rng(20261127)
+    ts = np.linspace(0.0, 3.0, 301)
+    for _ in range(100):
+        f = parse(_random_expression(rng, 4))
+        if not f.is_constant:
+            np.testing.assert_array_equal(f.sample(ts), _pointwise(f, ts), err_msg=f.text)
+
+
+def test_sample_takes_the_whole_array_at_once(monkeypatch):
+    """Without an exception no point is computed alone (the speed of a run's grids)."""
+    f = parse("100*exp(-0.5*((0.3 + 62.8*t) % (4*pi) - 6.5)**2/0.04) + step(t, 0, 0, 1, 2)")
+    ts = np.linspace(0.0, 1.0, 1001)
+    expected = _pointwise(f, ts)
+
+    def no_call(self, t):
+        raise AssertionError("a point computed alone")
+    monkeypatch.setattr(TimeFunction, "__call__", no_call)
+    np.testing.assert_array_equal(f.sample(ts), expected)
+    with pytest.raises(AssertionError, match="alone"):
+        parse("1/(t - 0.5)").sample(ts)          # the point-by-point way, for its error
+
+
+def test_sample_errors_are_those_of_a_call():
+    """A floating-point exception anywhere (a branch ifpos does not take included) or a value
+    that is not finite: the points one by one, which raise what a call raises or give what it
+    gives."""
+    ts = np.linspace(0.0, 1.0, 11)
+    # only the chosen branch counts: sqrt of a negative number in the other is no error
+    f = parse("ifpos(t - 0.5, sqrt(t - 0.5), 0)")
+    np.testing.assert_array_equal(f.sample(ts), _pointwise(f, ts))
+    # an overflow on the way that a division takes back: the numbers of the Python form
+    f = parse("1/(1e300*t*1e300 + 1)")
+    np.testing.assert_array_equal(f.sample(ts), _pointwise(f, ts))
+    for text in ("1/(t - 0.5)", "log(t - 0.5)", "(t - 0.55)**0.5", "exp(1000*t)", "t % (t - 0.5)"):
+        f = parse(text, "Hinge 'J1'", "Driver")
+        with pytest.raises(EvaluationError) as by_sample:
+            f.sample(ts)
+        with pytest.raises(EvaluationError) as by_call:
+            _pointwise(f, ts)
+        assert str(by_sample.value) == str(by_call.value)
+        assert "Hinge 'J1'" in str(by_sample.value)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -100,11 +100,11 @@ LOOP_STABILISATION = 0.05
 
 
 def _sample(f, ts) -> np.ndarray:
-    """A time function at many times (constants at once, others point by point)."""
+    """A time function at many times (constants at once, others by :meth:`TimeFunction.sample`)."""
     c = f.value_if_constant()
     if c is not None:
         return np.full(ts.size, c)
-    return np.fromiter(map(f, ts.tolist()), dtype=float, count=ts.size)
+    return f.sample(ts)
 
 
 @dataclass

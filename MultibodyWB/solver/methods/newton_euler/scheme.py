@@ -648,7 +648,7 @@ def _fill(fn, ts, out):
 
 
 def _sample(f, ts, compiled=None):
-    """A time function at many times (constants at once, others point by point; compiled when
+    """A time function at many times (constants at once, others by ``sample``; compiled when
     ``compiled`` is a dict, the cache of compiled functions)."""
     c = f.value_if_constant()
     if c is not None:
@@ -663,4 +663,4 @@ def _sample(f, ts, compiled=None):
             return out
         except Exception:             # pragma: no cover - numba cannot compile it: Python
             compiled[f.text] = None
-    return np.fromiter(map(f, ts.tolist()), dtype=float, count=ts.size)
+    return f.sample(ts)
