@@ -108,7 +108,7 @@ def stepper(model, h=1e-5, steps=4000):
         y = y0.copy()
         t0 = time.perf_counter()
         K.rk4_run(y, 0, steps, h, drv, mags, s.tree, s.forces, s.work, out, 10 ** 9, 0, flows,
-                  out_flows, mon)
+                  out_flows, mon, s.row_stack(0))
         return (time.perf_counter() - t0) / steps
     return run
 

@@ -80,13 +80,13 @@ def rk4_step_time(n: int, steps: int, repeats: int = 3, driven: bool = False) ->
     flows = np.zeros(3 if s.does_work else 0)
     out_flows = np.zeros((1, 3))
     K.rk4_run(s.initial_state(), 0, 2, h, drv, mag, s.tree, s.forces, s.work, out, 10 ** 9, 0,
-              flows, out_flows, np.empty(0))
+              flows, out_flows, np.empty(0), s.row_stack(0))
     best = np.inf
     for _ in range(repeats):
         y = s.initial_state()
         t0 = time.perf_counter()
         K.rk4_run(y, 0, steps, h, drv, mag, s.tree, s.forces, s.work, out, 10 ** 9, 0, flows,
-                  out_flows, np.empty(0))
+                  out_flows, np.empty(0), s.row_stack(0))
         best = min(best, (time.perf_counter() - t0) / steps)
     return best
 

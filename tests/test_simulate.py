@@ -438,3 +438,46 @@ def test_result_rows_do_not_depend_on_how_many_are_computed_at_once(name):
     alone = np.vstack([one.rows(r.time[i:i + 1], r.states[i:i + 1], flows[i:i + 1])
                        for i in range(len(r))])
     assert np.array_equal(together, alone)
+
+
+# --------------------------------------------------------------------------------------------------
+# fixed-step result rows from the run's own evaluations
+# --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("example, integrator, step", [
+    ("double_pendulum", "rk4", 1e-3), ("double_pendulum", "euler", 1e-4),
+    ("crank_slider", "rk4", 1e-5), ("four_bar", "euler", 1e-4), ("gear_train", "rk4", 1e-4),
+    ("quarter_car", "rk4", 1e-4)])
+def test_fixed_step_rows_are_the_run_s_evaluations_bit_for_bit(example, integrator, step,
+                                                                monkeypatch):
+    """The rows of an rk4 or euler run are the evaluations the run makes at the output states
+    (the next step's first, with the hinges' wrenches; after a chunk's last step, one of its
+    own): the same numbers as the rows evaluated afterwards from the states alone
+    (``System.instants``, the way of an adaptive run's rows), whatever the chunks."""
+    from MultibodyWB.solver.methods.mstmm.system import System
+    calls = []
+    instants = System.instants
+
+    def counted(self, times, states):
+        calls.append(len(times))
+        return instants(self, times, states)
+    monkeypatch.setattr(System, "instants", counted)
+    settings = dict(t_end=60 * step, step=step, output_step=2 * step, integrator=integrator)
+    run = simulate(build(example), **settings)
+    assert len(run.data) == 31
+    assert sum(calls) <= 2           # the first row (and an end off the grid) only
+    # the chunks as short as can be: one row each, each row evaluated after its chunk
+    monkeypatch.setattr(sim, "ROW_MEMORY", 1.0)
+    short = simulate(build(example), **settings)
+    np.testing.assert_array_equal(short.data, run.data)
+    np.testing.assert_array_equal(short.states, run.states)
+    # every row evaluated afterwards from its state
+    add_later = sim._Rows.add_later
+    monkeypatch.setattr(sim._Rows, "add_later",
+                        lambda self, rec, times, states, flows, instants=None:
+                        add_later(self, rec, times, states, flows))
+    calls.clear()
+    after = simulate(build(example), **settings)
+    assert sum(calls) >= len(after.data) - 2
+    np.testing.assert_array_equal(after.data, run.data)
+    np.testing.assert_array_equal(after.states, run.states)

@@ -181,11 +181,13 @@ class Recorder:
         return self.rows_of(stack_instants([inst]),
                             None if flows is None else np.asarray(flows, float)[None])[0]
 
-    def rows(self, times, states, flows=None) -> np.ndarray:
+    def rows(self, times, states, flows=None, instants=None) -> np.ndarray:
         """The result rows (k, columns) at the times (k,) and states (k, ny), in time order
         (the angles continue from the previous rows): :meth:`.system.System.instants`
-        evaluates them all in one compiled call. ``flows`` (k, 3) or None as in :meth:`row`."""
-        return self.rows_of(self.system.instants(times, states), flows)
+        evaluates them all in one compiled call, unless the caller has them (``instants``: a
+        run's, ``kernels.rk4_run``). ``flows`` (k, 3) or None as in :meth:`row`."""
+        b = self.system.instants(times, states) if instants is None else instants
+        return self.rows_of(b, flows)
 
     def rows_of(self, b, flows=None) -> np.ndarray:
         """The result rows of the stacked instants ``b`` (:func:`stack_instants`,

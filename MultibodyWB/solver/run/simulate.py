@@ -92,6 +92,9 @@ ADAPTIVE = ("DOP853", "RK45", "Radau", "BDF", "LSODA")
 CHUNK_SECONDS = 0.1
 #: Most steps in one chunk of fixed steps (rk4, euler).
 MAX_CHUNK = 20000
+#: Most memory of the evaluations a chunk of fixed steps keeps for its result rows (bytes): a
+#: model of many bodies with a row at every step takes shorter chunks.
+ROW_MEMORY = 32e6
 #: The compiled run of each fixed-step integrator (its name in :mod:`.kernels`) and its
 #: evaluations per step.
 FIXED_RUNS = {"rk4": ("rk4_run", 4), "euler": ("euler_run", 1)}
@@ -621,6 +624,7 @@ class _Rows:
         self.data = np.empty((n, ncol))
         self.times = np.empty(n)
         self.flows = None            # (n, 3) the rows' work columns, for add_later
+        self.instants = []           # the evaluations of the rows waiting, if add_later had them
         self.n = 0
         self.ready = 0               # rows [ready, n) wait for flush
 
@@ -644,9 +648,11 @@ class _Rows:
         self.n += k
         self.ready = self.n
 
-    def add_later(self, rec, times, states, flows):
+    def add_later(self, rec, times, states, flows, instants=None):
         """Rows at many times (states (k, ny), flows (k, 3), copied) whose data are computed
-        with the next ones, :data:`ROW_BATCH` or more at once, or by :meth:`flush`."""
+        with the next ones, :data:`ROW_BATCH` or more at once, or by :meth:`flush`.
+        ``instants``: their evaluations (a :class:`~.recorder.Stacked` the rows may keep),
+        given for every call between two flushes or for none."""
         k = len(times)
         if k == 0:
             return
@@ -656,6 +662,8 @@ class _Rows:
         self.times[n:n + k] = times
         self.states[n:n + k] = states
         self.flows[n:n + k] = flows
+        if instants is not None:
+            self.instants.append(instants)
         self.n += k
         if self.n - self.ready >= ROW_BATCH:
             self.flush(rec)
@@ -664,7 +672,11 @@ class _Rows:
         """Compute the rows that :meth:`add_later` left waiting."""
         a, b = self.ready, self.n
         if b > a:
-            self.data[a:b] = rec.rows(self.times[a:b], self.states[a:b], self.flows[a:b])
+            inst = _joined(self.instants) if self.instants else None
+            assert inst is None or inst.t.size == b - a, "instants for some rows only"
+            self.data[a:b] = rec.rows(self.times[a:b], self.states[a:b], self.flows[a:b],
+                                      instants=inst)
+        self.instants = []
         self.ready = b
 
     def done(self, names):
@@ -672,6 +684,17 @@ class _Rows:
         n = self.n
         fill_residual(names, self.data[:n])
         return self.times[:n], self.states[:n], self.data[:n]
+
+
+def _joined(parts):
+    """One :class:`~.recorder.Stacked` of several, in order (each field concatenated)."""
+    if len(parts) == 1:
+        return parts[0]
+    fields = {}
+    for name, value in vars(parts[0]).items():
+        fields[name] = (None if value is None else
+                        np.concatenate([getattr(p, name) for p in parts], axis=0))
+    return type(parts[0])(**fields)
 
 
 def _driver_functions(system):
@@ -725,9 +748,16 @@ def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, can
     progress(0.0)
     total = n_full + (1 if tail else 0)
     k = 0                                                 # steps done
-    chunk = min(r * max(1, 64 // r), MAX_CHUNK) if r <= MAX_CHUNK else MAX_CHUNK
-    buf = np.empty((max(MAX_CHUNK // r, 1) + 1, system.ny))
+    # a chunk's rows and their evaluations (made by the kernel: system.row_stack) take at
+    # most ROW_MEMORY
+    most = MAX_CHUNK
+    if r <= MAX_CHUNK:
+        most = min(MAX_CHUNK, r * max(1, int(ROW_MEMORY // system.row_bytes())))
+    chunk = min(r * max(1, 64 // r), most) if r <= most else most
+    buf = np.empty((max(most // r, 1) + 1, system.ny))
     buf_flows = np.zeros((buf.shape[0], 3))
+    B = system.row_stack(buf.shape[0])
+    no_rows = system.row_stack(0)
     # the loops' conditioning at every step (singular positions between the output rows)
     cond = np.empty(MAX_CHUNK if monitor is not None else 0)
     y_chunk = np.empty_like(y)
@@ -735,7 +765,7 @@ def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, can
         if cancel():
             raise Cancelled("the run was cancelled")
         t_chunk = _time.perf_counter()
-        if r <= MAX_CHUNK:
+        if r <= most:
             # whole output intervals; k is a multiple of r
             n = min(chunk, n_full - k)
             every = r
@@ -746,22 +776,24 @@ def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, can
         drv, mags = _grids(system, k, h, n, fns)
         mon = cond[:n] if monitor is not None else cond
         y_chunk[:] = y                      # to find the element if it blows up
-        written = kernel(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows, mon)
+        written = kernel(y, 0, n, h, drv, mags, T, F, W, buf, every, 0, flows, buf_flows, mon,
+                         B)
         dt = _time.perf_counter() - t_chunk          # the steps' time (not the rows')
         if not np.all(np.isfinite(y)):
             raise _blow_up(system, integrator, y_chunk, k, n, h, fns)
         if monitor is not None:
             monitor.series((k + np.arange(n)) * h, mon)
-        first = k // r + 1 if r <= MAX_CHUNK else (k + n) // r
-        rows.add_later(rec, (first + np.arange(written)) * r * h, buf[:written],
-                       buf_flows[:written])
+        first = k // r + 1 if r <= most else (k + n) // r
+        times = (first + np.arange(written)) * r * h
+        rows.add_later(rec, times, buf[:written], buf_flows[:written],
+                       system.stacked(B, times, copy=True))
         k += n
         if k == n_full and n_full % r and not tail:
             rows.add(rec, k * h, y, flows if flows.size else zero)   # the end, off the grid
         # next chunk: about CHUNK_SECONDS of steps
         target = n * CHUNK_SECONDS / max(dt, 1e-6)
-        target = int(min(max(target, 1), MAX_CHUNK))
-        chunk = r * max(1, target // r) if r <= MAX_CHUNK else max(1, target)
+        target = int(min(max(target, 1), most))
+        chunk = r * max(1, target // r) if r <= most else max(1, target)
         if k < total:
             progress(k / total)
     if tail:
@@ -769,7 +801,8 @@ def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, can
             raise Cancelled("the run was cancelled")
         drv, mags = _grids(system, n_full, h, 1, fns, tail=tail)
         y_tail = y.copy()
-        kernel(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond[:0])
+        kernel(y, 0, 1, tail, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond[:0],
+               no_rows)
         if not np.all(np.isfinite(y)):
             hinge, body, others = blown_up(system, n_full * h, y_tail, y)
             raise not_finite(system.model, t_end, hinge, body, others, integrator, h)
@@ -793,10 +826,11 @@ def _blow_up(system, integrator, y, k, n, h, fns) -> RunError:
     buf = np.empty((2, system.ny))
     buf_flows = np.zeros((2, 3))
     cond = np.empty(0)
+    no_rows = system.row_stack(0)
     for j in range(n):
         drv, mags = _grids(system, k + j, h, 1, fns)
         y_prev = y.copy()
-        kernel(y, 0, 1, h, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond)
+        kernel(y, 0, 1, h, drv, mags, T, F, W, buf, 2, 0, flows, buf_flows, cond, no_rows)
         if not np.all(np.isfinite(y)):
             hinge, body, others = blown_up(system, (k + j) * h, y_prev, y)
             return not_finite(system.model, (k + j + 1) * h, hinge, body, others, integrator, h)

@@ -261,9 +261,10 @@ class LoopRecorder(ConstrainedRecorder):
         return self.rows(np.array([t]), np.asarray(y, float)[None],
                          None if flows is None else np.asarray(flows, float)[None])[0]
 
-    def rows(self, times, states, flows=None) -> np.ndarray:
-        """The result rows at the times (k,) and states (k, ny), in time order."""
-        b = self.system.instants(times, states)
+    def rows(self, times, states, flows=None, instants=None) -> np.ndarray:
+        """The result rows at the times (k,) and states (k, ny), in time order (``instants``:
+        their evaluations when the caller has them, see ``Recorder.rows``)."""
+        b = self.system.instants(times, states) if instants is None else instants
         base = self.base.rows_of(b, flows)
         self.ranks += b.rank.tolist()
         if b.phi.size:

@@ -734,7 +734,7 @@ def normalise_quaternions(y, quat):
 
 @njit(**_JIT)
 def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
-            out_flows, monitor):
+            out_flows, monitor, B):
     """``nsteps`` RK4 steps from ``y`` (updated in place), starting at step index ``k0``.
 
     ``drv_grid`` (2K+1, nd, 3) and ``mag_grid`` (2K+1, nm) hold the time functions at the
@@ -751,15 +751,21 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     see :func:`close_loops`), for the singular positions met between output rows; an empty
     array: not recorded.
 
+    ``B`` (system.Stack, leading axis at least the rows written; or 0: none): what the result
+    rows need of the evaluation at each written state, in the same places as ``out``, as
+    :func:`instants_into` fills it. It is the evaluation the next step starts with (made with
+    the hinges' wrenches), so a row costs no evaluation of its own but for the chunk's last
+    one, evaluated after the last step.
+
     The steps are those of :func:`_fixed_run` (see there how an evaluation is made).
     """
     return _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start,
-                      flows, out_flows, monitor, bool(False))
+                      flows, out_flows, monitor, B, bool(False))
 
 
 @njit(**_JIT)
 def euler_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
-              out_flows, monitor):
+              out_flows, monitor, B):
     """``nsteps`` semi-implicit (symplectic) Euler steps from ``y`` (updated in place),
     starting at step index ``k0``: one evaluation per step,
 
@@ -775,12 +781,12 @@ def euler_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out
     carried on to first order: the power at the start of each step times ``h``.
     """
     return _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start,
-                      flows, out_flows, monitor, bool(True))
+                      flows, out_flows, monitor, B, bool(True))
 
 
 @njit(**_JIT)
 def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
-               out_flows, monitor, euler):
+               out_flows, monitor, B, euler):
     """The steps of :func:`rk4_run` (``euler`` False: four stages) and :func:`euler_run`
     (``euler`` True: one evaluation, then ``u += h udot`` before the position rates are taken).
 
@@ -830,6 +836,14 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     FC, TC, paS, scratch = W.FC, W.TC, W.paS, W.scratch
     M, Rrel, dloc, Sloc, bias = scratch.M, scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
     kd, acc, yt = W.kd, W.kacc, W.ytmp
+    # the rows' evaluations (rk4_run: B)
+    Bq, Bu, Budot, Btau, BR, Bpb, Bpc, Bhp, Bw, Bvh = B.q, B.u, B.udot, B.tau, B.R, B.pb, B.pc, \
+        B.hp, B.w, B.vh
+    Bx, BWh, BWext, BWcut, Bphi, Bvres, Brank, Bsvr, Blam = B.x, B.Wh, B.Wext, B.Wcut, B.phi, \
+        B.vres, B.rank, B.svr, B.lam
+    rows = Bq.shape[0] > 0
+    pending = -1               # the row (in out and B) whose evaluation is the next stage 0's
+    n = mass.size
     ny = y.size
     half = 0.5 * h
     written = 0
@@ -838,7 +852,9 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     pf = np.zeros(3)
     pacc = np.zeros(3)
     stages = 1 if euler else 4
-    for s in range(nsteps):
+    for s in range(nsteps + 1):
+        if s == nsteps and pending < 0:
+            break                  # (else: the last row's evaluation, at the final state)
         k = k0 + s
         j = 2 * k
         for a in range(ny):
@@ -846,6 +862,7 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
         # rk4: stages at t, t + h/2, t + h/2, t + h; acc = k1 + 2 k2 + 2 k3 + k4
         for st in range(stages):
             jj = j + (st + 1) // 2
+            wr = st == 0 and pending >= 0          # a row's evaluation: with the wrenches
             _state_in(yt, drv_grid[jj], nq_tot, drv_idx, drv_q, q, u, dd)
             tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
                             R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, dloc, Sloc, bias)
@@ -882,8 +899,7 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
             loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp,
                   FC, TC, Wext, tau)
             riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau,
-                    dd, udot, x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch,
-                    bool(False))
+                    dd, udot, x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch, wr)
             if loops:
                 # close_loops, step by step (see there why)
                 cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab,
@@ -891,13 +907,48 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                              hp, x, udot)
                 ma, big = load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB,
                                       paB, rB, Acon, bcon, act, dud, dx, dWh, parent, code, uo,
-                                      hp, Sg, IA, U, Dinv, nfree, fidx, bool(False), st == 0)
+                                      hp, Sg, IA, U, Dinv, nfree, fidx, wr, st == 0)
                 rank = psd_solve(Acon, ma, bcon, lam, Gch, Mch, pv, perm, zv, wv, 1e-10 * big)
                 apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, dWh,
                                  Ncol, c_of_row, cp_ab, cp_u, Wcut, nu, uo, nfree, driven, Sg,
-                                 udot, x, Wh, tau, bool(False))
-                if st == 0 and monitor.size > 0:
+                                 udot, x, Wh, tau, wr)
+                if st == 0 and monitor.size > 0 and s < nsteps:
                     monitor[s] = svr[0]
+            if wr:
+                # the row's evaluation, as instants_into copies it
+                kr = pending
+                pending = -1
+                for a in range(q.size):
+                    Bq[kr, a] = q[a]
+                for a in range(u.size):
+                    Bu[kr, a] = u[a]
+                    Budot[kr, a] = udot[a]
+                    Btau[kr, a] = tau[a]
+                for i in range(n):
+                    for a in range(3):
+                        for c in range(3):
+                            BR[kr, i, a, c] = R[i, a, c]
+                        Bpb[kr, i, a] = pb[i, a]
+                        Bpc[kr, i, a] = pc[i, a]
+                        Bhp[kr, i, a] = hp[i, a]
+                        Bw[kr, i, a] = w[i, a]
+                        Bvh[kr, i, a] = vh[i, a]
+                    for a in range(6):
+                        Bx[kr, i, a] = x[i, a]
+                        BWh[kr, i, a] = Wh[i, a]
+                        BWext[kr, i, a] = Wext[i, a]
+                if loops:
+                    for c in range(Wcut.shape[0]):
+                        for a in range(6):
+                            BWcut[kr, c, a] = Wcut[c, a]
+                    for a in range(phi.size):
+                        Bphi[kr, a] = phi[a]
+                        Bvres[kr, a] = vres[a]
+                        Blam[kr, a] = lam[a]
+                    Brank[kr] = loop_rank[0]
+                    Bsvr[kr] = svr[0]
+                if s == nsteps:
+                    break
             if track:
                 hinge_power(q, u, tau, driven, drv_q, hk, hc, href, pw)
                 if applied:
@@ -929,6 +980,8 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
             else:
                 for a in range(ny):
                     acc[a] += kd[a]
+        if s == nsteps:
+            break
         scale = h if euler else h / 6.0
         for a in range(ny):
             y[a] += scale * acc[a]
@@ -942,6 +995,8 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
             if track:
                 for c in range(3):
                     out_flows[out_start + written, c] = flows[c]
+            if rows:
+                pending = out_start + written
             written += 1
     return written
 

@@ -502,10 +502,9 @@ class System:
         a :class:`~.recorder.Stacked` with the fields of :class:`Instant` stacked on a leading
         axis k, and ``vres`` (k, m) (the loops' velocity residuals), ``rank`` and ``svr`` (k,)
         (the loops' rank and conditioning monitor, see ``kernels.close_loops``)."""
-        from ...results.recorder import Stacked
         ts = np.ascontiguousarray(times, dtype=float).reshape(-1)
         Y = np.ascontiguousarray(states, dtype=float).reshape(ts.size, -1)
-        k, n, T = ts.size, len(self.bodies), self.tree
+        k, T = ts.size, self.tree
         drv = np.zeros((k, max(len(self.drivers), 1), 3))
         for j, (f, f1, f2) in enumerate(self._drv_fns):
             for c, g in enumerate((f, f1, f2)):
@@ -513,16 +512,35 @@ class System:
         mags = np.zeros((k, max(len(self.magnitudes), 1)))
         for j, f in enumerate(self.magnitudes):
             mags[:, j] = _sample(f, ts)
-        z = np.zeros
+        B = self.row_stack(k)
+        K.instants_into(Y, drv, mags, T, self.forces, self.work, np.zeros(Y.shape[1]), B)
+        return self.stacked(B, ts)
+
+    def row_stack(self, k: int) -> Stack:
+        """Arrays for what ``k`` result rows need of their evaluations (a :data:`Stack`, each
+        work array with a leading axis k): :meth:`instants`, ``kernels.rk4_run``."""
+        z, n, T = np.zeros, len(self.bodies), self.tree
         m, nc = T.m_tot, len(self.cuts)
-        B = Stack(z((k, self.nq_tot)), z((k, self.nu_tot)), z((k, self.nu_tot)),
-                  z((k, self.nu_tot)), z((k, n, 3, 3)), z((k, n, 3)), z((k, n, 3)), z((k, n, 3)),
-                  z((k, n, 3)), z((k, n, 3)), z((k, n, 6)), z((k, n, 6)), z((k, n, 6)),
-                  z((k, nc, 6)), z((k, m)), z((k, m)), z(k, dtype=np.int64), z(k), z((k, m)))
-        K.instants_into(Y, drv, mags, T, self.forces, self.work, z(Y.shape[1]), B)
-        fields = B._asdict()
+        return Stack(z((k, self.nq_tot)), z((k, self.nu_tot)), z((k, self.nu_tot)),
+                     z((k, self.nu_tot)), z((k, n, 3, 3)), z((k, n, 3)), z((k, n, 3)),
+                     z((k, n, 3)), z((k, n, 3)), z((k, n, 3)), z((k, n, 6)), z((k, n, 6)),
+                     z((k, n, 6)), z((k, nc, 6)), z((k, m)), z((k, m)), z(k, dtype=np.int64),
+                     z(k), z((k, m)))
+
+    def row_bytes(self) -> int:
+        """The memory of one row of :meth:`row_stack` (bytes)."""
+        return sum(a.nbytes for a in self.row_stack(1))
+
+    def stacked(self, B: Stack, times, copy: bool = False):
+        """The first ``len(times)`` rows of a :meth:`row_stack` as :meth:`instants` returns
+        them (views of B's arrays, or copies)."""
+        from ...results.recorder import Stacked
+        ts = np.ascontiguousarray(times, dtype=float).reshape(-1)
+        k = ts.size
+        fields = {name: (a[:k].copy() if copy else a[:k]) for name, a in B._asdict().items()}
         lam = fields.pop("lam")
-        return Stacked(t=ts, coupler_lam=lam[:, m - T.loops.cp_ab.shape[0]:], **fields)
+        m = self.tree.m_tot
+        return Stacked(t=ts, coupler_lam=lam[:, m - self.tree.loops.cp_ab.shape[0]:], **fields)
 
     def instant(self, t: float, y: np.ndarray) -> Instant:
         """Evaluate everything at (t, y) and return copies of the results."""
