@@ -50,8 +50,11 @@ columns are the same as without it, bit for bit.
 
 Output times are ``0, OutputStep, 2 OutputStep, ...`` and ``EndTime`` (added if it is not on that
 grid). Only the output rows are kept, so a run of a million steps needs memory for its output
-only. A fixed-step run computes its result rows in batches of :data:`ROW_BATCH` (the states are
-kept as the chunks write them).
+only. A fixed-step run's rows come from the run's own evaluations: the compiled kernel copies
+what a row needs from the evaluation each output state gets anyway (the next step's first, made
+with every hinge's wrench; a chunk's last row one evaluation of its own), bit for bit what
+evaluating the states afterwards gives; the rows' columns are then computed in batches of
+:data:`ROW_BATCH`.
 
 Guards (a run never ends in a traceback or goes on without end)
     Settings, the caller's overrides included, are refused before anything is allocated when a

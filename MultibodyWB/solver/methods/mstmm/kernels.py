@@ -790,6 +790,11 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     """The steps of :func:`rk4_run` (``euler`` False: four stages) and :func:`euler_run`
     (``euler`` True: one evaluation, then ``u += h udot`` before the position rates are taken).
 
+    A written row's evaluation (``B``, see :func:`rk4_run`) is the next step's first: it is
+    made with the hinges' wrenches (``wr``) and copied before the step goes on (before euler's
+    ``u += h udot``); when the last step writes a row, one more first stage evaluates it
+    (``s == nsteps``) and nothing else.
+
     Each evaluation makes the calls of :func:`evaluate_into` (see there why), with the arrays
     taken out of the structs once, here, and without the hinge wrenches: W.Wh is left as it
     was but for the hinges with a driven coordinate (see :func:`riccati`). When the run tracks
