@@ -481,3 +481,21 @@ def test_fixed_step_rows_are_the_run_s_evaluations_bit_for_bit(example, integrat
     assert sum(calls) >= len(after.data) - 2
     np.testing.assert_array_equal(after.data, run.data)
     np.testing.assert_array_equal(after.states, run.states)
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "euler"])
+def test_rows_of_output_intervals_longer_than_a_chunk_and_of_a_last_short_step(integrator,
+                                                                               monkeypatch):
+    """An output interval of 25,000 steps (chunks end inside it: a row only where a chunk ends
+    on the output grid) and an end time off the step grid (a last, shorter step): the rows are
+    those of the states evaluated afterwards, bit for bit."""
+    settings = dict(t_end=0.5 + 3e-6, step=1e-5, output_step=0.25, integrator=integrator)
+    run = simulate(build("four_bar"), **settings)
+    assert run.data[:, 0].tolist() == [0.0, 0.25, 0.5, 0.5 + 3e-6]
+    add_later = sim._Rows.add_later
+    monkeypatch.setattr(sim._Rows, "add_later",
+                        lambda self, rec, times, states, flows, instants=None:
+                        add_later(self, rec, times, states, flows))
+    after = simulate(build("four_bar"), **settings)
+    np.testing.assert_array_equal(after.data, run.data)
+    np.testing.assert_array_equal(after.states, run.states)
