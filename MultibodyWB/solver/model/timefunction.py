@@ -423,6 +423,8 @@ def _emit(n, mode: str = "text") -> tuple[str, int]:
     (ls, lp), (rs, rp) = _emit(n[1], mode), _emit(n[2], mode)
     if k == "pow" and mode in ("python", "numpy"):
         return f"{'_pow' if mode == 'python' else '_vpow'}({ls}, {rs})", _PREC_ATOM
+    if k in ("div", "mod") and mode == "numpy":
+        return f"{'_vdiv' if k == 'div' else '_vmod'}({ls}, {rs})", _PREC_ATOM
     if k == "pow":  # right-associative; the exponent may be a unary minus
         lpar, rpar = lp <= prec, rp < _PREC_UNARY
     else:
@@ -890,13 +892,39 @@ _NUMBA_NAMES = {**{f: f"math.{f}" for f in ("sin", "cos", "tan", "asin", "acos",
 
 # ---- many times at once (numpy) ------------------------------------------------------------------
 # Each ufunc below gives, element by element, the same number as the ``math`` function of the
-# Python form on numpy 1.24 and 2.2 (checked over 4e5 arguments each); not tanh (numpy has its
-# own), which is taken point by point. ``np.power`` gets its exponent as a full array: numpy 2
-# squares for a scalar exponent 2.0, which rounds differently from ``math.pow`` in a few cases.
+# Python form on numpy 1.24 and 2.2 on x86-64 with AVX2 (checked over 4e5 arguments each; see
+# VECTOR_SAMPLING for other processors); not tanh (numpy has its own), which is taken point by
+# point. ``np.power`` gets fresh full arrays: numpy 2 squares for an exponent 2.0 given as a
+# scalar or a stride-0 view, which rounds differently from ``math.pow`` in a few cases. ``/``
+# and ``%`` raise for a zero divisor, and min and max keep Python's choice between equal values
+# (0.0 and -0.0), as the Python form does.
 
 def _vpow(a, b):
+    # fresh arrays: a broadcast view of one element keeps stride 0, which numpy 2 also squares
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    return np.power(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    return np.power(np.array(a, copy=True), np.array(b, copy=True))
+
+
+def _vdiv(a, b):
+    # Python's ``/`` raises for a zero divisor whatever the dividend (inf / 0 too; numpy
+    # gives inf there without a floating-point exception)
+    if np.any(np.asarray(b) == 0.0):
+        raise ZeroDivisionError("float division by zero")
+    return a / b
+
+
+def _vmod(a, b):
+    if np.any(np.asarray(b) == 0.0):
+        raise ZeroDivisionError("float modulo")
+    return a % b
+
+
+def _vmin(a, b):
+    return np.where(b < a, b, a)              # Python's min: the first unless the second is less
+
+
+def _vmax(a, b):
+    return np.where(b > a, b, a)
 
 
 def _vsign(x):
@@ -947,11 +975,33 @@ def _vstep_inside(deg, n, x, x0, h0, x1, h1):
 _NUMPY_NAMES = {"sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "asin": "np.arcsin",
                 "acos": "np.arccos", "atan": "np.arctan", "atan2": "np.arctan2",
                 "sinh": "np.sinh", "cosh": "np.cosh", "tanh": "_vtanh", "exp": "np.exp",
-                "log": "np.log", "sqrt": "np.sqrt", "abs": "np.abs", "min": "np.minimum",
-                "max": "np.maximum", "sign": "_vsign", "ramp": "_vramp"}
-_NUMPY_NAMESPACE = {"np": np, "_vpow": _vpow, "_vsign": _vsign, "_vramp": _vramp,
-                    "_vtanh": _vtanh, "_vstepfam": _vstepfam, **CONSTANTS,
-                    "__builtins__": {}}
+                "log": "np.log", "sqrt": "np.sqrt", "abs": "np.abs", "min": "_vmin",
+                "max": "_vmax", "sign": "_vsign", "ramp": "_vramp"}
+_NUMPY_NAMESPACE = {"np": np, "_vpow": _vpow, "_vdiv": _vdiv, "_vmod": _vmod, "_vmin": _vmin,
+                    "_vmax": _vmax, "_vsign": _vsign, "_vramp": _vramp, "_vtanh": _vtanh,
+                    "_vstepfam": _vstepfam, **CONSTANTS, "__builtins__": {}}
+
+
+def _vector_sampling() -> bool:
+    """Whether numpy's ufuncs give here the numbers of the ``math`` functions (checked on
+    x86-64 with AVX2, numpy 1.24 and 2.2): not where numpy has vector versions of its own (AVX-512
+    on x86-64: SVML and numpy's exp and log; other processors' own routines): there
+    :meth:`TimeFunction.sample` goes point by point."""
+    import platform
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__ as features
+        except ImportError:
+            return False
+    return not any(on for name, on in features.items() if name.startswith("AVX512"))
+
+
+#: :meth:`TimeFunction.sample` computes whole arrays at once (:func:`_vector_sampling`).
+VECTOR_SAMPLING = _vector_sampling()
 
 
 @functools.lru_cache(maxsize=None)
@@ -1044,6 +1094,8 @@ class TimeFunction:
         :class:`EvaluationError` a call would.
         """
         ts = np.asarray(ts, dtype=float)
+        if not VECTOR_SAMPLING:
+            return np.fromiter(map(self, ts.tolist()), dtype=float, count=ts.size)
         vec = self.__dict__.get("_vec")
         if vec is None:
             code = compile(f"lambda t: {_emit(self._tree, 'numpy')[0]}", "<time function>",

@@ -96,7 +96,8 @@ CHUNK_SECONDS = 0.1
 #: Most steps in one chunk of fixed steps (rk4, euler).
 MAX_CHUNK = 20000
 #: Most memory of the evaluations a chunk of fixed steps keeps for its result rows (bytes): a
-#: model of many bodies with a row at every step takes shorter chunks.
+#: model of many bodies with a row at every step takes shorter chunks; the rows waiting for
+#: their columns (:data:`ROW_BATCH`) are computed when their evaluations reach it too.
 ROW_MEMORY = 32e6
 #: The compiled run of each fixed-step integrator (its name in :mod:`.kernels`) and its
 #: evaluations per step.
@@ -628,6 +629,7 @@ class _Rows:
         self.times = np.empty(n)
         self.flows = None            # (n, 3) the rows' work columns, for add_later
         self.instants = []           # the evaluations of the rows waiting, if add_later had them
+        self.instant_bytes = 0       # ... and their memory (a flush at ROW_MEMORY)
         self.n = 0
         self.ready = 0               # rows [ready, n) wait for flush
 
@@ -667,8 +669,10 @@ class _Rows:
         self.flows[n:n + k] = flows
         if instants is not None:
             self.instants.append(instants)
+            self.instant_bytes += sum(v.nbytes for v in vars(instants).values()
+                                      if isinstance(v, np.ndarray))
         self.n += k
-        if self.n - self.ready >= ROW_BATCH:
+        if self.n - self.ready >= ROW_BATCH or self.instant_bytes >= ROW_MEMORY:
             self.flush(rec)
 
     def flush(self, rec):
@@ -680,6 +684,7 @@ class _Rows:
             self.data[a:b] = rec.rows(self.times[a:b], self.states[a:b], self.flows[a:b],
                                       instants=inst)
         self.instants = []
+        self.instant_bytes = 0
         self.ready = b
 
     def done(self, names):
