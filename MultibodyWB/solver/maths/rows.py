@@ -8,7 +8,7 @@ array than alone).
 import numpy as np
 from numba import njit
 
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
+from .small import _JIT     # (and small's LLVM options, set before anything compiles)
 
 
 @njit(**_JIT)

@@ -9,8 +9,23 @@ measurable part of the step time.
 
 from __future__ import annotations
 
+import llvmlite.binding
 import numpy as np
 from numba import njit
+
+#: LLVM's inlining threshold for the compiled code of this process (its ``-inline-threshold``
+#: option; numba's own is 275 at -O3). An evaluation is a dozen kernel calls, made from the
+#: fixed-step kernel at every stage: at the default threshold none is inlined, and each call
+#: passes every array argument as its pointer, shape and strides (about 4.5 ns an array; a
+#: stage of a closed loop passes about 190). Inlined, those loads and stores go, and LLVM keeps
+#: the arrays' pointers in registers across the stage: the crank-slider's RK4 step went from
+#: 15.0 to 9.9 us, its tree's from 8.1 to 4.8 (docs/benchmarks.md, session 13). Inlining does not
+#: change the arithmetic (no fast-math: LLVM neither reorders nor fuses floating-point
+#: operations), so every result is the same to the bit. It is set before anything here is
+#: compiled: the kernels compile lazily, at their first call. A process-wide LLVM option, as
+#: numba's own (``-vector-library``, set when numba is imported).
+INLINE_THRESHOLD = 100000
+llvmlite.binding.set_option("MultibodyWB", f"-inline-threshold={INLINE_THRESHOLD}")
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 #: Small helpers inlined at their call sites (numba IR inlining: no call overhead, the same
