@@ -338,25 +338,57 @@ def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext,
     reference count pruning removes them, which it does only if the function creates no views
     (``A[i]``, slices) and no second names for arrays inside its loops; and a call with more
     than 30 arguments passes them as a tuple that numba builds, with reference counts, at every
-    call. Hence the index arguments of the 3x3 helpers and the struct of scratch arrays.
+    call. Hence the index arguments of the 3x3 helpers and the struct of scratch arrays. A body's
+    3x3 blocks (its inertia R JCl R^T, the blocks of Ia carried to the parent) are read into
+    scalars before anything is stored: LLVM has no aliasing information, so after a store to
+    IA[par] it would load IA[i] again (this kernel alone: 830 -> 670 ns on the crank-slider,
+    the same bits).
     """
-    M, base, uv, xp = scratch.M, scratch.t6a, scratch.t6b, scratch.t6c
+    base, uv, xp = scratch.t6a, scratch.t6b, scratch.t6c
     Dw, Vt = scratch.t66b, scratch.t66c
     n = parent.size
     for i in range(n):
         m = mass[i]
-        _mm(R, i, JCl, i, M, 0)
-        for a in range(3):          # JC = R JCl R^T in M[1], symmetric: upper triangle, mirror
-            for b in range(a, 3):
-                M[1, a, b] = (M[0, a, 0] * R[i, b, 0] + M[0, a, 1] * R[i, b, 1]
-                              + M[0, a, 2] * R[i, b, 2])
-                M[1, b, a] = M[1, a, b]
+        # JC = R JCl R^T, symmetric (upper triangle, mirrored), in scalars: a store to any array
+        # makes LLVM load R and JCl again
+        r00, r01, r02 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
+        r10, r11, r12 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
+        r20, r21, r22 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
+        l00, l01, l02 = JCl[i, 0, 0], JCl[i, 0, 1], JCl[i, 0, 2]
+        l10, l11, l12 = JCl[i, 1, 0], JCl[i, 1, 1], JCl[i, 1, 2]
+        l20, l21, l22 = JCl[i, 2, 0], JCl[i, 2, 1], JCl[i, 2, 2]
+        g00 = r00 * l00 + r01 * l10 + r02 * l20
+        g01 = r00 * l01 + r01 * l11 + r02 * l21
+        g02 = r00 * l02 + r01 * l12 + r02 * l22
+        g10 = r10 * l00 + r11 * l10 + r12 * l20
+        g11 = r10 * l01 + r11 * l11 + r12 * l21
+        g12 = r10 * l02 + r11 * l12 + r12 * l22
+        g20 = r20 * l00 + r21 * l10 + r22 * l20
+        g21 = r20 * l01 + r21 * l11 + r22 * l21
+        g22 = r20 * l02 + r21 * l12 + r22 * l22
+        j00 = g00 * r00 + g01 * r01 + g02 * r02
+        j01 = g00 * r10 + g01 * r11 + g02 * r12
+        j02 = g00 * r20 + g01 * r21 + g02 * r22
+        j11 = g10 * r10 + g11 * r11 + g12 * r12
+        j12 = g10 * r20 + g11 * r21 + g12 * r22
+        j22 = g20 * r20 + g21 * r21 + g22 * r22
+        j10 = j01
+        j20 = j02
+        j21 = j12
         r0_, r1_, r2_ = pc[i, 0] - hp[i, 0], pc[i, 1] - hp[i, 1], pc[i, 2] - hp[i, 2]
         rr = r0_ * r0_ + r1_ * r1_ + r2_ * r2_
         rv = (r0_, r1_, r2_)
+        IA[i, 0, 0] = j00 - m * rv[0] * rv[0] + m * rr
+        IA[i, 0, 1] = j01 - m * rv[0] * rv[1] + 0.0
+        IA[i, 0, 2] = j02 - m * rv[0] * rv[2] + 0.0
+        IA[i, 1, 0] = j10 - m * rv[1] * rv[0] + 0.0
+        IA[i, 1, 1] = j11 - m * rv[1] * rv[1] + m * rr
+        IA[i, 1, 2] = j12 - m * rv[1] * rv[2] + 0.0
+        IA[i, 2, 0] = j20 - m * rv[2] * rv[0] + 0.0
+        IA[i, 2, 1] = j21 - m * rv[2] * rv[1] + 0.0
+        IA[i, 2, 2] = j22 - m * rv[2] * rv[2] + m * rr
         for a in range(3):
             for b in range(3):
-                IA[i, a, b] = M[1, a, b] - m * rv[a] * rv[b] + (m * rr if a == b else 0.0)
                 IA[i, 3 + a, 3 + b] = m if a == b else 0.0
         # m ~r (top right) and its transpose (bottom left)
         IA[i, 0, 3], IA[i, 0, 4], IA[i, 0, 5] = 0.0, -m * r2_, m * r1_
@@ -366,7 +398,8 @@ def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext,
             for b in range(3):
                 IA[i, 3 + a, b] = IA[i, b, 3 + a]
         w0, w1, w2 = w[i, 0], w[i, 1], w[i, 2]
-        Jw = _mv(M, 1, w0, w1, w2)
+        Jw = (j00 * w0 + j01 * w1 + j02 * w2, j10 * w0 + j11 * w1 + j12 * w2,
+              j20 * w0 + j21 * w1 + j22 * w2)
         wr = _cr(w0, w1, w2, r0_, r1_, r2_)
         wwr = _cr(w0, w1, w2, wr[0], wr[1], wr[2])
         g1 = _cr(w0, w1, w2, Jw[0], Jw[1], Jw[2])
@@ -492,24 +525,68 @@ def riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext,
         pA[par, 3] += p3
         pA[par, 4] += p4
         pA[par, 5] += p5
-        # blocks of Ia: A (top left), B (top right), C (bottom right); Y = B + ~l C in M[2]
-        for c in range(3):
-            t = _cr(l0, l1, l2, IA[i, 3, 3 + c], IA[i, 4, 3 + c], IA[i, 5, 3 + c])
-            M[2, 0, c] = IA[i, 0, 3 + c] + t[0]
-            M[2, 1, c] = IA[i, 1, 3 + c] + t[1]
-            M[2, 2, c] = IA[i, 2, 3 + c] + t[2]
-        # top left: A - Y ~l + ~l B^T ; row a of Y ~l is (Y[a] x l); column c of ~l B^T is l x B[c]
-        for c in range(3):
-            z = _cr(l0, l1, l2, IA[i, c, 3], IA[i, c, 4], IA[i, c, 5])
-            for a in range(3):
-                IA[par, a, c] += IA[i, a, c] + z[a]
-        for a in range(3):
-            yl = _cr(M[2, a, 0], M[2, a, 1], M[2, a, 2], l0, l1, l2)
-            for c in range(3):
-                IA[par, a, c] -= yl[c]
-                IA[par, a, 3 + c] += M[2, a, c]
-                IA[par, 3 + c, a] += M[2, a, c]
-                IA[par, 3 + a, 3 + c] += IA[i, 3 + a, 3 + c]
+        # blocks of Ia: A (top left), B (top right), C (bottom right), read once into scalars
+        # (LLVM must assume that a store to IA[par] changes IA[i]: it would load them again)
+        a00, a01, a02 = IA[i, 0, 0], IA[i, 0, 1], IA[i, 0, 2]
+        a10, a11, a12 = IA[i, 1, 0], IA[i, 1, 1], IA[i, 1, 2]
+        a20, a21, a22 = IA[i, 2, 0], IA[i, 2, 1], IA[i, 2, 2]
+        b00, b01, b02 = IA[i, 0, 3], IA[i, 0, 4], IA[i, 0, 5]
+        b10, b11, b12 = IA[i, 1, 3], IA[i, 1, 4], IA[i, 1, 5]
+        b20, b21, b22 = IA[i, 2, 3], IA[i, 2, 4], IA[i, 2, 5]
+        c00, c01, c02 = IA[i, 3, 3], IA[i, 3, 4], IA[i, 3, 5]
+        c10, c11, c12 = IA[i, 4, 3], IA[i, 4, 4], IA[i, 4, 5]
+        c20, c21, c22 = IA[i, 5, 3], IA[i, 5, 4], IA[i, 5, 5]
+        # Y = B + ~l C: column c of ~l C is l x C[:, c]
+        t = _cr(l0, l1, l2, c00, c10, c20)
+        y00, y10, y20 = b00 + t[0], b10 + t[1], b20 + t[2]
+        t = _cr(l0, l1, l2, c01, c11, c21)
+        y01, y11, y21 = b01 + t[0], b11 + t[1], b21 + t[2]
+        t = _cr(l0, l1, l2, c02, c12, c22)
+        y02, y12, y22 = b02 + t[0], b12 + t[1], b22 + t[2]
+        # top left: A - Y ~l + ~l B^T; row a of Y ~l is Y[a] x l (yl_a), column c of ~l B^T is
+        # l x B[c] (z_c); as before: (IA[par] + (A + z)) - yl
+        z0 = _cr(l0, l1, l2, b00, b01, b02)
+        z1 = _cr(l0, l1, l2, b10, b11, b12)
+        z2 = _cr(l0, l1, l2, b20, b21, b22)
+        yl0 = _cr(y00, y01, y02, l0, l1, l2)
+        yl1 = _cr(y10, y11, y12, l0, l1, l2)
+        yl2 = _cr(y20, y21, y22, l0, l1, l2)
+        IA[par, 0, 0] = (IA[par, 0, 0] + (a00 + z0[0])) - yl0[0]
+        IA[par, 1, 0] = (IA[par, 1, 0] + (a10 + z0[1])) - yl1[0]
+        IA[par, 2, 0] = (IA[par, 2, 0] + (a20 + z0[2])) - yl2[0]
+        IA[par, 0, 1] = (IA[par, 0, 1] + (a01 + z1[0])) - yl0[1]
+        IA[par, 1, 1] = (IA[par, 1, 1] + (a11 + z1[1])) - yl1[1]
+        IA[par, 2, 1] = (IA[par, 2, 1] + (a21 + z1[2])) - yl2[1]
+        IA[par, 0, 2] = (IA[par, 0, 2] + (a02 + z2[0])) - yl0[2]
+        IA[par, 1, 2] = (IA[par, 1, 2] + (a12 + z2[1])) - yl1[2]
+        IA[par, 2, 2] = (IA[par, 2, 2] + (a22 + z2[2])) - yl2[2]
+        IA[par, 0, 3] += y00
+        IA[par, 3, 0] += y00
+        IA[par, 3, 3] += c00
+        IA[par, 0, 4] += y01
+        IA[par, 4, 0] += y01
+        IA[par, 3, 4] += c01
+        IA[par, 0, 5] += y02
+        IA[par, 5, 0] += y02
+        IA[par, 3, 5] += c02
+        IA[par, 1, 3] += y10
+        IA[par, 3, 1] += y10
+        IA[par, 4, 3] += c10
+        IA[par, 1, 4] += y11
+        IA[par, 4, 1] += y11
+        IA[par, 4, 4] += c11
+        IA[par, 1, 5] += y12
+        IA[par, 5, 1] += y12
+        IA[par, 4, 5] += c12
+        IA[par, 2, 3] += y20
+        IA[par, 3, 2] += y20
+        IA[par, 5, 3] += c20
+        IA[par, 2, 4] += y21
+        IA[par, 4, 2] += y21
+        IA[par, 5, 4] += c21
+        IA[par, 2, 5] += y22
+        IA[par, 5, 2] += y22
+        IA[par, 5, 5] += c22
     for i in range(n):
         k = nu[i]
         o = uo[i]
@@ -841,14 +918,8 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     FC, TC, paS, scratch = W.FC, W.TC, W.paS, W.scratch
     M, Rrel, dloc, Sloc, bias = scratch.M, scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
     kd, acc, yt = W.kd, W.kacc, W.ytmp
-    # the rows' evaluations (rk4_run: B)
-    Bq, Bu, Budot, Btau, BR, Bpb, Bpc, Bhp, Bw, Bvh = B.q, B.u, B.udot, B.tau, B.R, B.pb, B.pc, \
-        B.hp, B.w, B.vh
-    Bx, BWh, BWext, BWcut, Bphi, Bvres, Brank, Bsvr, Blam = B.x, B.Wh, B.Wext, B.Wcut, B.phi, \
-        B.vres, B.rank, B.svr, B.lam
-    rows = Bq.shape[0] > 0
+    rows = B.q.shape[0] > 0          # the rows' evaluations (rk4_run: B)
     pending = -1               # the row (in out and B) whose evaluation is the next stage 0's
-    n = mass.size
     ny = y.size
     half = 0.5 * h
     written = 0
@@ -921,37 +992,9 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                     monitor[s] = svr[0]
             if wr:
                 # the row's evaluation, as instants_into copies it
-                kr = pending
+                _copy_row(B, pending, q, u, udot, tau, R, pb, pc, hp, w, vh, x, Wh, Wext, loops,
+                          Wcut, phi, vres, lam, loop_rank, svr)
                 pending = -1
-                for a in range(q.size):
-                    Bq[kr, a] = q[a]
-                for a in range(u.size):
-                    Bu[kr, a] = u[a]
-                    Budot[kr, a] = udot[a]
-                    Btau[kr, a] = tau[a]
-                for i in range(n):
-                    for a in range(3):
-                        for c in range(3):
-                            BR[kr, i, a, c] = R[i, a, c]
-                        Bpb[kr, i, a] = pb[i, a]
-                        Bpc[kr, i, a] = pc[i, a]
-                        Bhp[kr, i, a] = hp[i, a]
-                        Bw[kr, i, a] = w[i, a]
-                        Bvh[kr, i, a] = vh[i, a]
-                    for a in range(6):
-                        Bx[kr, i, a] = x[i, a]
-                        BWh[kr, i, a] = Wh[i, a]
-                        BWext[kr, i, a] = Wext[i, a]
-                if loops:
-                    for c in range(Wcut.shape[0]):
-                        for a in range(6):
-                            BWcut[kr, c, a] = Wcut[c, a]
-                    for a in range(phi.size):
-                        Bphi[kr, a] = phi[a]
-                        Bvres[kr, a] = vres[a]
-                        Blam[kr, a] = lam[a]
-                    Brank[kr] = loop_rank[0]
-                    Bsvr[kr] = svr[0]
                 if s == nsteps:
                     break
             if track:
@@ -1687,7 +1730,9 @@ def apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, 
     :func:`close_loops`); spread here over lam (m), zero on the rows left out. Corrects udot,
     x, Wh (every row if ``wrenches``, else the rows of hinges with a driven coordinate) with
     the unit responses of :func:`load_sweeps`, and fills the cut hinges' wrenches Wcut and the
-    drivers' loads in tau."""
+    drivers' loads in tau. Without ``wrenches`` x is left as the tree's: an integrator's stage
+    needs udot and the drivers' loads only, and :func:`riccati` fills x afresh at the next
+    evaluation (a row's evaluation is made with the wrenches)."""
     loop_rank[0] = rank
     # conditioning monitor: the r-th pivot against the first (both variances: square root);
     # a reference rank above the rows kept: the loops have lost it
@@ -1701,9 +1746,10 @@ def apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, 
         for a in range(udot.size):
             if driven[a] == 0:
                 udot[a] += lj * dud[jc, a]
-        for i in range(n):
-            for a in range(6):
-                x[i, a] += lj * dx[jc, i, a]
+        if wrenches:
+            for i in range(n):
+                for a in range(6):
+                    x[i, a] += lj * dx[jc, i, a]
         for i in range(n):
             if wrenches or nfree[i] < nu[i]:
                 for a in range(6):
@@ -1745,38 +1791,52 @@ def apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, 
 # --------------------------------------------------------------------------------------------------
 
 @njit(**_JIT)
+def _copy_row(B, k, q, u, udot, tau, R, pb, pc, hp, w, vh, x, Wh, Wext, loops, Wcut, phi, vres,
+              lam, loop_rank, svr):
+    """Copy an evaluation into row ``k`` of the stacked arrays of ``B`` (system.Stack): what a
+    result row needs (:func:`instants_into`, and :func:`_fixed_run` for the rows of its own
+    evaluations); ``loops``: the cut hinges' arrays too."""
+    for a in range(q.size):
+        B.q[k, a] = q[a]
+    for a in range(u.size):
+        B.u[k, a] = u[a]
+        B.udot[k, a] = udot[a]
+        B.tau[k, a] = tau[a]
+    for i in range(R.shape[0]):
+        for a in range(3):
+            for c in range(3):
+                B.R[k, i, a, c] = R[i, a, c]
+            B.pb[k, i, a] = pb[i, a]
+            B.pc[k, i, a] = pc[i, a]
+            B.hp[k, i, a] = hp[i, a]
+            B.w[k, i, a] = w[i, a]
+            B.vh[k, i, a] = vh[i, a]
+        for a in range(6):
+            B.x[k, i, a] = x[i, a]
+            B.Wh[k, i, a] = Wh[i, a]
+            B.Wext[k, i, a] = Wext[i, a]
+    if loops:
+        for c in range(Wcut.shape[0]):
+            for a in range(6):
+                B.Wcut[k, c, a] = Wcut[c, a]
+        for a in range(phi.size):
+            B.phi[k, a] = phi[a]
+            B.vres[k, a] = vres[a]
+            B.lam[k, a] = lam[a]
+        B.rank[k] = loop_rank[0]
+        B.svr[k] = svr[0]
+
+
+@njit(**_JIT)
 def instants_into(Y, drv, mags, T, F, W, ydot, B):
     """Evaluate the states Y (k, ny) with drivers drv (k, nd, 3) and magnitudes mags (k, nm)
     and copy what the result rows need into the stacked arrays of ``B`` (system.Stack: a
     leading axis k on each of the work arrays it names, as :meth:`System.instant` copies them).
     """
-    n = T.parent.size
     L = W.loops
     for k in range(Y.shape[0]):
         evaluate_into(Y[k], drv[k], mags[k], T, F, W, ydot)
-        B.q[k, :] = W.q
-        B.u[k, :] = W.u
-        B.udot[k, :] = W.udot
-        B.tau[k, :] = W.tau
-        for i in range(n):
-            for a in range(3):
-                for c in range(3):
-                    B.R[k, i, a, c] = W.R[i, a, c]
-                B.pb[k, i, a] = W.pb[i, a]
-                B.pc[k, i, a] = W.pc[i, a]
-                B.hp[k, i, a] = W.hp[i, a]
-                B.w[k, i, a] = W.w[i, a]
-                B.vh[k, i, a] = W.vh[i, a]
-            for a in range(6):
-                B.x[k, i, a] = W.x[i, a]
-                B.Wh[k, i, a] = W.Wh[i, a]
-                B.Wext[k, i, a] = W.Wext[i, a]
-        if T.m_tot > 0:
-            B.Wcut[k, :, :] = L.Wcut
-            B.phi[k, :] = L.phi
-            B.vres[k, :] = L.vres
-            B.rank[k] = L.loop_rank[0]
-            B.svr[k] = L.svr[0]
-            B.lam[k, :] = L.lam
+        _copy_row(B, k, W.q, W.u, W.udot, W.tau, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.x, W.Wh,
+                  W.Wext, T.m_tot > 0, L.Wcut, L.phi, L.vres, L.lam, L.loop_rank, L.svr)
 
 
