@@ -166,95 +166,136 @@ COLKIND = np.array([[1 if k == "translation" else 0 for k in t.kinds()] + [0] * 
                     for t in HINGE_TYPES.values()], dtype=np.int64)
 
 
+#: the identity as a 9-tuple (row by row)
+_I9 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+
+
+@njit(**_INL)
+def _t9(A, i):
+    """Block A[i] of a stack of 3x3 blocks as a 9-tuple, row by row."""
+    return (A[i, 0, 0], A[i, 0, 1], A[i, 0, 2], A[i, 1, 0], A[i, 1, 1], A[i, 1, 2],
+            A[i, 2, 0], A[i, 2, 1], A[i, 2, 2])
+
+
+@njit(**_INL)
+def _t9mm(a, b):
+    """a @ b of two 9-tuples: the arithmetic of small._mm."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6], a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8], a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+            a[3] * b[1] + a[4] * b[4] + a[5] * b[7], a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6], a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
+
+
+@njit(**_INL)
+def _t9mmt(a, b):
+    """a @ b.T of two 9-tuples: the arithmetic of small._mmt."""
+    return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2], a[0] * b[3] + a[1] * b[4] + a[2] * b[5],
+            a[0] * b[6] + a[1] * b[7] + a[2] * b[8], a[3] * b[0] + a[4] * b[1] + a[5] * b[2],
+            a[3] * b[3] + a[4] * b[4] + a[5] * b[5], a[3] * b[6] + a[4] * b[7] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[1] + a[8] * b[2], a[6] * b[3] + a[7] * b[4] + a[8] * b[5],
+            a[6] * b[6] + a[7] * b[7] + a[8] * b[8])
+
+
+@njit(**_INL)
+def _t9mv(a, v0, v1, v2):
+    """a @ v of a 9-tuple: the arithmetic of small._mv."""
+    return (a[0] * v0 + a[1] * v1 + a[2] * v2, a[3] * v0 + a[4] * v1 + a[5] * v2,
+            a[6] * v0 + a[7] * v1 + a[8] * v2)
+
+
+
 @njit(**_JIT)
 def tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
-                    R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, d, S, bias):
+                    R, pb, pc, hp, w, vh, Sg, cg, RA, Rrel, d, S, bias):
     """Poses and velocities of all bodies, and each tree hinge's global S and c.
 
     Tree arrays (see System): ``parent`` ... ``rc``. Fills R (n,3,3) base rotations, pb (n,3)
     base origins, pc (n,3) mass centres, hp (n,3) hinge points, w (n,3) angular velocities, vh
     (n,3) velocity of each body's material point at its hinge point, Sg (n,6,6) ``s * S`` in
     global axes (first nu columns used), cg (n,6) ``s * c``, RA (n,3,3) rotation of each hinge's
-    output marker. Scratch (system.Scratch): M (4,3,3) (M[1]: the input marker's rotation,
-    M[2]: Rrel, M[3]: the parent's rotation), Rrel (3,3), d (3), S (6,6), bias (6). Marker
+    output marker. Scratch (system.Scratch): Rrel (3,3), d (3), S (6,6), bias (6) (the hinge's
+    local kinematics, :func:`hinge_local`); the rotations are carried as 9-tuples. Marker
     frames of the ground (parent -1) are given in global axes. Revolute hinges take a fast
     path. See :func:`riccati` on speed.
     """
     for i in range(parent.size):
         k = nu[i]
         revolute = code[i] == REVOLUTE
+        # the rotations as 9-tuples (row by row): values, not memory, so that no store to an
+        # array makes LLVM load them again; the same arithmetic as _mm, _mmt and _mv
         if revolute:
             # fast path: Rrel = Rz(q), d = 0, S = [e_z; 0], no local bias
             cq, sq = np.cos(q[qo[i]]), np.sin(q[qo[i]])
+            rl = _I9
         else:
             hinge_local(code[i], q, qo[i], u, uo[i], Rrel, d, S, bias)
-            for a in range(3):
-                for b in range(3):
-                    M[2, a, b] = Rrel[a, b]
+            cq = sq = 0.0
+            rl = (Rrel[0, 0], Rrel[0, 1], Rrel[0, 2], Rrel[1, 0], Rrel[1, 1], Rrel[1, 2],
+                  Rrel[2, 0], Rrel[2, 1], Rrel[2, 2])
         par = parent[i]
         if par >= 0:
-            for a in range(3):
-                for b in range(3):
-                    M[3, a, b] = R[par, a, b]
+            m3 = _t9(R, par)
             pp0, pp1, pp2 = pb[par, 0], pb[par, 1], pb[par, 2]
             wp0, wp1, wp2 = w[par, 0], w[par, 1], w[par, 2]
         else:
-            for a in range(3):
-                for b in range(3):
-                    M[3, a, b] = 1.0 if a == b else 0.0
+            m3 = _I9
             pp0 = pp1 = pp2 = 0.0
             wp0 = wp1 = wp2 = 0.0
         s = sgn[i]
         if s > 0:
-            _mm(M, 3, mo_R, i, RA, i)
-            t = _mv(M, 3, mo_p[i, 0], mo_p[i, 1], mo_p[i, 2])
+            ra = _t9mm(m3, _t9(mo_R, i))
+            t = _t9mv(m3, mo_p[i, 0], mo_p[i, 1], mo_p[i, 2])
             pa0, pa1, pa2 = pp0 + t[0], pp1 + t[1], pp2 + t[2]
             if revolute:
-                for a in range(3):
-                    M[1, a, 0] = cq * RA[i, a, 0] + sq * RA[i, a, 1]
-                    M[1, a, 1] = cq * RA[i, a, 1] - sq * RA[i, a, 0]
-                    M[1, a, 2] = RA[i, a, 2]
+                m1 = (cq * ra[0] + sq * ra[1], cq * ra[1] - sq * ra[0], ra[2],
+                      cq * ra[3] + sq * ra[4], cq * ra[4] - sq * ra[3], ra[5],
+                      cq * ra[6] + sq * ra[7], cq * ra[7] - sq * ra[6], ra[8])
                 pm0, pm1, pm2 = pa0, pa1, pa2
             else:
-                _mm(RA, i, M, 2, M, 1)
-                t = _mv(RA, i, d[0], d[1], d[2])
+                m1 = _t9mm(ra, rl)
+                t = _t9mv(ra, d[0], d[1], d[2])
                 pm0, pm1, pm2 = pa0 + t[0], pa1 + t[1], pa2 + t[2]
-            _mmt(M, 1, mi_R, i, R, i)
-            t = _mv(R, i, mi_p[i, 0], mi_p[i, 1], mi_p[i, 2])
-            pb[i, 0], pb[i, 1], pb[i, 2] = pm0 - t[0], pm1 - t[1], pm2 - t[2]
+            rb = _t9mmt(m1, _t9(mi_R, i))
+            t = _t9mv(rb, mi_p[i, 0], mi_p[i, 1], mi_p[i, 2])
+            pb0, pb1, pb2 = pm0 - t[0], pm1 - t[1], pm2 - t[2]
         else:
-            _mm(M, 3, mi_R, i, M, 1)
-            t = _mv(M, 3, mi_p[i, 0], mi_p[i, 1], mi_p[i, 2])
+            m1 = _t9mm(m3, _t9(mi_R, i))
+            t = _t9mv(m3, mi_p[i, 0], mi_p[i, 1], mi_p[i, 2])
             pm0, pm1, pm2 = pp0 + t[0], pp1 + t[1], pp2 + t[2]
             if revolute:
-                for a in range(3):
-                    RA[i, a, 0] = cq * M[1, a, 0] - sq * M[1, a, 1]
-                    RA[i, a, 1] = cq * M[1, a, 1] + sq * M[1, a, 0]
-                    RA[i, a, 2] = M[1, a, 2]
+                ra = (cq * m1[0] - sq * m1[1], cq * m1[1] + sq * m1[0], m1[2],
+                      cq * m1[3] - sq * m1[4], cq * m1[4] + sq * m1[3], m1[5],
+                      cq * m1[6] - sq * m1[7], cq * m1[7] + sq * m1[6], m1[8])
                 pa0, pa1, pa2 = pm0, pm1, pm2
             else:
-                _mmt(M, 1, M, 2, RA, i)
-                t = _mv(RA, i, d[0], d[1], d[2])
+                ra = _t9mmt(m1, rl)
+                t = _t9mv(ra, d[0], d[1], d[2])
                 pa0, pa1, pa2 = pm0 - t[0], pm1 - t[1], pm2 - t[2]
-            _mmt(RA, i, mo_R, i, R, i)
-            t = _mv(R, i, mo_p[i, 0], mo_p[i, 1], mo_p[i, 2])
-            pb[i, 0], pb[i, 1], pb[i, 2] = pa0 - t[0], pa1 - t[1], pa2 - t[2]
+            rb = _t9mmt(ra, _t9(mo_R, i))
+            t = _t9mv(rb, mo_p[i, 0], mo_p[i, 1], mo_p[i, 2])
+            pb0, pb1, pb2 = pa0 - t[0], pa1 - t[1], pa2 - t[2]
+        for a in range(3):
+            for c in range(3):
+                RA[i, a, c] = ra[3 * a + c]
+                R[i, a, c] = rb[3 * a + c]
+        pb[i, 0], pb[i, 1], pb[i, 2] = pb0, pb1, pb2
         hp[i, 0], hp[i, 1], hp[i, 2] = pm0, pm1, pm2
-        t = _mv(R, i, rc[i, 0], rc[i, 1], rc[i, 2])
-        pc[i, 0], pc[i, 1], pc[i, 2] = pb[i, 0] + t[0], pb[i, 1] + t[1], pb[i, 2] + t[2]
+        t = _t9mv(rb, rc[i, 0], rc[i, 1], rc[i, 2])
+        pc[i, 0], pc[i, 1], pc[i, 2] = pb0 + t[0], pb1 + t[1], pb2 + t[2]
         wr0 = wr1 = wr2 = 0.0
         vr0 = vr1 = vr2 = 0.0
         uo_i = uo[i]
         if revolute:
             uj = u[uo_i]
-            ra0, ra1, ra2 = RA[i, 0, 2], RA[i, 1, 2], RA[i, 2, 2]
+            ra0, ra1, ra2 = ra[2], ra[5], ra[8]
             Sg[i, 0, 0], Sg[i, 1, 0], Sg[i, 2, 0] = s * ra0, s * ra1, s * ra2
             Sg[i, 3, 0] = Sg[i, 4, 0] = Sg[i, 5, 0] = 0.0
             wr0, wr1, wr2 = ra0 * uj, ra1 * uj, ra2 * uj
             k = 0
         for j in range(k):
-            sw = _mv(RA, i, S[0, j], S[1, j], S[2, j])
-            sv = _mv(RA, i, S[3, j], S[4, j], S[5, j])
+            sw = _t9mv(ra, S[0, j], S[1, j], S[2, j])
+            sv = _t9mv(ra, S[3, j], S[4, j], S[5, j])
             Sg[i, 0, j], Sg[i, 1, j], Sg[i, 2, j] = s * sw[0], s * sw[1], s * sw[2]
             Sg[i, 3, j], Sg[i, 4, j], Sg[i, 5, j] = s * sv[0], s * sv[1], s * sv[2]
             uj = u[uo_i + j]
@@ -269,18 +310,19 @@ def tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p,
             vp0, vp1, vp2 = vh[par, 0] + t[0], vh[par, 1] + t[1], vh[par, 2] + t[2]
         else:
             vp0 = vp1 = vp2 = 0.0
-        w[i, 0], w[i, 1], w[i, 2] = wp0 + s * wr0, wp1 + s * wr1, wp2 + s * wr2
+        wi0, wi1, wi2 = wp0 + s * wr0, wp1 + s * wr1, wp2 + s * wr2
+        w[i, 0], w[i, 1], w[i, 2] = wi0, wi1, wi2
         vh[i, 0], vh[i, 1], vh[i, 2] = vp0 + s * vr0, vp1 + s * vr1, vp2 + s * vr2
         if s > 0:
             wa0, wa1, wa2 = wp0, wp1, wp2
         else:
-            wa0, wa1, wa2 = w[i, 0], w[i, 1], w[i, 2]
+            wa0, wa1, wa2 = wi0, wi1, wi2
         if revolute:
             bw = (0.0, 0.0, 0.0)
             bv = (0.0, 0.0, 0.0)
         else:
-            bw = _mv(RA, i, bias[0], bias[1], bias[2])
-            bv = _mv(RA, i, bias[3], bias[4], bias[5])
+            bw = _t9mv(ra, bias[0], bias[1], bias[2])
+            bv = _t9mv(ra, bias[3], bias[4], bias[5])
         cw = _cr(wa0, wa1, wa2, wr0, wr1, wr2)
         cv = _cr(wa0, wa1, wa2, vr0, vr1, vr2)
         for a in range(3):
@@ -746,7 +788,7 @@ def evaluate_into(y, drv, mags, T, F, W, ydot):
     _state_in(y, drv, T.nq_tot, T.drv_idx, T.drv_q, W.q, W.u, W.dd)
     tree_kinematics(W.q, W.u, T.parent, T.code, T.sgn, T.qo, T.uo, T.nu, T.mo_R, T.mo_p,
                     T.mi_R, T.mi_p, T.rc, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.Sg, W.cg, W.RA,
-                    W.scratch.M, W.scratch.Rrel, W.scratch.dloc, W.scratch.Sloc, W.scratch.bias)
+                    W.scratch.Rrel, W.scratch.dloc, W.scratch.Sloc, W.scratch.bias)
     applied = has_loads(F)
     if applied:
         applied_loads(mags, F, T.mass, W.R, W.pb, W.pc, W.hp, W.w, W.vh, W.FC, W.TC)
@@ -916,7 +958,7 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     Sg, cg, RA, Wext, tau, udot, x, Wh = W.Sg, W.cg, W.RA, W.Wext, W.tau, W.udot, W.x, W.Wh
     IA, pA, U, Dinv, r0, ck, nfree, fidx = W.IA, W.pA, W.U, W.Dinv, W.r0, W.ck, W.nfree, W.fidx
     FC, TC, paS, scratch = W.FC, W.TC, W.paS, W.scratch
-    M, Rrel, dloc, Sloc, bias = scratch.M, scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
+    Rrel, dloc, Sloc, bias = scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
     kd, acc, yt = W.kd, W.kacc, W.ytmp
     rows = B.q.shape[0] > 0          # the rows' evaluations (rk4_run: B)
     pending = -1               # the row (in out and B) whose evaluation is the next stage 0's
@@ -941,7 +983,7 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
             wr = st == 0 and pending >= 0          # a row's evaluation: with the wrenches
             _state_in(yt, drv_grid[jj], nq_tot, drv_idx, drv_q, q, u, dd)
             tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
-                            R, pb, pc, hp, w, vh, Sg, cg, RA, M, Rrel, dloc, Sloc, bias)
+                            R, pb, pc, hp, w, vh, Sg, cg, RA, Rrel, dloc, Sloc, bias)
             if applied:
                 # forces.applied_loads, and with ``track`` forces.force_power
                 mags = mag_grid[jj]

@@ -63,7 +63,7 @@ Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA
 #: instants at k times stacked (:meth:`System.instants`, ``kernels.instants_into``)
 Stack = namedtuple("Stack", "q u udot tau R pb pc hp w vh x Wh Wext Wcut phi vres rank svr lam")
 #: small scratch arrays of the kernels: ``Work.scratch``
-Scratch = namedtuple("Scratch", "M Rrel dloc Sloc bias t6a t6b t6c t66b t66c")
+Scratch = namedtuple("Scratch", "Rrel dloc Sloc bias t6a t6b t6c t66b t66c")
 #: work arrays of the loop closure: ``Work.loops``
 LoopWork = namedtuple("LoopWork", "Ncol pcut vres phi ccut act Acon bcon lam dud dx dWh pB paB "
                                   "rB Wcut loop_rank F Gch Mch pv perm zv wv svr ref_rank")
@@ -90,8 +90,8 @@ def make_work(n: int, nq: int, nu: int, m: int = 0, nc: int = 0) -> Work:
                 z((n, 6)), z((n, 6)), z((n, 6, 6)), z((n, 6)),
                 z((n, 6, 6)), z((n, 6, 6)), z((n, 6)), z((n, 6)), z(n, dtype=np.int64),
                 z((n, 6), dtype=np.int64), z((n, 3)), z((n, 3)), z((n, 6)), z(ny), z(ny), z(ny),
-                Scratch(z((4, 3, 3)), z((3, 3)), z(3), z((6, 6)), z(6), z(6), z(6), z(6),
-                        z((6, 6)), z((6, 6))), loops)
+                Scratch(z((3, 3)), z(3), z((6, 6)), z(6), z(6), z(6), z(6), z((6, 6)),
+                        z((6, 6))), loops)
 
 #: Baumgarte stabilisation of closed loops: the constraint error decays at w = this / step (1/s),
 #: critically damped; small enough for RK4's stability (w h << 2.8) and semi-implicit Euler's
