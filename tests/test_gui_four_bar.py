@@ -92,6 +92,17 @@ def test_a_first_run_waits_for_the_compile_in_another_process_and_cancel_ends_it
     assert "Cancelled" in four_bar["cold_status_after_cancel"]
 
 
+def test_an_rk4_run_starts_once_its_kernels_are_compiled_while_the_rest_still_compiles(
+        four_bar):
+    # before the stage's stamp: waiting
+    assert four_bar["staged_waiting"], (four_bar["staged_status_waiting"],
+                                        four_bar["staged_messages"])
+    assert four_bar["staged_runs"] == 1                 # then it ran and was stored,
+    assert four_bar["staged_compile_still_running"]     # the compile going on beside it
+    text = four_bar["staged_messages"]
+    assert "for this run were compiled in" in text and "in the background" in text, text
+
+
 def test_the_background_compile_fills_the_cache_folder_freecads_runs_read(four_bar):
     # the add-on is a symlink in the test's Mod folder: the compile must import the solver
     # through it, as FreeCAD does, or numba files its work under the resolved path's folder

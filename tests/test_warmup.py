@@ -153,3 +153,41 @@ def test_a_second_warm_up_waits_for_the_first_and_compiles_nothing(cache, monkey
     assert calls == "0" and float(seconds) == 0.0, second.stdout + second.stderr
     assert waited > 1.0                               # it did wait for the first one
     assert warmup.is_warm()
+
+
+def test_the_fixed_step_stage_is_stamped_before_the_rest_compiles(cache, monkeypatch):
+    """The Simulate panel's rk4 run waits only for the warm-up's first stage: its stamp is
+    written once every fixed-step mstmm run of the warm-up is done, before any other run."""
+    from MultibodyWB.solver.run import simulate as sim
+    seen = []
+
+    def simulate(model, **settings):
+        seen.append((warmup._stage_of_run(model, settings),
+                     warmup.is_warm(warmup.FIXED_STEP_STAGE), warmup.is_warm()))
+
+    monkeypatch.setattr(sim, "simulate", simulate)
+    assert not warmup.is_warm(warmup.FIXED_STEP_STAGE)
+    warmup.warm_up()
+    fixed = [s for s in seen if s[0] == warmup.FIXED_STEP_STAGE]
+    rest = [s for s in seen if s[0] != warmup.FIXED_STEP_STAGE]
+    assert len(fixed) >= 5 and len(rest) >= 4
+    assert seen == fixed + rest                                     # the stage first
+    assert not any(ready for _, ready, _ in fixed)                  # stamped after its runs,
+    assert all(ready and not whole for _, ready, whole in rest)     # before the others
+    assert warmup.is_warm() and warmup.is_warm(warmup.FIXED_STEP_STAGE)
+    assert warmup.stamp_path(warmup.FIXED_STEP_STAGE) == warmup.stamp_path()   # the whole one
+
+
+@pytest.mark.parametrize("method, integrator, stage", [
+    ("mstmm", "rk4", "fixed-step"), ("MSTMM", "euler", "fixed-step"), ("mstmm", "DOP853", None),
+    ("constrained", "rk4", None), ("newton-euler", "rk4", None)])
+def test_which_runs_wait_only_for_the_fixed_step_stage(method, integrator, stage):
+    assert warmup.stage_of(method, integrator) == stage
+
+
+def test_only_modules_with_cached_kernels_make_the_stamp_key():
+    names = {p.relative_to(warmup.SOLVER).as_posix() for p in warmup.sources()}
+    assert {"methods/mstmm/kernels.py", "maths/small.py", "elements/forces/contact.py",
+            "methods/newton_euler/kernels.py"} <= names
+    # (this module names the decorator; the time functions compile per expression, uncached)
+    assert not names & {"run/warmup.py", "model/timefunction.py"}

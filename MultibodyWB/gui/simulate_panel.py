@@ -528,10 +528,14 @@ class SimulatePanel(TaskPanel):
         self.accepted_corrections = accept_corrections
         self.progress.setValue(0)
         self._busy(True)
-        if warmup.start():                   # the kernels are being compiled: wait for that
-            self.compiling = (model, accept_corrections)
+        values = self.settings_used
+        stage = warmup.stage_of(values["Method"], values["Integrator"])
+        if not warmup.ready(stage) and warmup.start():
+            # the kernels this run needs are being compiled: wait for them (a fixed-step mstmm
+            # run, not for the rest of the compile)
+            self.compiling = (model, accept_corrections, stage)
             self.say("Compiling the solver's kernels (once per installation) in a separate "
-                     "process; the run starts when they are ready")
+                     "process; the run starts when the ones it needs are ready")
             self.status.setText("Compiling the solver (first run on this machine)...")
             self.timer.start()
             return True
@@ -628,13 +632,18 @@ class SimulatePanel(TaskPanel):
         """Follow the compile of the kernels, then the job (timer slot): progress, and its
         end."""
         if self.compiling is not None and not self.closed:
-            if warmup.running():
+            model, accept, stage = self.compiling
+            if warmup.running() and not warmup.ready(stage):
                 self.status.setText(f"Compiling the solver (first run on this machine): "
                                     f"{warmup.elapsed():.0f} s elapsed; Cancel stops it")
                 return
-            model, accept = self.compiling
             self.compiling = None
-            if warmup.finished_ok():
+            if warmup.running():             # the stage is ready, the rest still compiles
+                self.say(f"The solver's kernels for this run were compiled in "
+                         f"{warmup.elapsed():.1f} s (not counted in the run's wall time); the "
+                         "others (adaptive integrators, other methods) go on compiling in "
+                         "the background")
+            elif warmup.finished_ok():
                 self.say(f"The solver's kernels were compiled in {warmup.elapsed():.1f} s "
                          "(not counted in the run's wall time)")
             else:

@@ -3,7 +3,8 @@
 :func:`start` launches ``python3 -m MultibodyWB.solver warmup`` (see
 :mod:`MultibodyWB.solver.run.warmup`) unless the kernels are ready or a warm-up is running already:
 the workbench starts one when it is activated, and the Simulate panel waits for it before its first
-run, showing the elapsed time; :func:`stop` ends it at once (Cancel). Being another process, the
+run, showing the elapsed time (a fixed-step mstmm run only for the warm-up's first stage, its
+kernels: :func:`ready`); :func:`stop` ends it at once (Cancel). Being another process, the
 compile neither freezes FreeCAD nor holds its Python lock.
 """
 
@@ -33,10 +34,18 @@ def python_executable():
     return None
 
 
-def ready():
-    """True when the kernels are compiled and cached for this FreeCAD's Python."""
+def ready(stage=None):
+    """True when the kernels are compiled and cached for this FreeCAD's Python (with ``stage``:
+    those of that stage of the warm-up, :func:`stage_of`)."""
     from ..solver.run.warmup import is_warm
-    return is_warm()
+    return is_warm(stage)
+
+
+def stage_of(method, integrator):
+    """The warm-up stage a run with these settings waits for (``solver.run.warmup.stage_of``):
+    a fixed-step mstmm run starts as soon as those kernels are compiled."""
+    from ..solver.run.warmup import stage_of as solver_stage_of
+    return solver_stage_of(method, integrator)
 
 
 def running():

@@ -358,6 +358,31 @@ def check():
         log = os.path.join(FreeCAD.getUserAppDataDir(), "multibodywb-warmup.log")
         result["cold_log"] = open(log).read()[-2000:] if os.path.isfile(log) else None
         result["cold_python"] = warmup.python_executable()
+
+        # -- the compile's first stage done (the fixed-step kernels: its stamp, written here as
+        #    the warm-up writes it when it gets there): an rk4 run starts at once, while the
+        #    rest of the compile goes on in the background ----------------------------------
+        from MultibodyWB.solver.run import warmup as solver_warmup
+        os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="staged-numba-")
+        n_before = len(runs.result_objects(mechanism))
+        panel.messages.clear()
+        job_before = panel.job
+        panel.run_button.click()
+        in_freecad.process_events()
+        wait_for(lambda: warmup.elapsed() > 1.0, timeout=30)
+        in_freecad.process_events()
+        result["staged_waiting"] = panel.compiling is not None and panel.job is job_before
+        result["staged_status_waiting"] = panel.status.text()
+        stamp = os.path.join(os.environ["NUMBA_CACHE_DIR"],
+                             solver_warmup._stamp_name(solver_warmup.FIXED_STEP_STAGE))
+        with open(stamp, "w") as fh:
+            fh.write("fixed-step kernels compiled (the test)\n")
+        wait_for(lambda: (in_freecad.process_events() or True) and panel.compiling is None
+                 and not panel.running and not panel.timer.isActive(), timeout=120)
+        result["staged_compile_still_running"] = warmup.running()
+        result["staged_runs"] = len(runs.result_objects(mechanism)) - n_before
+        result["staged_messages"] = panel.messages.toPlainText()[-3000:]
+        warmup.stop()
     finally:
         del os.environ["NUMBA_CACHE_DIR"]
     return result

@@ -8,7 +8,9 @@ every kernel with the argument types real runs use (a tree and closed loops, rk4
 adaptive integrator, drivers and every force type, contacts, stops and couplers, the Newton-Euler method),
 so that the cache holds them,
 then writes a stamp file (:func:`stamp_path`) whose name stands for the sources (their contents,
-size and time, as numba's cache index), Python and numba it was made for. :func:`is_warm` reads that stamp: the FreeCAD side starts a warm-up in a separate process
+size and time, as numba's cache index), Python and numba it was made for. The runs of the mstmm
+method's fixed-step integrators (rk4, euler) come first and get a stamp of their own
+(:data:`FIXED_STEP_STAGE`): a run with those settings waits only for them. :func:`is_warm` reads that stamp: the FreeCAD side starts a warm-up in a separate process
 when the workbench is activated and the cache is cold, and the Simulate panel waits for it (with
 its elapsed time shown, and a Cancel that ends the process at once) instead of compiling inside
 FreeCAD.
@@ -23,9 +25,12 @@ import contextlib
 import hashlib
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
+
+from ..model.settings import FIXED_STEP
 
 try:
     import fcntl
@@ -36,16 +41,21 @@ except ImportError:                     # not on Windows: warm-ups there are not
 SOLVER = Path(os.path.abspath(__file__)).parent.parent
 
 
+#: A line that starts with this decorator marks a module whose compiled code numba caches.
+_COMPILED = re.compile(r"^@njit", re.MULTILINE)
+
+
 def sources() -> list[Path]:
-    """The source files whose compiled code the cache holds (every module of the solver that
-    compiles with numba): a change of any makes the cache cold."""
+    """The source files whose compiled code the cache holds (every module of the solver with a
+    function decorated ``@njit``): a change of any makes the cache cold. Not this module, nor
+    the time functions' (compiled per expression, not cached)."""
     found = []
     for folder, dirs, files in os.walk(SOLVER):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for f in sorted(files):
             if f.endswith(".py"):
                 path = Path(folder) / f
-                if "njit" in path.read_text(encoding="utf-8"):
+                if _COMPILED.search(path.read_text(encoding="utf-8")):
                     found.append(path)
     return found
 
@@ -88,25 +98,48 @@ def stamp_folders() -> list[Path]:
     return [Path(__file__).resolve().parent / "__pycache__", Path(base) / "multibodywb"]
 
 
-def stamp_path() -> Path | None:
-    """The stamp file of the current sources, Python and numba, if there is one."""
-    name = f"multibodywb-warm-{_key()}"
-    for folder in stamp_folders():
-        if (folder / name).is_file():
-            return folder / name
+#: The first stage of a warm-up: the kernels of the mstmm method's fixed-step integrators (rk4
+#: and euler), the settings of nearly every run and the default. Its own stamp is written as soon
+#: as they are cached, so that such a run (the Simulate panel's) need not wait for the rest:
+#: the adaptive integrators, the constrained and the Newton-Euler methods.
+FIXED_STEP_STAGE = "fixed-step"
+
+
+def stage_of(method: str, integrator: str) -> str | None:
+    """The warm-up stage whose kernels a run with ``method`` and ``integrator`` needs (names as
+    the settings spell them, any case): :data:`FIXED_STEP_STAGE` for mstmm with rk4 or euler,
+    else None (the whole warm-up)."""
+    if str(method).lower() == "mstmm" and str(integrator).lower() in FIXED_STEP:
+        return FIXED_STEP_STAGE
     return None
 
 
-def is_warm() -> bool:
-    """True when a warm-up for the current sources, Python and numba has finished."""
+def _stamp_name(stage: str | None = None) -> str:
+    return f"multibodywb-warm-{_key()}" + (f".{stage}" if stage else "")
+
+
+def stamp_path(stage: str | None = None) -> Path | None:
+    """The stamp file of the current sources, Python and numba, if there is one: of the whole
+    warm-up, or with ``stage`` of that stage (the whole warm-up's stamp counts too)."""
+    names = [_stamp_name()] + ([_stamp_name(stage)] if stage else [])
+    for name in names:
+        for folder in stamp_folders():
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def is_warm(stage: str | None = None) -> bool:
+    """True when a warm-up for the current sources, Python and numba has finished (with
+    ``stage``: has compiled that stage's kernels, :func:`stage_of`)."""
     try:
-        return stamp_path() is not None
+        return stamp_path(stage) is not None
     except OSError:
         return False
 
 
-def _write_stamp(text: str) -> Path:
-    name = f"multibodywb-warm-{_key()}"
+def _write_stamp(text: str, stage: str | None = None) -> Path:
+    name = _stamp_name(stage)
     error = None
     for folder in stamp_folders():
         try:
@@ -146,7 +179,8 @@ def _one_at_a_time():
 
 
 def _models():
-    """Tiny runs that reach every kernel: (model, simulate keyword arguments)."""
+    """Tiny runs that reach every kernel: (model, simulate keyword arguments). :func:`warm_up`
+    runs those of the fixed-step stage (:func:`stage_of`) first."""
     from ...examples import build
     from ..model.mechanism import Motor
     runs = []
@@ -228,8 +262,18 @@ def clear_compiled() -> int:
     return gone
 
 
+def _stage_of_run(model, settings) -> str | None:
+    """The stage of one of :func:`_models`'s runs (its settings, else the model's)."""
+    s = model.simulation
+    return stage_of(settings.get("method") or s.method,
+                    settings.get("integrator") or s.integrator)
+
+
 def warm_up(force: bool = False, out=None) -> float:
     """Compile (or load) every kernel, then write the stamp; return the seconds it took.
+
+    The runs of the fixed-step stage come first, and that stage's stamp is written when they
+    are done (:data:`FIXED_STEP_STAGE`), the whole warm-up's at the end.
 
     Returns at once (0.0) when the stamp is there, unless ``force``. When the sources changed
     since the last warm-up (no stamp for them), the old compiled code is removed first
@@ -245,8 +289,16 @@ def warm_up(force: bool = False, out=None) -> float:
         if not is_warm():
             clear_compiled()
         t0 = time.perf_counter()
-        for model, settings in _models():
+        runs = _models()
+        first = [r for r in runs if _stage_of_run(*r) == FIXED_STEP_STAGE]
+        for model, settings in first:
             simulate(model, **settings)
+        if first:
+            _write_stamp(f"fixed-step kernels compiled in {time.perf_counter() - t0:.1f} s\n",
+                         FIXED_STEP_STAGE)
+        for model, settings in runs:
+            if _stage_of_run(model, settings) != FIXED_STEP_STAGE:
+                simulate(model, **settings)
         seconds = time.perf_counter() - t0
         stamp = _write_stamp(f"warmed up in {seconds:.1f} s by Python "
                              f"{platform.python_version()} ({sys.executable})\n")
