@@ -1,6 +1,6 @@
 """Compiled 3-vector, 3x3-matrix and quaternion helpers that every compiled formulation shares.
 
-``_mv``, ``_cr``, ``_mm``, ``_mmt`` are inlined where they are called (numba ``inline="always"``)
+``_mv``, ``_cr``, ``_mm``, ``_mmt`` are inlined where they are called (by LLVM: :data:`_INL`)
 and work on one matrix of a stack (``A[ia]``) with scalar arithmetic: no allocation. They take
 the stack and an index rather than the block itself: a view ``A[i]`` inside a loop costs a
 reference count increment and decrement (an atomic operation) per iteration, which is a
@@ -28,17 +28,13 @@ INLINE_THRESHOLD = 100000
 llvmlite.binding.set_option("MultibodyWB", f"-inline-threshold={INLINE_THRESHOLD}")
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
-#: Small helpers inlined at their call sites (numba IR inlining: no call overhead, the same
-#: arithmetic as written out). Only for straight-line arithmetic on array elements, like
-#: :func:`_mv`: an inlined helper that takes arrays and branches (an early return, a test of
-#: the body index) leaves a reference count increment and decrement of its arrays at every
-#: call that numba's reference pruning does not remove (perf: a spring-damper's loads went
-#: from 165 to 14 ns when its two such helpers were made plain compiled functions, which LLVM
-#: then inlines after the pruning). Those helpers, and anything that gets a struct, are
-#: :data:`_JIT`, unless a measurement says otherwise (the contact's hull vertex test, called
-#: per vertex in a loop, is faster inlined). Never on large kernels: their compile time
-#: explodes.
-_INL = dict(cache=True, nogil=True, inline="always", error_model="numpy")
+#: Small helpers (``_mv``, ``_mm``, the 9-tuple products of the mstmm kernels, the contact's hull
+#: vertex test): plain compiled functions, which LLVM inlines where they are called (the
+#: threshold above), after numba's reference count pruning. They were inlined by numba itself
+#: (``inline="always"``: its IR, typed again at every call site) until session 14: that made
+#: the first compile of the kernels twice as long (``tree_kinematics`` 20 s -> 3 s, the
+#: contact's hull points 33 s -> 2 s) for no speed (docs/benchmarks.md).
+_INL = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @njit(**_JIT)

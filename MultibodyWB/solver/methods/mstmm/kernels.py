@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from ...maths.small import _INL, _JIT, _cr, _mm, _mmt, _mv, quat_into, quat_to_matrix, rotvec
+from ...maths.small import _INL, _JIT, _cr, _mm, _mv, quat_into, quat_to_matrix, rotvec
 from ...elements.forces import (applied_loads, contact, force_power, has_loads, point,
                                  rotational_spring_damper, spring_damper, stop)
 from ...elements.hinges import HINGE_TYPES, TYPE_CODES
@@ -851,7 +851,6 @@ def normalise_quaternions(y, quat):
             y[o + a] /= n
 
 
-@njit(**_JIT)
 def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
             out_flows, monitor, B):
     """``nsteps`` RK4 steps from ``y`` (updated in place), starting at step index ``k0``.
@@ -876,13 +875,14 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     the hinges' wrenches), so a row costs no evaluation of its own but for the chunk's last
     one, evaluated after the last step.
 
-    The steps are those of :func:`_fixed_run` (see there how an evaluation is made).
+    The steps are those of :func:`_fixed_run` (see there how an evaluation is made). This is a
+    Python function, and so is :func:`euler_run`: a compiled one would compile the whole of
+    :func:`_fixed_run` again, inlined into it (22 s of the first compile each, for no speed).
     """
     return _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start,
-                      flows, out_flows, monitor, B, bool(False))
+                      flows, out_flows, monitor, B, False)
 
 
-@njit(**_JIT)
 def euler_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
               out_flows, monitor, B):
     """``nsteps`` semi-implicit (symplectic) Euler steps from ``y`` (updated in place),
@@ -900,7 +900,7 @@ def euler_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out
     carried on to first order: the power at the start of each step times ``h``.
     """
     return _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start,
-                      flows, out_flows, monitor, B, bool(True))
+                      flows, out_flows, monitor, B, True)
 
 
 @njit(**_JIT)
@@ -1091,9 +1091,9 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     return written
 
 
-@njit(**_JIT)
 def evaluate(y, drv, mags, T, F, W):
-    """State derivative at (y, drivers, magnitudes) as a new array; fills the work arrays W."""
+    """State derivative at (y, drivers, magnitudes) as a new array; fills the work arrays W.
+    (Python: compiled, it would compile :func:`evaluate_into` again, inlined into it.)"""
     ydot = np.empty(y.size)
     evaluate_into(y, drv, mags, T, F, W, ydot)
     return ydot
