@@ -234,6 +234,7 @@ def wait_for_compile():
     """After the first frame, until the background compile's end (the rest of its kernels), to
     time it; then finish."""
     from MultibodyWB.gui import warmup
+    watch_warmup()
     if warmup.running() and now() < IDLE + 800:
         QtCore.QTimer.singleShot(POLL_MS, guarded(wait_for_compile))
         return
