@@ -191,3 +191,57 @@ def test_only_modules_with_cached_kernels_make_the_stamp_key():
             "methods/newton_euler/kernels.py"} <= names
     # (this module names the decorator; the time functions compile per expression, uncached)
     assert not names & {"run/warmup.py", "model/timefunction.py"}
+
+
+STAGE_ONLY = r'''
+import sys, time
+sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2])
+import numpy as np
+from numba.core import event
+from MultibodyWB.examples import EXAMPLES, build
+from MultibodyWB.solver.run import warmup
+from MultibodyWB.solver.run.simulate import simulate
+from randmodels import random_tree
+for model, settings in warmup._models():
+    if warmup._stage_of_run(model, settings) == warmup.FIXED_STEP_STAGE:
+        simulate(model, **settings)
+compiled = []
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Compiles())
+models = [build(name) for name in EXAMPLES]
+models += [random_tree(np.random.default_rng(seed), 9, name=f"Random{seed}") for seed in (1, 2)]
+runs = 0
+for model in models:
+    for integrator in ("rk4", "euler"):
+        s = model.simulation
+        simulate(model, method="mstmm", integrator=integrator, t_end=4 * s.step,
+                 output_step=2 * s.step, accept_corrections=True)
+        runs += 1
+print(runs, len(compiled), sorted(set(compiled)))
+'''
+
+
+def test_after_the_fixed_step_stage_a_fixed_step_run_compiles_nothing(tmp_path):
+    """The stage's stamp is honest: after the warm-up's fixed-step runs alone (into an empty
+    cache, in a fresh process), an mstmm run with rk4 or euler of every example and of random
+    trees with every hinge type and force law compiles nothing more (the Simulate panel starts
+    such a run on that stamp alone; a compile would then happen inside FreeCAD). Compiles the
+    stage: about two minutes."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(warmup.__file__).resolve().parents[3]
+    script = tmp_path / "stage_only.py"
+    script.write_text(STAGE_ONLY)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    run = subprocess.run([sys.executable, str(script), str(root), str(root / "tests")],
+                         capture_output=True, text=True, env=env, timeout=1500)
+    assert run.returncode == 0, run.stderr[-3000:]
+    runs, count, names = run.stdout.strip().splitlines()[-1].split(" ", 2)
+    assert int(runs) == 2 * 14
+    assert int(count) == 0, names
