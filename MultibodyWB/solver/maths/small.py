@@ -33,8 +33,9 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 #: threshold above), after numba's reference count pruning. They were inlined by numba itself
 #: (``inline="always"``: its IR, typed again at every call site) until session 14: that made
 #: the first compile of the kernels twice as long (``tree_kinematics`` 20 s -> 3 s, the
-#: contact's hull points 33 s -> 2 s) for no speed (docs/benchmarks.md).
-_INL = dict(cache=True, nogil=True, error_model="numpy")
+#: contact's hull points 33 s -> 2 s) for no speed (docs/benchmarks.md). The same options as
+#: :data:`_JIT`; the name marks the helpers meant to be inlined.
+_INL = _JIT
 
 
 @njit(**_JIT)

@@ -10,10 +10,10 @@ so that the cache holds them,
 then writes a stamp file (:func:`stamp_path`) whose name stands for the sources (their contents,
 size and time, as numba's cache index), Python and numba it was made for. The runs of the mstmm
 method's fixed-step integrators (rk4, euler) come first and get a stamp of their own
-(:data:`FIXED_STEP_STAGE`): a run with those settings waits only for them. :func:`is_warm` reads that stamp: the FreeCAD side starts a warm-up in a separate process
-when the workbench is activated and the cache is cold, and the Simulate panel waits for it (with
-its elapsed time shown, and a Cancel that ends the process at once) instead of compiling inside
-FreeCAD.
+(:data:`FIXED_STEP_STAGE`): a run with those settings waits only for them. :func:`is_warm`
+reads the stamps: the FreeCAD side starts a warm-up in a separate process when the workbench is
+activated and the cache is cold, and the Simulate panel waits for it (with its elapsed time
+shown, and a Cancel that ends the process at once) instead of compiling inside FreeCAD.
 
 The README's set-up command runs the warm-up once after installing (it returns at once when the
 stamp is there).
@@ -289,16 +289,16 @@ def warm_up(force: bool = False, out=None) -> float:
         if not is_warm():
             clear_compiled()
         t0 = time.perf_counter()
-        runs = _models()
-        first = [r for r in runs if _stage_of_run(*r) == FIXED_STEP_STAGE]
+        first, rest = [], []
+        for run in _models():
+            (first if _stage_of_run(*run) == FIXED_STEP_STAGE else rest).append(run)
         for model, settings in first:
             simulate(model, **settings)
         if first:
             _write_stamp(f"fixed-step kernels compiled in {time.perf_counter() - t0:.1f} s\n",
                          FIXED_STEP_STAGE)
-        for model, settings in runs:
-            if _stage_of_run(model, settings) != FIXED_STEP_STAGE:
-                simulate(model, **settings)
+        for model, settings in rest:
+            simulate(model, **settings)
         seconds = time.perf_counter() - t0
         stamp = _write_stamp(f"warmed up in {seconds:.1f} s by Python "
                              f"{platform.python_version()} ({sys.executable})\n")
