@@ -432,7 +432,7 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
         rec = LoopRecorder(system)
         y0, report = assembled_state(system)
         # the conditioning monitor measures the r-th eigenvalue, r the loops' rank at the start
-        system.work.loops.ref_rank[0] = system.instant(0.0, y0).loop_rank
+        system.work.loops.ref_rank[0] = system.row_instants([0.0], y0[None]).rank[0]
         monitor = SingularityMonitor()
     else:
         rec, report = Recorder(system), None
@@ -752,7 +752,12 @@ def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, can
     # the work columns: extra states of the compiled run (none when nothing does work)
     flows = np.zeros(3 if system.does_work else 0)
     zero = np.zeros(3)
-    rows.add(rec, 0.0, y, zero)
+    # the rows the steps do not evaluate, as the fixed-step kernel does (nothing else compiled)
+    def add_row(t, flows_now):
+        rows.add_later(rec, [t], y[None], flows_now[None],
+                       system.row_instants([t], y[None]))
+
+    add_row(0.0, zero)
     progress(0.0)
     total = n_full + (1 if tail else 0)
     k = 0                                                 # steps done
@@ -797,7 +802,7 @@ def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, can
                        system.stacked(B, times, copy=True))
         k += n
         if k == n_full and n_full % r and not tail:
-            rows.add(rec, k * h, y, flows if flows.size else zero)   # the end, off the grid
+            add_row(k * h, flows if flows.size else zero)   # the end, off the grid
         # next chunk: about CHUNK_SECONDS of steps
         target = n * CHUNK_SECONDS / max(dt, 1e-6)
         target = int(min(max(target, 1), most))
@@ -814,7 +819,7 @@ def _run_fixed(system, rec, y0, integrator, t_end, h, output_step, progress, can
         if not np.all(np.isfinite(y)):
             hinge, body, others = blown_up(system, n_full * h, y_tail, y)
             raise not_finite(system.model, t_end, hinge, body, others, integrator, h)
-        rows.add(rec, t_end, y, flows if flows.size else zero)
+        add_row(t_end, flows if flows.size else zero)
     rows.flush(rec)
     progress(1.0)
     times, states, data = rows.done(rec.names)

@@ -880,7 +880,7 @@ def rk4_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_s
     :func:`_fixed_run` again, inlined into it (22 s of the first compile each, for no speed).
     """
     return _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start,
-                      flows, out_flows, monitor, B, False)
+                      flows, out_flows, monitor, B, False, -1)
 
 
 def euler_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
@@ -900,19 +900,41 @@ def euler_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out
     carried on to first order: the power at the start of each step times ``h``.
     """
     return _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start,
-                      flows, out_flows, monitor, B, True)
+                      flows, out_flows, monitor, B, True, -1)
+
+
+def row_evaluations(Y, drv, mags, T, F, W, B):
+    """What :func:`instants_into` does, made by :func:`_fixed_run`: the states Y (k, ny) with
+    drivers drv (k, nd, 3) and magnitudes mags (k, nm) evaluated as a fixed-step run evaluates
+    a result row's state (with the hinges' wrenches), copied into row k of ``B``
+    (system.Stack). W is left with the last one's evaluation.
+
+    For the few rows of a fixed-step run that are not at the end of a chunk's step (the first
+    row, a last row off the output grid): a fixed-step run then needs no compiled code but
+    :func:`_fixed_run`'s, and the warm-up's fixed-step stage compiles neither
+    :func:`evaluate_into` nor :func:`instants_into` (about 40 s of its compile). A Python loop
+    of compiled calls: not for many rows (:func:`instants_into` is one call).
+    """
+    out = np.zeros((1, Y.shape[1]))
+    none = np.zeros(0)
+    out_flows = np.zeros((1, 3))
+    for k in range(Y.shape[0]):
+        _fixed_run(np.ascontiguousarray(Y[k], dtype=np.float64), 0, 0, 0.0, drv[k:k + 1],
+                   mags[k:k + 1], T, F, W, out, 1, 0, none, out_flows, none, B, False, k)
 
 
 @njit(**_JIT)
 def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, out_start, flows,
-               out_flows, monitor, B, euler):
+               out_flows, monitor, B, euler, row0):
     """The steps of :func:`rk4_run` (``euler`` False: four stages) and :func:`euler_run`
     (``euler`` True: one evaluation, then ``u += h udot`` before the position rates are taken).
 
     A written row's evaluation (``B``, see :func:`rk4_run`) is the next step's first: it is
     made with the hinges' wrenches (``wr``) and copied before the step goes on (before euler's
     ``u += h udot``); when the last step writes a row, one more first stage evaluates it
-    (``s == nsteps``) and nothing else.
+    (``s == nsteps``) and nothing else. ``row0`` (-1: none): a row of ``B`` to which the
+    state ``y`` is written, evaluated, before the first step (:func:`row_evaluations`: with
+    ``nsteps`` 0, that alone).
 
     Each evaluation makes the calls of :func:`evaluate_into` (see there why), with the arrays
     taken out of the structs once, here, and without the hinge wrenches: W.Wh is left as it
@@ -961,7 +983,7 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     Rrel, dloc, Sloc, bias = scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
     kd, acc, yt = W.kd, W.kacc, W.ytmp
     rows = B.q.shape[0] > 0          # the rows' evaluations (rk4_run: B)
-    pending = -1               # the row (in out and B) whose evaluation is the next stage 0's
+    pending = row0             # the row (in out and B) whose evaluation is the next stage 0's
     ny = y.size
     half = 0.5 * h
     written = 0

@@ -502,9 +502,27 @@ class System:
         a :class:`~.recorder.Stacked` with the fields of :class:`Instant` stacked on a leading
         axis k, and ``vres`` (k, m) (the loops' velocity residuals), ``rank`` and ``svr`` (k,)
         (the loops' rank and conditioning monitor, see ``kernels.close_loops``)."""
+        ts, Y, drv, mags = self._instants_input(times, states)
+        B = self.row_stack(ts.size)
+        K.instants_into(Y, drv, mags, self.tree, self.forces, self.work, np.zeros(Y.shape[1]), B)
+        return self.stacked(B, ts)
+
+    def row_instants(self, times, states):
+        """:meth:`instants` as a fixed-step run evaluates its rows (``kernels.row_evaluations``:
+        the fixed-step kernel, once per state; the same numbers): for the few rows of such a run
+        that its steps do not evaluate (the first, a last one off the output grid), so that the
+        run compiles nothing but the fixed-step kernel."""
+        ts, Y, drv, mags = self._instants_input(times, states)
+        B = self.row_stack(ts.size)
+        K.row_evaluations(Y, drv, mags, self.tree, self.forces, self.work, B)
+        return self.stacked(B, ts)
+
+    def _instants_input(self, times, states):
+        """The times (k,), states (k, ny), drivers (k, nd, 3) and magnitudes (k, nm) of
+        :meth:`instants`."""
         ts = np.ascontiguousarray(times, dtype=float).reshape(-1)
         Y = np.ascontiguousarray(states, dtype=float).reshape(ts.size, -1)
-        k, T = ts.size, self.tree
+        k = ts.size
         drv = np.zeros((k, max(len(self.drivers), 1), 3))
         for j, (f, f1, f2) in enumerate(self._drv_fns):
             for c, g in enumerate((f, f1, f2)):
@@ -512,9 +530,7 @@ class System:
         mags = np.zeros((k, max(len(self.magnitudes), 1)))
         for j, f in enumerate(self.magnitudes):
             mags[:, j] = _sample(f, ts)
-        B = self.row_stack(k)
-        K.instants_into(Y, drv, mags, T, self.forces, self.work, np.zeros(Y.shape[1]), B)
-        return self.stacked(B, ts)
+        return ts, Y, drv, mags
 
     def row_stack(self, k: int) -> Stack:
         """Arrays for what ``k`` result rows need of their evaluations (a :data:`Stack`, each
