@@ -214,6 +214,10 @@ class Compiles(event.Listener):
 event.register("numba:compile", Compiles())
 models = [build(name) for name in EXAMPLES]
 models += [random_tree(np.random.default_rng(seed), 9, name=f"Random{seed}") for seed in (1, 2)]
+moving = build("tumbling_solids")       # a body velocity given: set through System.instant
+moving.body("Egg").initial_velocity = np.array([0.1, 0.0, 0.2])
+moving.body("Egg").initial_angular_velocity = np.array([0.0, 1.0, 0.5])
+models.append(moving)
 runs = 0
 for model in models:
     for integrator in ("rk4", "euler"):
@@ -229,8 +233,9 @@ print(runs, len(EXAMPLES), len(compiled), sorted(set(compiled)))
 
 def test_after_the_fixed_step_stage_a_fixed_step_run_compiles_nothing(tmp_path):
     """The stage's stamp is honest: after the warm-up's fixed-step runs alone (into an empty
-    cache, in a fresh process), an mstmm run with rk4 or euler of every example and of random
-    trees with every hinge type and force law compiles nothing more (the Simulate panel starts
+    cache, in a fresh process), an mstmm run with rk4 or euler of every example, of random
+    trees with every hinge type and force law and of free bodies given an initial velocity
+    compiles nothing more (the Simulate panel starts
     such a run on that stamp alone; a compile would then happen inside FreeCAD). Compiles the
     stage: about two minutes.
 
@@ -253,5 +258,5 @@ def test_after_the_fixed_step_stage_a_fixed_step_run_compiles_nothing(tmp_path):
     *_, loaded, last = run.stdout.strip().splitlines()
     assert loaded == "[]", loaded
     runs, examples, count, names = last.split(" ", 3)
-    assert int(runs) == 2 * (int(examples) + 2) and int(examples) >= 12
+    assert int(runs) == 2 * (int(examples) + 3) and int(examples) >= 12
     assert int(count) == 0, names
