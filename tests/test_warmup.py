@@ -235,9 +235,8 @@ def test_after_the_fixed_step_stage_a_fixed_step_run_compiles_nothing(tmp_path):
     """The stage's stamp is honest: after the warm-up's fixed-step runs alone (into an empty
     cache, in a fresh process), an mstmm run with rk4 or euler of every example, of random
     trees with every hinge type and force law and of free bodies given an initial velocity
-    compiles nothing more (the Simulate panel starts
-    such a run on that stamp alone; a compile would then happen inside FreeCAD). Compiles the
-    stage: about two minutes.
+    compiles nothing more (the Simulate panel starts such a run on that stamp alone; a compile
+    would then happen inside FreeCAD). Compiles the stage: about a minute and a half.
 
     And the stage compiles only what a fixed-step run needs: neither the evaluation the
     adaptive integrators call (``evaluate_into``) nor its loop over many states

@@ -910,10 +910,11 @@ def row_evaluations(Y, drv, mags, T, F, W, B):
     (system.Stack). W is left with the last one's evaluation.
 
     For the few rows of a fixed-step run that are not at the end of a chunk's step (the first
-    row, a last row off the output grid): a fixed-step run then needs no compiled code but
-    :func:`_fixed_run`'s, and the warm-up's fixed-step stage compiles neither
-    :func:`evaluate_into` nor :func:`instants_into` (about 40 s of its compile). A Python loop
-    of compiled calls: not for many rows (:func:`instants_into` is one call).
+    row, a last row off the output grid) and for ``System.instant``: a fixed-step run then
+    needs no compiled code but :func:`_fixed_run`'s, and the warm-up's fixed-step stage
+    compiles neither :func:`evaluate_into` nor :func:`instants_into` (about 40 % of its
+    compile). A Python loop of compiled calls (about 0.2 ms each): not for many rows
+    (:func:`instants_into` is one call).
     """
     out = np.zeros((1, Y.shape[1]))
     none = np.zeros(0)
