@@ -182,7 +182,6 @@ class System:
     def __init__(self, model: MultibodySystem, topology: Topology | None = None):
         model.check()
         self.model = model
-        self._one_row = None            # instant's row stack (row_stack(1)), made at its first call
         self.topology = topo = topology or analyse(model)
         if topo.elastic_closures:
             raise ModelError([Problem(f"Hinge '{h}'", "Type", "a bushing that closes a loop is "
@@ -565,11 +564,8 @@ class System:
         The evaluation is the fixed-step kernel's of a result row (``kernels.row_evaluations``,
         as :meth:`row_instants`): the same numbers as :meth:`derivative`'s, and nothing compiled
         but what a fixed-step run compiles (an initial body velocity, say, is set through it
-        before such a run)."""
-        _, Y, drv, mags = self._instants_input([t], y)
-        if self._one_row is None:
-            self._one_row = self.row_stack(1)
-        K.row_evaluations(Y, drv, mags, self.tree, self.forces, self.work, self._one_row)
+        before such a run). The work arrays are left with it."""
+        self.row_instants([t], np.asarray(y, dtype=float)[None])
         W = self.work
         return Instant(t, W.q.copy(), W.u.copy(), W.udot.copy(), W.R.copy(), W.pb.copy(),
                        W.pc.copy(), W.hp.copy(), W.w.copy(), W.vh.copy(), W.x.copy(),
