@@ -28,6 +28,49 @@ INLINE_THRESHOLD = 100000
 llvmlite.binding.set_option("MultibodyWB", f"-inline-threshold={INLINE_THRESHOLD}")
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
+
+
+def _indices_as_given():
+    """Index the arrays of this package's compiled functions without numba's wraparound.
+
+    numba lets a signed index count from the end (``a[-1]``): at every array access it compares
+    the index with zero and selects ``index + dimension`` (the dimension loaded), which LLVM
+    can remove only where it can prove the index non-negative: not for an index read from an
+    array (a body's parent, a coordinate's offset) nor for one computed from such a value. The
+    kernels never index with a negative number (a parent of -1, the ground, is tested before it
+    is used), so in the functions of this package the index is used as given. Elsewhere (numba's
+    own functions, other packages in the process) numba's wraparound stays. Measured with
+    every build compiled three times: RK4 steps 2 to 13 % faster (docs/benchmarks.md, session
+    16); the arithmetic is unchanged, so every result is the same to the bit.
+
+    A negative index in a kernel would now read outside its array instead of from its end:
+    ``tests/test_indexing.py`` runs the warm-up's models with numba's bounds checks on, which
+    raise for such an index. Patches ``numba.np.arrayobj.fix_integer_index`` (numba 0.56 and
+    0.61: the same function, called by its module name); where that function is missing, nothing
+    changes. A patch of the process's numba, as the inlining threshold above is an LLVM option
+    of the process: installed when the solver's compiled code is imported, before it compiles.
+    """
+    try:
+        from numba.core import types
+        from numba.np import arrayobj
+        original = arrayobj.fix_integer_index
+    except (ImportError, AttributeError):
+        return
+    if getattr(original, "multibodywb", False):
+        return
+    top = __name__.split(".")[0]
+    mangled = f"_ZN{len(top)}{top}"          # numba's mangled names of this package's functions
+
+    def fix_integer_index(context, builder, idxty, idx, size):
+        if idxty.signed and mangled in builder.function.name:
+            return context.cast(builder, idx, idxty, types.intp)
+        return original(context, builder, idxty, idx, size)
+    fix_integer_index.multibodywb = True
+    fix_integer_index.__doc__ = original.__doc__
+    arrayobj.fix_integer_index = fix_integer_index
+
+
+_indices_as_given()
 #: Small helpers (``_mv``, ``_mm``, the 9-tuple products of the mstmm kernels, the contact's hull
 #: vertex test): plain compiled functions, which LLVM inlines where they are called (the
 #: threshold above), after numba's reference count pruning. They were inlined by numba itself
