@@ -1639,6 +1639,112 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
 @njit(**_JIT)
 def psd_solve(A, m, rhs, x, G, M, pv, perm, z, w, tol):
     """Minimum-norm least-squares solution ``x = A^+ rhs`` of a symmetric positive
+    semi-definite m x m system, by Cholesky factorisation with symmetric pivoting: see
+    :func:`_psd_general`, which this is, with the same arguments and result.
+
+    Up to three rows at full rank (a planar loop: two or three), :func:`_psd_small` makes the
+    same operations in the same order in scalars (the same bits). The general code's loops,
+    compiled for any size (numba's loop vectoriser makes 4,400 instructions of them), cost an
+    evaluation of the four-bar in the fixed-step kernel about 0.3 us, a third of its loop
+    closure (docs/benchmarks.md, session 16). A pivot at or below ``tol`` (a rank lost) or more
+    rows: the general code, from the start.
+    """
+    if 1 <= m <= 3:
+        r = _psd_small(A, m, rhs, x, pv, tol)
+        if r == m:
+            return r
+    return _psd_general(A, m, rhs, x, G, M, pv, perm, z, w, tol)
+
+
+@njit(**_JIT)
+def _psd_small(A, m, rhs, x, pv, tol):
+    """:func:`_psd_general` for 1 <= m <= 3 at full rank, in scalars: the symmetric m x m
+    matrix in ``g00`` ... ``g22`` (an entry past m stays 0 and moves only among entries past m),
+    a symmetric swap of indices a and b as the permutation of the nine (the general code swaps
+    rows, then columns: the same values), then the same factorisation, pivots (``pv``) and
+    substitutions, operation for operation. Returns m, with ``x`` and ``pv[:m]`` filled; or
+    -1 at a pivot at or below ``tol`` (``x`` untouched): the rank is below m."""
+    g00 = A[0, 0]
+    g01, g02, g10, g11, g12, g20, g21, g22 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    if m > 1:
+        g01, g10, g11 = A[0, 1], A[1, 0], A[1, 1]
+    if m > 2:
+        g02, g12, g20, g21, g22 = A[0, 2], A[1, 2], A[2, 0], A[2, 1], A[2, 2]
+    p0, p1, p2 = 0, 1, 2
+    # stage 0: the largest diagonal entry (the first of equal ones) to the top
+    p, best = 0, g00
+    if m > 1 and g11 > best:
+        p, best = 1, g11
+    if m > 2 and g22 > best:
+        p, best = 2, g22
+    pv[0] = max(best, 0.0)
+    if best <= tol:
+        return -1
+    if p == 1:
+        g00, g01, g02, g10, g11, g12, g20, g21, g22 = g11, g10, g12, g01, g00, g02, g21, g20, g22
+        p0, p1 = p1, p0
+    elif p == 2:
+        g00, g01, g02, g10, g11, g12, g20, g21, g22 = g22, g21, g20, g12, g11, g10, g02, g01, g00
+        p0, p2 = p2, p0
+    d = np.sqrt(g00)
+    g00 = d
+    if m > 1:
+        g10 /= d
+    if m > 2:
+        g20 /= d
+    if m > 1:                                   # the trailing block, column by column
+        gj = g10
+        g11 -= g10 * gj
+        if m > 2:
+            g21 -= g20 * gj
+            gj = g20
+            g12 -= g10 * gj
+            g22 -= g20 * gj
+        # stage 1
+        p, best = 1, g11
+        if m > 2 and g22 > best:
+            p, best = 2, g22
+        pv[1] = max(best, 0.0)
+        if best <= tol:
+            return -1
+        if p == 2:
+            g00, g01, g02, g10, g11, g12, g20, g21, g22 = g00, g02, g01, g20, g22, g21, g10, \
+                g12, g11
+            p1, p2 = p2, p1
+        d = np.sqrt(g11)
+        g11 = d
+        if m > 2:
+            g21 /= d
+            gj = g21
+            g22 -= g21 * gj
+            # stage 2
+            pv[2] = max(g22, 0.0)
+            if g22 <= tol:
+                return -1
+            g22 = np.sqrt(g22)
+    # G G^T y = z, z = rhs in pivot order: forward, then backward substitution
+    z0 = rhs[p0] / g00
+    if m == 1:
+        x[p0] = z0 / g00
+        return 1
+    z1 = (rhs[p1] - g10 * z0) / g11
+    if m == 2:
+        z1 = z1 / g11
+        x[p1] = z1
+        x[p0] = (z0 - g10 * z1) / g00
+        return 2
+    z2 = ((rhs[p2] - g20 * z0) - g21 * z1) / g22
+    z2 = z2 / g22
+    z1 = (z1 - g21 * z2) / g11
+    x[p2] = z2
+    x[p1] = z1
+    x[p0] = ((z0 - g10 * z1) - g20 * z2) / g00
+    return 3
+
+
+@njit(**_JIT)
+def _psd_general(A, m, rhs, x, G, M, pv, perm, z, w, tol):
+    """Minimum-norm least-squares solution ``x = A^+ rhs`` of a symmetric positive
     semi-definite m x m system, by Cholesky factorisation with symmetric pivoting.
 
     ``A[perm][:, perm] = G G^T`` with G (m x r) lower trapezoidal, r the rank: pivots below
