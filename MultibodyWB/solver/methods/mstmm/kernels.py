@@ -1395,8 +1395,8 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
     scale of :func:`psd_solve`'s tolerance). Row j' < ma of the kept rows fills dud[j'] (nu),
     dx[j'] (n, 6), dWh[j'] (n, 6: every row if ``wrenches``, else the rows of hinges with a
     driven coordinate, as in :func:`riccati`); A[:ma, :ma] is the compliance of the kept
-    rows, made exactly symmetric, and rhs[:ma] their right-hand sides (from
-    :func:`cut_geometry`), both compacted in place. The arrays of system.Cuts (``c_*``,
+    rows, made exactly symmetric (computed in the kept rows' places), and rhs[:ma] their
+    right-hand sides (from :func:`cut_geometry`, compacted in place). The arrays of system.Cuts (``c_*``,
     ``cp_*``) and of system.LoopWork, not the structs (see :func:`close_loops`).
 
     Reuses the articulated quantities of the last :func:`riccati` call (same configuration);
@@ -1593,8 +1593,9 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
                 s += IA[i, a, 4] * x4
                 s += IA[i, a, 5] * x5
                 dWh[jc, i, a] = s
-        # column jc of the compliance (every row; the rows are compacted below)
+        # column jc of the compliance, in the kept rows' places (act[m + r]: row r kept)
         row = 0
+        rc = 0
         for k2 in range(c_m.size):
             x0, x1, x2, x3, x4, x5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
             for side in range(2):
@@ -1613,18 +1614,19 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
                 x5 += sg * (dx[jc, b, 5] + ea[2])
             for jr in range(c_m[k2]):
                 r = row + jr
-                A[r, jc] = (Ncol[r, 0] * x0 + Ncol[r, 1] * x1 + Ncol[r, 2] * x2
-                            + Ncol[r, 3] * x3 + Ncol[r, 4] * x4 + Ncol[r, 5] * x5)
+                if act[m + r] == 0:
+                    continue
+                A[rc, jc] = (Ncol[r, 0] * x0 + Ncol[r, 1] * x1 + Ncol[r, 2] * x2
+                             + Ncol[r, 3] * x3 + Ncol[r, 4] * x4 + Ncol[r, 5] * x5)
+                rc += 1
             row += c_m[k2]
-        for kc in range(cp_ab.shape[0]):
-            A[mc + kc, jc] = (cp_ab[kc, 0] * dud[jc, cp_u[kc, 0]]
+        for kc in range(cp_ab.shape[0]):                # (couplers' rows: always kept, last)
+            A[rc + kc, jc] = (cp_ab[kc, 0] * dud[jc, cp_u[kc, 0]]
                               + cp_ab[kc, 1] * dud[jc, cp_u[kc, 1]])
-    # the kept rows (act[r] >= r: in place, in increasing order), then symmetric
+    # the kept rows' right-hand sides (act[r] >= r: in place, in increasing order); A symmetric
     if ma < m:
         for r in range(ma):
             rhs[r] = rhs[act[r]]
-            for jc in range(ma):
-                A[r, jc] = A[act[r], jc]
     big = 0.0
     for r in range(ma):
         for jc in range(r, ma):
@@ -1912,19 +1914,27 @@ def apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, 
     mc = c_of_row.size
     m = mc + cp_ab.shape[0]
     n = nu.size
-    for jc in range(ma):
-        lj = lam[jc]
-        for a in range(udot.size):
-            if driven[a] == 0:
-                udot[a] += lj * dud[jc, a]
+    # each entry plus its rows' terms in the rows' order (a loop over the rows innermost: a
+    # few rows, no vectorised code for any length around it; see psd_solve)
+    for a in range(udot.size):
+        if driven[a] == 0:
+            s = udot[a]
+            for jc in range(ma):
+                s += lam[jc] * dud[jc, a]
+            udot[a] = s
+    for i in range(n):
         if wrenches:
-            for i in range(n):
-                for a in range(6):
-                    x[i, a] += lj * dx[jc, i, a]
-        for i in range(n):
-            if wrenches or nfree[i] < nu[i]:
-                for a in range(6):
-                    Wh[i, a] += lj * dWh[jc, i, a]
+            for a in range(6):
+                s = x[i, a]
+                for jc in range(ma):
+                    s += lam[jc] * dx[jc, i, a]
+                x[i, a] = s
+        if wrenches or nfree[i] < nu[i]:
+            for a in range(6):
+                s = Wh[i, a]
+                for jc in range(ma):
+                    s += lam[jc] * dWh[jc, i, a]
+                Wh[i, a] = s
     if ma < m:                          # lam[act[jc]] = lam[jc] (act[jc] >= jc), else zero
         jc = ma - 1
         for j in range(m - 1, -1, -1):
