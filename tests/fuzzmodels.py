@@ -408,6 +408,8 @@ def _answer(command, path, out_dir):
     argv = [command, path]
     if command == "run":
         argv += RUN_OPTIONS + ["--out", os.path.join(out_dir, "r.csv")]
+    elif command == "run as written":           # the model's own settings
+        argv = ["run", path, "--out", os.path.join(out_dir, "r.csv")]
     out, err = io.StringIO(), io.StringIO()
     tb = ""
     try:
@@ -500,6 +502,16 @@ class Pool:
             w[0].join(5)
             if w[0].is_alive():
                 w[0].kill()
+
+
+def problem_lines(text: str) -> list:
+    """The problem lines (``- Element 'name', field F: ...``) of a refusal's output, sorted;
+    of an output :func:`_ends` shortened, those it kept whole."""
+    head, cut, tail = text.partition("\n...\n")
+    lines = head.splitlines()
+    if cut:
+        lines = lines[:-1] + tail.splitlines()[1:]
+    return sorted(line.strip() for line in lines if line.strip().startswith("- "))
 
 
 def classify(mutant: Mutant, command: str, answer, check_code=None) -> str:

@@ -92,7 +92,8 @@ def random_loop_model(seed):
     """A random tree (every hinge type but free and bushing, no springs on hinges, no drivers)
     closed by one more hinge of a random type between two random parts, placed so that the
     drawn configuration satisfies it: the loop is assembled as drawn, the tree's random initial
-    rates are not consistent with it."""
+    rates are not consistent with it (estimates: the assembly makes them so, the cut hinge's
+    included, whichever hinge the topology cuts)."""
     rng = np.random.default_rng(seed)
     types = ("revolute", "prismatic", "cylindrical", "universal", "spherical", "planar",
              "fixed")
@@ -113,6 +114,8 @@ def random_loop_model(seed):
     Rb, p_b = poses[b]
     inp = m.part(b).add_marker(Rb.T @ (pi - p_b), matrix_to_bryant(Rb.T @ Ri))
     m.add_hinge("Closing", typ, inp, out)
+    for h in m.hinges:
+        h.initial_rates_estimate = h.initial_rates is not None
     return m.check()
 
 

@@ -6,7 +6,9 @@ lists of the wrong length, hostile and refused expressions, odd settings, hinges
 other hinge types, hinges turned round, markers moved, two mutations at once), written to XML and
 put through ``cli.main`` in two worker processes with a timeout per model. Asserted: no traceback
 (exit 0 or 2 with messages; ``run`` may also exit 1 with a one-line error), no hang, no wrong
-accept (a mutant that must be refused is refused), and ``run`` refuses what ``check`` refuses.
+accept (a mutant that must be refused is refused), and ``run`` refuses what ``check`` refuses:
+the short runs of the campaign, and every mutant ``check`` refuses through ``run`` with its
+own settings, with the same problem lines.
 The long campaign is benchmarks/fuzz_campaign.py.
 """
 
@@ -15,7 +17,7 @@ import time
 
 import pytest
 
-from fuzzmodels import Pool, classify, mutants
+from fuzzmodels import Pool, classify, mutants, problem_lines
 
 from MultibodyWB.examples import EXAMPLES
 
@@ -82,6 +84,34 @@ def test_no_wrong_accept(campaign):
     models, answers, _ = campaign
     assert _bad(models, answers, "check", {"wrong accept"}) == []
     assert _bad(models, answers, "run", {"wrong accept", "disagree"}) == []
+
+
+def test_run_refuses_every_model_check_refuses_with_the_same_problems(campaign):
+    """Issue 11's one validation path: every mutant ``check`` refuses (more than a thousand
+    invalid models) through ``run`` with its own settings (it must refuse it before a step:
+    a run that goes on is caught by the timeout), refused with the same problem lines."""
+    models, answers, _ = campaign
+    refused = [k for k, a in answers["check"].items() if a is not None and a[0] == 2]
+    assert len(refused) > 1200
+    got = {}
+    pool = Pool(2, TIMEOUT)
+    try:
+        pool.map([(k, "run as written", models[k][1].text) for k in refused],
+                 lambda key, answer, _took: got.__setitem__(key, answer))
+    finally:
+        pool.close()
+    def said(answer):                   # the problems listed and the errors reported
+        return problem_lines(answer[1]), [line.strip() for line in answer[2].splitlines()
+                                          if line.strip().startswith("error")]
+
+    bad = []
+    for k in refused:
+        answer, check = got[k], answers["check"][k]
+        if answer is None or answer[0] != 2 or said(answer) != said(check):
+            bad.append((models[k][0], models[k][1].what, check[1][-300:], check[2][-300:],
+                        answer if answer is None else answer[:3]))
+    assert bad == []
+    assert sum(bool(said(answers["check"][k])[0]) for k in refused) > 1000
 
 
 def test_refusals_name_the_element(campaign):

@@ -90,7 +90,8 @@ def test_examples_agree_with_the_riccati_run(run_state):
 
 def test_equation_solved_directly(run_state):
     """Solve U Z = rhs with a plain dense solver, not ``solve``'s blocks, and read the
-    accelerations and cut loads from Z: the hinges' du among the unknowns and N^T lam."""
+    accelerations and cut loads from Z: the hinges' du among the unknowns and N^T lam (a
+    redundant loop's: the least-norm loads of the solutions, as the kernel's)."""
     case, system, t, y = run_state
     inst = system.instant(t, y)
     eq = mstmm.transfer_equation(system, t, y)
@@ -115,11 +116,20 @@ def test_equation_solved_directly(run_state):
     # the du still in Z (a later hinge's elimination may take a du's place: recovered by
     # undoing the substitutions, not checked here)
     assert checked == sum(".du_" in label for label in eq.unknowns) >= 2
-    if eq.rank() == eq.order:
-        loads = max(np.abs(inst.Wh).max(), np.abs(inst.Wcut).max())
-        for kc, cb in enumerate(eq.cuts):
-            W = cb.N.T @ Z[cb.columns[0]:cb.columns[1]]
-            assert rel_err(W, inst.Wcut[kc], loads) < RTOL
+    if eq.rank() < eq.order:
+        # redundant: the loads of the solutions differ along U's null space; the kernel's are
+        # those of least norm (its pivoted Cholesky), so move Z along the null space to the
+        # least-norm loads (U Z = rhs still holds)
+        _, _, vt = np.linalg.svd(eq.U)
+        null = vt[eq.rank():].T
+        lam = np.concatenate([np.arange(*cb.columns) for cb in eq.cuts])
+        assert np.abs(null[lam]).max() > 0.1          # the loads are what is not unique
+        Z = Z + null @ np.linalg.lstsq(null[lam], -Z[lam], rcond=None)[0]
+        assert rel_err(eq.U @ Z, eq.rhs) < 1e-12
+    loads = max(np.abs(inst.Wh).max(), np.abs(inst.Wcut).max())
+    for kc, cb in enumerate(eq.cuts):
+        W = cb.N.T @ Z[cb.columns[0]:cb.columns[1]]
+        assert rel_err(W, inst.Wcut[kc], loads) < RTOL
 
 
 @pytest.mark.parametrize("seed", range(len(CLOSING_TYPES)))

@@ -12,6 +12,7 @@ from MultibodyWB.examples import build
 from MultibodyWB.solver import cli
 from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.analysis.kinematics import drawn_poses, hinge_coordinates
+from MultibodyWB.solver.analysis.topology import analyse
 from MultibodyWB.solver.model import Driver, ModelError, Motor
 from MultibodyWB.solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
 from MultibodyWB.examples.parts import frame_along
@@ -215,43 +216,120 @@ def test_cli_refuses_a_moving_start_and_runs_when_accepted(tmp_path):
 
 # --- initial rates: prescribed or estimates ---------------------------------------------------
 
-def _rates_of(m, qd):
-    from MultibodyWB.solver.analysis.kinematics import coordinate_labels
-    from MultibodyWB.solver.analysis.topology import analyse
-    labels = coordinate_labels(m, analyse(m))
-    return dict(zip(labels, qd))
-
-
-def test_consistent_prescribed_rates_of_every_hinge_are_kept_exactly():
-    from MultibodyWB.solver.analysis.assembly import assemble
+def _four_bar_rates():
+    """Every hinge's rate of the four-bar (60 deg) whose crank turns at 6 rad/s, as a run
+    reports them at t = 0 (the cut hinge's too: RockerPivot)."""
     m = four_bar(60.0)
     m.hinge("CrankPivot").initial_rates = np.array([6.0])
-    _, qd, _ = assemble(m)
-    rates = _rates_of(m, qd)
-    for h in m.hinges:
-        lab = f"{h.name}.rz"
-        if lab in rates:
-            h.initial_rates = np.array([rates[lab]])
     res = simulate(m, t_end=0.01, output_step=0.01)
-    assert res.column("CrankPivot.rz_rate")[0] == 6.0
-    for lab, v in rates.items():
-        assert res.column(f"{lab}_rate")[0] == pytest.approx(v, rel=1e-12, abs=1e-12)
+    return {h.name: float(res.column(f"{h.name}.rz_rate")[0]) for h in m.hinges}
+
+
+def _run_file(path):
+    """(exit status, output) of the CLI's ``run`` on a file."""
+    out = io.StringIO()
+    return cli.main(["run", str(path)], out=out), out.getvalue()
+
+
+def test_consistent_prescribed_rates_of_every_hinge_are_kept_exactly(tmp_path):
+    """A four-bar file listing all four hinges' rates, the cut hinge's included, consistent:
+    the run starts with them as written (the tree hinges' to the bit, the cut hinge's, which
+    the results compute from the others, to round-off)."""
+    rates = _four_bar_rates()
+    assert analyse(four_bar(60.0)).cut_hinges == ("RockerPivot",)
+    assert len(set(rates.values())) == 4 and all(abs(v) > 1.0 for v in rates.values())
+    m = four_bar(60.0)
+    for h in m.hinges:
+        h.initial_rates = np.array([rates[h.name]])
+    path = tmp_path / "rates.mbs.xml"
+    xmlio.write(m, path)
+    m2 = xmlio.read(path)
+    assert {h.name: float(h.initial_rates[0]) for h in m2.hinges} == rates
+    res = simulate(m2, t_end=0.01, output_step=0.01)
+    for name, v in rates.items():
+        got = res.column(f"{name}.rz_rate")[0]
+        if name == "RockerPivot":
+            assert got == pytest.approx(v, rel=1e-12)
+        else:
+            assert got == v
+    assert _run_file(path)[0] == cli.EXIT_OK
+
+
+def test_a_cut_hinge_rate_alone_sets_the_loop_going(tmp_path):
+    """Only the cut hinge's rate given: the tree's rates are solved for, the cut hinge's kept."""
+    rates = _four_bar_rates()
+    m = four_bar(60.0)
+    for h in m.hinges:
+        h.initial_rates = None
+    m.hinge("RockerPivot").initial_rates = np.array([rates["RockerPivot"]])
+    res = simulate(m, t_end=0.01, output_step=0.01)
+    for name, v in rates.items():
+        assert res.column(f"{name}.rz_rate")[0] == pytest.approx(v, rel=1e-12)
 
 
 def test_contradicting_prescribed_rates_are_refused_naming_the_hinges_and_the_values(tmp_path):
+    """All four hinges' rates given (the crank's 6 rad/s, the others 0), in a file: exit 2,
+    naming the two hinges whose prescribed rates the assembly would change or cannot keep, the
+    crank (with the rate the others allow) and the cut hinge; not the two whose zeros stay."""
     m = four_bar(60.0)
     for h in m.hinges:
         h.initial_rates = np.array([6.0 if h.name == "CrankPivot" else 0.0])
     with pytest.raises(StartCorrectionError) as err:
         simulate(m)
     text = str(err.value)
-    assert "CrankPivot" in text and "prescribed as" in text and "deg/s" in text
+    assert "prescribed as" in text and "deg/s" in text
     assert err.value.report.rate_changes
     path = tmp_path / "rates.mbs.xml"
     xmlio.write(m, path)
-    out = io.StringIO()
-    assert cli.main(["run", str(path)], out=out) == cli.EXIT_INVALID
-    assert "Hinge 'CrankPivot'" in out.getvalue()
+    status, out = _run_file(path)
+    assert status == cli.EXIT_INVALID
+    assert {h.name for h in m.hinges if f"Hinge '{h.name}'" in out} == {"CrankPivot",
+                                                                        "RockerPivot"}
+    assert "prescribed as 343.775 deg/s, but the loop's other prescribed and driven rates " \
+           "allow 0 deg/s" in out
+    assert "prescribed as 0 deg/s on this hinge, which closes the loop, but the loop's other " \
+           "prescribed and driven rates contradict it and each other" in out
+
+
+def test_a_cut_hinge_rate_against_the_crank_rate_shows_the_rate_the_crank_gives(tmp_path):
+    """The crank's rate and the cut hinge's given, contradicting each other (the two others
+    not given): exit 2 naming both, the cut hinge's line with the rate the crank's makes it."""
+    rates = _four_bar_rates()
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").initial_rates = np.array([6.0])
+    m.hinge("RockerPivot").initial_rates = np.array([0.0])
+    path = tmp_path / "rates.mbs.xml"
+    xmlio.write(m, path)
+    status, out = _run_file(path)
+    assert status == cli.EXIT_INVALID
+    assert {h.name for h in m.hinges if f"Hinge '{h.name}'" in out} == {"CrankPivot",
+                                                                        "RockerPivot"}
+    rocker = math.degrees(rates["RockerPivot"])
+    assert f"prescribed as 0 deg/s on this hinge, which closes the loop, but the loop's other " \
+           f"prescribed and driven rates make it {rocker:.6g} deg/s" in out
+
+
+def test_a_cut_hinge_rate_against_the_drivers_is_refused_with_the_rate_they_give(tmp_path):
+    """The crank driven, the cut hinge's rate prescribed otherwise: ``check`` and ``run`` refuse
+    the file naming the cut hinge's InitialRates and the rate the driven loop gives it."""
+    rates = _four_bar_rates()
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").drivers = [Driver("rz", "6*t", from_start=True)]
+    m.hinge("RockerPivot").initial_rates = np.array([0.0])
+    path = tmp_path / "driven.mbs.xml"
+    xmlio.write(m, path)
+    texts = []
+    for command in ("check", "run"):
+        out = io.StringIO()
+        assert cli.main([command, str(path)], out=out) == cli.EXIT_INVALID
+        texts.append(out.getvalue())
+    for text in texts:
+        assert "Hinge 'RockerPivot', field InitialRates" in text
+        assert f"the loop gives {rates['RockerPivot']:.6g} rad/s" in text
+        assert "field Loop" not in text
+    m.hinge("RockerPivot").initial_rates = np.array([rates["RockerPivot"]])
+    res = simulate(m, t_end=0.01, output_step=0.01)
+    assert res.column("CrankPivot.rz_rate")[0] == 6.0
 
 
 def test_rates_marked_as_estimates_give_way_to_the_prescribed_one(tmp_path):

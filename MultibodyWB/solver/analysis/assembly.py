@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from .kinematics import (coordinate_labels, coordinate_slices, coordinates_from_pose,
-                         forward_kinematics, initial_coordinates, local_motion_subspace,
-                         loop_jacobian, loop_residual)
+from .kinematics import (_cut_frames, coordinate_labels, coordinate_slices,
+                         coordinates_from_pose, forward_kinematics, initial_coordinates,
+                         local_motion_subspace, loop_jacobian, loop_residual, twist_jacobian)
 from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES
 from ..model.problems import ModelError, Problem
 from .topology import analyse
@@ -214,6 +214,12 @@ class AssemblyReport:
         coordinates at a dead centre.
     given_rates : tuple of str
         The rates the model (or ``given``) set on purpose; see :attr:`inconsistent`.
+    cut_rates : tuple
+        ``(label, prescribed, implied, assembled)`` for each coordinate of a cut hinge whose
+        initial rates are prescribed (not estimates): the rate it was given; the rate the
+        tree's prescribed and driven rates make it, the loops closed by the other rates (NaN
+        when those cannot close them); and the rate the assembled rates make it (the
+        prescribed one, unless the assembly failed).
     """
 
     labels: tuple
@@ -236,6 +242,7 @@ class AssemblyReport:
     tolerance: float = 1e-10
     warnings: list = field(default_factory=list)
     given_rates: tuple = ()
+    cut_rates: tuple = ()
 
     def _scaled(self, label):
         return self.length_scale if _unit(label) == "m" else 1.0
@@ -363,6 +370,33 @@ def _loop_problem(model, topology, cut, gap_rows):
         "of its bodies, the hinge axes, the initial coordinates and the drivers")
 
 
+def _cut_rate_rows(model, topology, q):
+    """The prescribed initial rates of the cut hinges as equations on the tree's rates at the
+    coordinates ``q``: ``(G (k, n), g (k,), labels, translation (k,))``, one row per
+    coordinate of each cut hinge whose ``initial_rates`` are given and not estimates. A row
+    times the tree's rates is the rate of that coordinate of the cut hinge (its relative twist
+    about the input marker's origin, in output-marker axes, through the hinge's motion subspace
+    at its fitted coordinates: Bryant-angle rates for the rotations, as ``initial_rates``)."""
+    hinges = [model.hinge(c) for c in topology.cut_hinges]
+    if not any(h.initial_rates is not None and not h.initial_rates_estimate for h in hinges):
+        return np.zeros((0, q.size)), np.zeros(0), (), np.zeros(0, dtype=bool)
+    poses = forward_kinematics(model, topology, q)
+    rows, values, labels = [], [], []
+    for h, mo, p, qc, _ in _cut_frames(model, topology, poses):
+        if h.initial_rates is None or h.initial_rates_estimate:
+            continue
+        rel = (twist_jacobian(model, topology, h.input.body, q, poses, p)
+               - twist_jacobian(model, topology, h.output.body, q, poses, p))
+        local = np.vstack([mo.R.T @ rel[:3], mo.R.T @ rel[3:]])
+        S = local_motion_subspace(h.type, qc)
+        rows.append(np.linalg.pinv(S) @ local)
+        values.append(h.vector("initial_rates"))
+        labels += [f"{h.name}.{c}" for c in HINGE_TYPES[h.type].coordinates]
+    translation = np.array([COORDINATE_KIND[lab.rsplit(".", 1)[1]] == "translation"
+                            for lab in labels], dtype=bool)
+    return np.vstack(rows), np.concatenate(values), tuple(labels), translation
+
+
 def _scalings(model, topology, labels, rows):
     from .kinematics import length_scale
     L = length_scale(model)
@@ -482,27 +516,56 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
         raise ModelError(problems)
     q = qa
 
-    # rates: least squares, first on what was not given
-    verr_given = float(np.max(np.abs(rs * (J @ qd)), initial=0.0))
-    scale = max(1.0, float(np.max(np.abs(qd / cs), initial=0.0)))
+    # rates: least squares, first on what was not given; the loops' rows (J qd = 0) and the
+    # cut hinges' prescribed rates (G qd = g) together
+    G, g, g_labels, g_trans = _cut_rate_rows(model, topology, q)
+    gs = np.where(g_trans, 1.0 / L, 1.0)
+
+    def rate_residual(v):
+        return np.concatenate([rs * (J @ v), gs * (G @ v - g)])
+
+    verr_given = float(np.max(np.abs(rate_residual(qd)), initial=0.0))
+    scale = max(1.0, float(np.max(np.abs(qd / cs), initial=0.0)),
+                float(np.max(np.abs(gs * g), initial=0.0)))
     stages = [free & ~given_u, free] if np.any(free & ~given_u) and np.any(free & given_u) \
         else [free]
     qd_try, verr = qd, verr_given
     if verr_given > 1e-10 * scale:          # consistent as given: kept exactly, not re-solved
         for movable in stages:
-            A = rs[:, None] * J[:, movable] * cs[None, movable]
-            dx = np.linalg.lstsq(A, -rs * (J @ qd), rcond=None)[0]
+            A = np.vstack([rs[:, None] * J[:, movable],
+                           gs[:, None] * G[:, movable]]) * cs[None, movable]
+            dx = np.linalg.lstsq(A, -rate_residual(qd), rcond=None)[0]
             qd_try = qd.copy()
             qd_try[movable] += cs[movable] * dx
-            verr = float(np.max(np.abs(rs * (J @ qd_try)), initial=0.0))
+            verr = float(np.max(np.abs(rate_residual(qd_try)), initial=0.0))
             if verr <= 1e-10 * scale:
                 break
     qd = qd_try
+
+    def closed_by(movable):
+        """The given rates with the loops closed (J qd = 0) by the ``movable`` ones; None if
+        they cannot close them."""
+        v = qd_given.copy()
+        if np.any(movable):
+            A = rs[:, None] * J[:, movable] * cs[None, movable]
+            v[movable] += cs[movable] * np.linalg.lstsq(A, -rs * (J @ qd_given), rcond=None)[0]
+        return v if np.max(np.abs(rs * (J @ v)), initial=0.0) <= 1e-10 * scale else None
+
+    cut_rates = ()
+    if g_labels:
+        # what the tree's prescribed and driven rates make the cut hinges' rates (NaN: they
+        # do not close the loops by themselves, so they make them nothing)
+        implied = closed_by(free & ~given_u)
+        implied = np.full(len(g_labels), np.nan) if implied is None else G @ implied
+        cut_rates = tuple((lab, float(a), float(b), float(c)) for lab, a, b, c in
+                          zip(g_labels, g, implied, G @ qd))
+    # the rates the drivers alone allow (every rate not driven free): for the refusals below
+    qd_loop = closed_by(free) if verr > 1e-8 * scale else None
     if verr > 1e-8 * scale:
         problems, r0 = [], 0
-        for lp in topology.loops:
+        for lp in topology.loops:       # the loops that the drivers leave open by themselves
             k = HINGE_TYPES[model.hinge(lp.cut_hinge).type].constraints
-            res = rs[r0:r0 + k] * (J[r0:r0 + k] @ qd)
+            res = rs[r0:r0 + k] * (J[r0:r0 + k] @ (qd if qd_loop is None else qd_loop))
             if np.max(np.abs(res), initial=0.0) > 1e-8 * scale:
                 problems.append(Problem(
                     f"Hinge '{lp.cut_hinge}'", "Loop",
@@ -511,6 +574,26 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
                     f"with the driven rates ({', '.join(driven_labels) or 'none'}): the drivers "
                     "contradict each other or the loop"))
             r0 += k
+        missed = {}
+        for (lab, given_rate, _, got), sc in zip(cut_rates, gs):
+            if abs(sc * (got - given_rate)) > 1e-8 * scale:
+                missed.setdefault(lab.rsplit(".", 1)[0], []).append((lab, given_rate, got))
+        by_loop = dict(zip(g_labels, G @ (qd if qd_loop is None else qd_loop)))
+        for name, items in missed.items():
+            values = "; ".join(f"{lab.rsplit('.', 1)[1]} prescribed as {_fmt(lab, a, True)}, "
+                               f"the loop gives {_fmt(lab, by_loop[lab], True)}"
+                               for lab, a, _ in items)
+            problems.append(Problem(
+                f"Hinge '{name}'", "InitialRates",
+                f"the rates prescribed on this hinge, which closes a loop, cannot be met with "
+                f"the loop's driven rates ({', '.join(driven_labels) or 'none'}): {values} "
+                "(mark them Estimate=\"true\" or drop them)"))
+        if not problems:                # (neither alone: together)
+            problems = [Problem(f"Hinge '{lp.cut_hinge}'", "Loop",
+                                f"the rates of the loop closed by the cut hinge "
+                                f"'{lp.cut_hinge}' cannot be made consistent with the driven "
+                                f"rates ({', '.join(driven_labels) or 'none'}) and the cut "
+                                "hinges' prescribed rates") for lp in topology.loops]
         raise ModelError(problems)
 
     # rank, redundancy, conditioning at the assembled configuration
@@ -541,7 +624,8 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
     rep = AssemblyReport(labels, q_given, q, qd_given, qd, driven_labels,
                          tuple(topology.cut_hinges), iterations, err_given, err, verr_given, verr,
                          rank, int(np.sum(free)) - rank_free, redundant, sv, L, warnings=warnings,
-                         given_rates=tuple(lab for lab, g in zip(labels, given_u) if g))
+                         given_rates=tuple(lab for lab, gv in zip(labels, given_u) if gv),
+                         cut_rates=cut_rates)
     return q, qd, rep
 
 

@@ -520,6 +520,7 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
     for lab, v in driven.items():
         q_start[index[lab]] = v
     rate_changes = []
+    cut_conflicts = []
     if topology.cut_hinges:
         from .assembly import assemble
         q_start, _, assembly = assemble(model, topology, q_start)
@@ -527,6 +528,10 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
         for lab, (given, assembled) in assembly.rate_corrections.items():
             if lab in prescribed:
                 rate_changes.append((lab, given, assembled))
+        # the cut hinges' prescribed rates that the others contradict (kept: the others change)
+        cut_conflicts = [] if not rate_changes else [
+            (lab, rate, implied) for lab, rate, implied, _ in assembly.cut_rates
+            if not abs(implied - rate) <= 1e-9 * max(1.0, abs(rate), abs(implied))]
         # estimated initial coordinates are the assembly's to change: intended as assembled
         for lab, i in index.items():
             h = model.hinge(lab.rsplit(".", 1)[0])
@@ -550,10 +555,25 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
         unit = "mm/s" if COORDINATE_KIND[c] == "translation" else "deg/s"
         scale = 1e3 if unit == "mm/s" else math.degrees(1.0)
         what = "driven" if lab in driven else "prescribed"
+        if abs(assembled) <= 1e-12 * max(1.0, abs(given)):
+            assembled = 0.0                 # (round-off of a rate that is zero)
         causes.append((name, f"the rate of coordinate {c} is {what} as {given * scale:.6g} "
                              f"{unit}, but the loop's other prescribed and driven rates allow "
                              f"{assembled * scale:.6g} {unit} (mark initial rates that are only "
                              "estimates Estimate=\"true\")"))
+    for lab, rate, implied in cut_conflicts:
+        name, c = lab.rsplit(".", 1)
+        unit = "mm/s" if COORDINATE_KIND[c] == "translation" else "deg/s"
+        scale = 1e3 if unit == "mm/s" else math.degrees(1.0)
+        text = f"the rate of coordinate {c} is prescribed as {rate * scale:.6g} {unit} on " \
+               "this hinge, which closes the loop, but "
+        if math.isnan(implied):
+            text += ("the loop's other prescribed and driven rates contradict it and each "
+                     "other")
+        else:
+            text += (f"the loop's other prescribed and driven rates make it "
+                     f"{implied * scale:.6g} {unit}")
+        causes.append((name, text))
     if moves:
         for h in model.hinges:
             r = hinge_residual(model, h, drawn)
