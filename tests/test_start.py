@@ -332,6 +332,42 @@ def test_a_cut_hinge_rate_against_the_drivers_is_refused_with_the_rate_they_give
     assert res.column("CrankPivot.rz_rate")[0] == 6.0
 
 
+def test_coordinates_prescribed_on_the_cut_hinge_are_kept_or_refused(tmp_path):
+    """InitialCoordinates on the hinge that closes the loop: as drawn, the run starts there; a
+    little off (0.05 rad), the start check shows what would move and why (the cut hinge's
+    prescribed value against the drawing) and, accepted, the run starts with the cut hinge
+    there; out of the loop's reach (0.3 rad), ``check`` and ``run`` refuse the file naming the
+    cut hinge's InitialCoordinates."""
+    m = four_bar(60.0)
+    h = m.hinge("RockerPivot")
+    assert analyse(m).cut_hinges == ("RockerPivot",)
+    drawn = hinge_coordinates(m, h)
+    h.initial_coordinates = drawn.copy()
+    res = simulate(m, t_end=0.01, output_step=0.01)
+    assert res.column("RockerPivot.rz")[0] == pytest.approx(drawn[0], abs=1e-12)
+    h.initial_coordinates = drawn + 0.05
+    with pytest.raises(StartCorrectionError) as err:
+        simulate(m, t_end=0.01, output_step=0.01)
+    text = str(err.value)
+    assert "Hinge 'RockerPivot', field Start: coordinate rz is prescribed as 2.865 deg on this " \
+           "hinge, which closes the loop, but is 0 deg as drawn" in text
+    assert "Hinge 'CrankPivot', field Start: coordinate rz changes from -60 deg" in text
+    res = simulate(m, t_end=0.01, output_step=0.01, accept_corrections=True)
+    assert res.column("RockerPivot.rz")[0] == pytest.approx(drawn[0] + 0.05, abs=1e-12)
+    h.initial_coordinates = drawn + 0.3
+    path = tmp_path / "reach.mbs.xml"
+    xmlio.write(m, path)
+    for command in ("check", "run"):
+        out = io.StringIO()
+        assert cli.main([command, str(path)], out=out) == cli.EXIT_INVALID
+        assert "Hinge 'RockerPivot', field InitialCoordinates: the coordinates prescribed on " \
+               "this hinge, which closes a loop, are out of the loop's reach" in out.getvalue()
+        assert "rz prescribed as 0.3 rad (17.1887 deg)" in out.getvalue()
+    h.initial_coordinates_estimate = True               # an estimate: the loop as drawn
+    res = simulate(m, t_end=0.01, output_step=0.01)
+    assert res.column("RockerPivot.rz")[0] == pytest.approx(drawn[0], abs=1e-9)
+
+
 def test_rates_marked_as_estimates_give_way_to_the_prescribed_one(tmp_path):
     m = four_bar(60.0)
     for h in m.hinges:

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from .kinematics import (_cut_frames, coordinate_labels, coordinate_slices,
-                         coordinates_from_pose, forward_kinematics, initial_coordinates,
-                         local_motion_subspace, loop_jacobian, loop_residual, twist_jacobian)
+from .kinematics import (coordinate_labels, coordinate_slices, coordinates_from_pose,
+                         forward_kinematics, initial_coordinates, local_motion_subspace,
+                         loop_jacobian, loop_residual, marker_pose, twist_jacobian)
 from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES
 from ..model.problems import ModelError, Problem
 from .topology import analyse
@@ -169,6 +169,8 @@ def _unit(label, rate=False):
 
 
 def _fmt(label, value, rate=False):
+    if abs(value) < 1e-12:
+        value = 0.0                     # (round-off of a zero)
     unit = _unit(label, rate)
     text = f"{value:.6g} {unit}"
     if unit.startswith("rad"):
@@ -214,6 +216,11 @@ class AssemblyReport:
         coordinates at a dead centre.
     given_rates : tuple of str
         The rates the model (or ``given``) set on purpose; see :attr:`inconsistent`.
+    cut_coordinates : tuple
+        ``(label, prescribed, at the start, assembled)`` for each coordinate of a cut hinge
+        whose initial coordinates are prescribed (not estimates): the value given, the value
+        its markers' poses give at the tree's coordinates as given (or as drawn), and at the
+        assembled ones.
     cut_rates : tuple
         ``(label, prescribed, implied, assembled)`` for each coordinate of a cut hinge whose
         initial rates are prescribed (not estimates): the rate it was given; the rate the
@@ -242,6 +249,7 @@ class AssemblyReport:
     tolerance: float = 1e-10
     warnings: list = field(default_factory=list)
     given_rates: tuple = ()
+    cut_coordinates: tuple = ()
     cut_rates: tuple = ()
 
     def _scaled(self, label):
@@ -370,31 +378,44 @@ def _loop_problem(model, topology, cut, gap_rows):
         "of its bodies, the hinge axes, the initial coordinates and the drivers")
 
 
-def _cut_rate_rows(model, topology, q):
-    """The prescribed initial rates of the cut hinges as equations on the tree's rates at the
-    coordinates ``q``: ``(G (k, n), g (k,), labels, translation (k,))``, one row per
-    coordinate of each cut hinge whose ``initial_rates`` are given and not estimates. A row
-    times the tree's rates is the rate of that coordinate of the cut hinge (its relative twist
-    about the input marker's origin, in output-marker axes, through the hinge's motion subspace
-    at its fitted coordinates: Bryant-angle rates for the rotations, as ``initial_rates``)."""
+def _prescribed(h, what):
+    """True when a hinge's ``what`` (``initial_rates``, ``initial_coordinates``) is given and
+    not marked an estimate."""
+    return getattr(h, what) is not None and not getattr(h, what + "_estimate")
+
+
+def _cut_rows(model, topology, q, what, poses=None):
+    """The cut hinges whose ``what`` (``initial_rates`` or ``initial_coordinates``) is
+    prescribed, as equations on the tree's coordinates ``q``: ``(G (k, n), given (k,), fitted
+    (k,), labels, translation (k,))``, one row per coordinate of each such hinge.
+
+    ``fitted``: the hinge's coordinates from its markers' poses at ``q`` (angles nearest to its
+    initial coordinates, when given). A row of G times the tree's rates is the rate of that
+    coordinate: the hinge's relative twist about its input marker's origin, in output-marker
+    axes, through its motion subspace at ``fitted`` (Bryant-angle rates for the rotations, as
+    ``initial_rates``): the Jacobian of ``fitted`` too.
+    """
     hinges = [model.hinge(c) for c in topology.cut_hinges]
-    if not any(h.initial_rates is not None and not h.initial_rates_estimate for h in hinges):
-        return np.zeros((0, q.size)), np.zeros(0), (), np.zeros(0, dtype=bool)
-    poses = forward_kinematics(model, topology, q)
-    rows, values, labels = [], [], []
-    for h, mo, p, qc, _ in _cut_frames(model, topology, poses):
-        if h.initial_rates is None or h.initial_rates_estimate:
-            continue
-        rel = (twist_jacobian(model, topology, h.input.body, q, poses, p)
-               - twist_jacobian(model, topology, h.output.body, q, poses, p))
+    hinges = [h for h in hinges if what and _prescribed(h, what)]
+    if not hinges:
+        return (np.zeros((0, q.size)), np.zeros(0), np.zeros(0), (), np.zeros(0, dtype=bool))
+    poses = forward_kinematics(model, topology, q) if poses is None else poses
+    rows, given, fitted, labels = [], [], [], []
+    for h in hinges:
+        mo, mi = marker_pose(model, h.output, poses), marker_pose(model, h.input, poses)
+        qc, _ = coordinates_from_pose(h.type, mo.R.T @ mi.R, mo.R.T @ (mi.p - mo.p),
+                                      reference=h.initial_coordinates)
+        rel = (twist_jacobian(model, topology, h.input.body, q, poses, mi.p)
+               - twist_jacobian(model, topology, h.output.body, q, poses, mi.p))
         local = np.vstack([mo.R.T @ rel[:3], mo.R.T @ rel[3:]])
-        S = local_motion_subspace(h.type, qc)
-        rows.append(np.linalg.pinv(S) @ local)
-        values.append(h.vector("initial_rates"))
+        rows.append(np.linalg.pinv(local_motion_subspace(h.type, qc)) @ local)
+        given.append(h.vector(what))
+        fitted.append(qc)
         labels += [f"{h.name}.{c}" for c in HINGE_TYPES[h.type].coordinates]
     translation = np.array([COORDINATE_KIND[lab.rsplit(".", 1)[1]] == "translation"
                             for lab in labels], dtype=bool)
-    return np.vstack(rows), np.concatenate(values), tuple(labels), translation
+    return (np.vstack(rows), np.concatenate(given), np.concatenate(fitted), tuple(labels),
+            translation)
 
 
 def _scalings(model, topology, labels, rows):
@@ -500,12 +521,18 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
             stages.append(movable)
     stages = stages or [free]
     for movable in stages:
-        qa, phi, J, err, err_given, iterations = _close_positions(
-            model, topology, q, movable, rs, cs, tol, max_iterations)
+        qa, phi, J, err, err_given, iterations, cut = _close_positions(
+            model, topology, q, movable, rs, cs, tol, max_iterations, L)
         if err <= tol:
             break
     if err > tol:
         problems, r0 = [], 0
+        if cut[3]:
+            # the loops alone: can they close? then the cut hinges' coordinates are the cause
+            q_loop, phi, _, _, _, _, _ = _close_positions(
+                model, topology, q, free, rs, cs, tol, max_iterations, L, cut_rows=False)
+            cut = cut[:2] + (_cut_rows(model, topology, q_loop, "initial_coordinates")[2],) \
+                + cut[3:]
         for lp in topology.loops:
             k = HINGE_TYPES[model.hinge(lp.cut_hinge).type].constraints
             gap = [(rows[j], float(phi[j])) for j in range(r0, r0 + k)
@@ -513,12 +540,30 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
             if gap:
                 problems.append(_loop_problem(model, topology, lp.cut_hinge, gap))
             r0 += k
+        _, given_c, fitted_c, c_labels, c_trans = cut
+        missed = {}
+        for lab, a, b, tr in zip(c_labels, given_c, fitted_c, c_trans):
+            if abs(b - a) > tol * (L if tr else 1.0):
+                missed.setdefault(lab.rsplit(".", 1)[0], []).append((lab, a, b))
+        for name, items in missed.items():
+            values = "; ".join(f"{lab.rsplit('.', 1)[1]} prescribed as {_fmt(lab, a)}, "
+                               f"closed without it {_fmt(lab, b)}" for lab, a, b in items)
+            problems.append(Problem(
+                f"Hinge '{name}'", "InitialCoordinates",
+                f"the coordinates prescribed on this hinge, which closes a loop, are out of the "
+                f"loop's reach with its driven and prescribed coordinates: {values} (mark them "
+                "Estimate=\"true\" or drop them)"))
         raise ModelError(problems)
     q = qa
+    cut_coordinates = ()
+    if cut[3]:
+        at_start = _cut_rows(model, topology, q_given, "initial_coordinates")[2]
+        cut_coordinates = tuple((lab, float(a), float(b), float(c)) for lab, a, b, c in
+                                zip(cut[3], cut[1], at_start, cut[2]))
 
     # rates: least squares, first on what was not given; the loops' rows (J qd = 0) and the
     # cut hinges' prescribed rates (G qd = g) together
-    G, g, g_labels, g_trans = _cut_rate_rows(model, topology, q)
+    G, g, _, g_labels, g_trans = _cut_rows(model, topology, q, "initial_rates")
     gs = np.where(g_trans, 1.0 / L, 1.0)
 
     def rate_residual(v):
@@ -625,47 +670,59 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
                          tuple(topology.cut_hinges), iterations, err_given, err, verr_given, verr,
                          rank, int(np.sum(free)) - rank_free, redundant, sv, L, warnings=warnings,
                          given_rates=tuple(lab for lab, gv in zip(labels, given_u) if gv),
-                         cut_rates=cut_rates)
+                         cut_coordinates=cut_coordinates, cut_rates=cut_rates)
     return q, qd, rep
 
 
-def _close_positions(model, topology, q, movable, rs, cs, tol, max_iterations):
-    """Gauss-Newton with minimum-norm steps on the ``movable`` coordinates.
+def _close_positions(model, topology, q, movable, rs, cs, tol, max_iterations, L,
+                     cut_rows=True):
+    """Gauss-Newton with minimum-norm steps on the ``movable`` coordinates: the loops closed
+    and the cut hinges' prescribed coordinates met (:func:`_cut_rows`; not with ``cut_rows``
+    False).
 
-    Returns (q, residual, Jacobian, dimensionless error, error at start, iterations).
+    Returns (q, loop residual, loop Jacobian, dimensionless error, error at start, iterations,
+    the cut hinges' prescribed coordinates' rows as :func:`_cut_rows` at q).
     """
     def evaluate(qq):
         poses = forward_kinematics(model, topology, qq)
-        return loop_residual(model, topology, poses), poses
+        cut = _cut_rows(model, topology, qq, "initial_coordinates" if cut_rows else "", poses)
+        gs = np.where(cut[4], 1.0 / L, 1.0)
+        return (loop_residual(model, topology, poses), poses, cut,
+                gs * (cut[2] - cut[1]))
+
+    def error(phi, res):
+        return float(np.max(np.abs(np.concatenate([rs * phi, res])), initial=0.0))
 
     q = q.copy()
-    phi, poses = evaluate(q)
+    phi, poses, cut, res = evaluate(q)
     J, _ = loop_jacobian(model, topology, q, poses)
-    err = err_given = float(np.max(np.abs(rs * phi), initial=0.0))
+    err = err_given = error(phi, res)
     iterations = 0
     slow = 0
     while err > tol and iterations < max_iterations:
         iterations += 1
-        A = rs[:, None] * J[:, movable] * cs[None, movable]
-        dx = np.linalg.lstsq(A, -rs * phi, rcond=None)[0]
+        gs = np.where(cut[4], 1.0 / L, 1.0)
+        A = np.vstack([rs[:, None] * J[:, movable],
+                       gs[:, None] * cut[0][:, movable]]) * cs[None, movable]
+        dx = np.linalg.lstsq(A, -np.concatenate([rs * phi, res]), rcond=None)[0]
         dq = np.zeros_like(q)
         dq[movable] = cs[movable] * dx
-        merit = float(np.linalg.norm(rs * phi))
+        merit = float(np.linalg.norm(np.concatenate([rs * phi, res])))
         step, accepted = 1.0, None
         while step >= 1e-4:
             q_try = q + step * dq
-            phi_try, poses_try = evaluate(q_try)
-            m_try = float(np.linalg.norm(rs * phi_try))
+            trial = evaluate(q_try)
+            m_try = float(np.linalg.norm(np.concatenate([rs * trial[0], trial[3]])))
             if m_try < merit:
-                accepted = (q_try, phi_try, poses_try, m_try)
+                accepted = (q_try, trial, m_try)
                 break
             step *= 0.5
         if accepted is None:
             break                                  # no descent: a least-squares point
-        q, phi, poses, m_new = accepted
-        err = float(np.max(np.abs(rs * phi), initial=0.0))
+        q, (phi, poses, cut, res), m_new = accepted
+        err = error(phi, res)
         J, _ = loop_jacobian(model, topology, q, poses)
         slow = slow + 1 if m_new > 0.9 * merit else 0
         if slow >= 5:
             break                                  # creeping towards a gap that stays
-    return q, phi, J, err, err_given, iterations
+    return q, phi, J, err, err_given, iterations, cut

@@ -521,6 +521,7 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
         q_start[index[lab]] = v
     rate_changes = []
     cut_conflicts = []
+    assembly = None
     if topology.cut_hinges:
         from .assembly import assemble
         q_start, _, assembly = assemble(model, topology, q_start)
@@ -598,6 +599,15 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
                                      f"but starts at {_format_coordinate(c, q_intended[i])}; "
                                      "measure the driver from the start (From=\"start\") to "
                                      "keep the drawing"))
+        for lab, prescribed_q, as_drawn, _ in (assembly.cut_coordinates if assembly else ()):
+            name, c = lab.rsplit(".", 1)
+            tol = LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation" else ANGLE_TOLERANCE
+            if abs(prescribed_q - as_drawn) > tol:
+                as_drawn = 0.0 if abs(as_drawn) < 1e-12 else as_drawn
+                causes.append((name, f"coordinate {c} is prescribed as "
+                                     f"{_format_coordinate(c, prescribed_q)} on this hinge, which "
+                                     f"closes the loop, but is {_format_coordinate(c, as_drawn)} "
+                                     "as drawn"))
         for lab, i in index.items():
             name, c = lab.rsplit(".", 1)
             if lab in driven:
