@@ -37,6 +37,9 @@ CASES = {
     "cam_valve": ({}, {"Camshaft", "Valve"}, set(), [], 2, 2, 0),
     "bouncing_balls": ({}, {"Ball1", "Ball2", "Ball3", "Ball4"}, set(), [], 24, 24, 0),
     "tumbling_solids": ({}, {"Egg", "Cone", "Prism"}, set(), [], 18, 18, 0),
+    # seven bodies, ten revolute hinges in a plane: three loops closed at E, each with three
+    # redundant directions (out of the plane)
+    "andrews_squeezer": ({}, {"K2", "K3", "K4", "K6"}, set(), ["E3", "E4", "E6"], -8, 1, 9),
 }
 
 

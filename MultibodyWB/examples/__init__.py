@@ -22,6 +22,8 @@ EXAMPLES = {
     "bouncing_balls": ("bouncing_balls", "four rubber balls thrown into a box of ground planes"),
     "tumbling_solids": ("tumbling_solids", "an egg, a cone and a hexagonal prism tumbling down a "
                                            "tilted plate (convex contact shapes)"),
+    "andrews_squeezer": ("andrews_squeezer", "Andrews' squeezing mechanism: seven bodies, three "
+                                             "loops, motor torque and spring (benchmark)"),
     "quarter_car": ("quarter_car", "quarter car crossing a bump: hull, suspension, wheel, tyre "
                                    "(design study of the demo)"),
 }
