@@ -231,6 +231,15 @@ def _run_file(path):
     return cli.main(["run", str(path)], out=out), out.getvalue()
 
 
+def _refused(m, tmp_path):
+    """The model written to a file and ``run``: refused (exit 2); (the hinges named, output)."""
+    path = tmp_path / "rates.mbs.xml"
+    xmlio.write(m, path)
+    status, out = _run_file(path)
+    assert status == cli.EXIT_INVALID
+    return {h.name for h in m.hinges if f"Hinge '{h.name}'" in out}, out
+
+
 def test_consistent_prescribed_rates_of_every_hinge_are_kept_exactly(tmp_path):
     """A four-bar file listing all four hinges' rates, the cut hinge's included, consistent:
     the run starts with them as written (the tree hinges' to the bit, the cut hinge's, which
@@ -279,12 +288,8 @@ def test_contradicting_prescribed_rates_are_refused_naming_the_hinges_and_the_va
     text = str(err.value)
     assert "prescribed as" in text and "deg/s" in text
     assert err.value.report.rate_changes
-    path = tmp_path / "rates.mbs.xml"
-    xmlio.write(m, path)
-    status, out = _run_file(path)
-    assert status == cli.EXIT_INVALID
-    assert {h.name for h in m.hinges if f"Hinge '{h.name}'" in out} == {"CrankPivot",
-                                                                        "RockerPivot"}
+    named, out = _refused(m, tmp_path)
+    assert named == {"CrankPivot", "RockerPivot"}
     assert "prescribed as 343.775 deg/s, but the loop's other prescribed and driven rates " \
            "allow 0 deg/s" in out
     assert "prescribed as 0 deg/s on this hinge, which closes the loop, but the loop's other " \
@@ -298,12 +303,8 @@ def test_a_cut_hinge_rate_against_the_crank_rate_shows_the_rate_the_crank_gives(
     m = four_bar(60.0)
     m.hinge("CrankPivot").initial_rates = np.array([6.0])
     m.hinge("RockerPivot").initial_rates = np.array([0.0])
-    path = tmp_path / "rates.mbs.xml"
-    xmlio.write(m, path)
-    status, out = _run_file(path)
-    assert status == cli.EXIT_INVALID
-    assert {h.name for h in m.hinges if f"Hinge '{h.name}'" in out} == {"CrankPivot",
-                                                                        "RockerPivot"}
+    named, out = _refused(m, tmp_path)
+    assert named == {"CrankPivot", "RockerPivot"}
     rocker = math.degrees(rates["RockerPivot"])
     assert f"prescribed as 0 deg/s on this hinge, which closes the loop, but the loop's other " \
            f"prescribed and driven rates make it {rocker:.6g} deg/s" in out
