@@ -31,17 +31,24 @@ from MultibodyWB.solver.methods.mstmm.system import System     # noqa: E402
 
 
 def machine() -> str:
-    """CPU model, cores, and the versions that matter."""
+    """CPU model (with its family and model numbers), cores, and the versions that matter."""
     import numba
     cpu = platform.processor() or "?"
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+                if not line.strip():
+                    break                   # the first processor's fields only
     except OSError:
         pass
+    cpu = fields.get("model name", cpu)
+    if "cpu family" in fields:
+        # "AMD EPYC" names several generations (family 25: Zen 3 and 4, 26: Zen 5); the
+        # family and model tell the machines apart
+        cpu += f" (family {fields['cpu family']}, model {fields.get('model', '?')})"
     return (f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, numpy "
             f"{np.__version__}, numba {numba.__version__}")
 
