@@ -324,13 +324,83 @@ def test_a_cut_hinge_rate_against_the_drivers_is_refused_with_the_rate_they_give
         out = io.StringIO()
         assert cli.main([command, str(path)], out=out) == cli.EXIT_INVALID
         texts.append(out.getvalue())
+    loop = rates["RockerPivot"]
     for text in texts:
         assert "Hinge 'RockerPivot', field InitialRates" in text
-        assert f"the loop gives {rates['RockerPivot']:.6g} rad/s" in text
+        assert f"the loop gives {loop:.10g} rad/s ({math.degrees(loop):.10g} deg/s)" in text
         assert "field Loop" not in text
     m.hinge("RockerPivot").initial_rates = np.array([rates["RockerPivot"]])
     res = simulate(m, t_end=0.01, output_step=0.01)
     assert res.column("CrankPivot.rz_rate")[0] == 6.0
+
+
+def _loop_gives_deg_s(text):
+    """The rate (deg/s) a refusal says the loop gives, as shown."""
+    import re
+    found = re.search(r"the loop gives [-0-9.e+]+ rad/s \(([-0-9.e+]+) deg/s\)", text)
+    assert found, text
+    return float(found.group(1))
+
+
+def test_a_cut_hinge_rate_typed_as_a_refusal_shows_it_is_kept(tmp_path):
+    """What a user does with the refusal above: types the loop's rate as it is shown into the
+    cut hinge (deg/s, as the GUI's field takes it). Six digits of it (what a message used to
+    give) are still refused, the two values shown different; the ten digits shown are kept and
+    the run goes."""
+    rates = _four_bar_rates()
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").drivers = [Driver("rz", "6*t", from_start=True)]
+    six = float(f"{math.degrees(rates['RockerPivot']):.6g}")
+    m.hinge("RockerPivot").initial_rates = np.array([math.radians(six)])
+    named, out = _refused(m, tmp_path)
+    assert named == {"RockerPivot"}
+    shown = _loop_gives_deg_s(out)
+    assert f"prescribed as {math.radians(six):.10g} rad/s ({six:.10g} deg/s)" in out
+    assert shown != six and shown == pytest.approx(six, rel=1e-5)
+    m.hinge("RockerPivot").initial_rates = np.array([math.radians(shown)])
+    path = tmp_path / "typed.mbs.xml"
+    xmlio.write(m, path)
+    assert _run_file(path)[0] == cli.EXIT_OK
+    res = simulate(xmlio.read(path), t_end=0.01, output_step=0.01)
+    assert res.column("RockerPivot.rz_rate")[0] == pytest.approx(math.radians(shown), rel=1e-9)
+
+
+def test_a_cut_hinge_rate_a_little_off_the_drivers_is_shown_not_changed_silently(tmp_path):
+    """A cut hinge's rate nine digits close to what the driven loop gives (3e-9 off: within the
+    refusal's 1e-8, beyond the assembly's 1e-9) used to be changed without a word. Now the
+    start check shows it, both rates written so that they read differently; accepted, the run
+    starts with the loop's rate."""
+    rates = _four_bar_rates()
+    m = four_bar(60.0)
+    m.hinge("CrankPivot").drivers = [Driver("rz", "6*t", from_start=True)]
+    nine = float(f"{math.degrees(rates['RockerPivot']):.9g}")
+    assert 1e-9 < abs(math.radians(nine) / rates["RockerPivot"] - 1) < 1e-8
+    m.hinge("RockerPivot").initial_rates = np.array([math.radians(nine)])
+    with pytest.raises(StartCorrectionError) as err:
+        simulate(m, t_end=0.01, output_step=0.01)
+    causes = dict(err.value.report.causes)
+    assert set(causes) == {"RockerPivot"}
+    assert causes["RockerPivot"] == (
+        f"the rate of coordinate rz is prescribed as {nine:.9g} deg/s on this hinge, which "
+        f"closes the loop, but the loop's other prescribed and driven rates make it "
+        f"{math.degrees(rates['RockerPivot']):.10g} deg/s")
+    res = simulate(m, t_end=0.01, output_step=0.01, accept_corrections=True)
+    assert res.column("RockerPivot.rz_rate")[0] == pytest.approx(rates["RockerPivot"],
+                                                                 rel=1e-12)
+
+
+def test_compared_values_read_differently_when_they_differ():
+    """The messages' pairs of values: more digits where six (four for lengths and angles) read
+    the same; a value that is zero but for round-off is 0; equal values as few digits as
+    asked."""
+    from MultibodyWB.solver.analysis.texts import pair
+    assert pair(1.0, 1.0 + 3e-9) == ("1", "1.000000003")
+    assert pair(101.191, 101.1913256) == ("101.191", "101.1913")
+    assert pair(0.1, 0.10002, 1e3, least=4) == ("100", "100.02")
+    assert pair(2.0, 2.0) == ("2", "2")
+    assert pair(3e-13, 2.0) == ("0", "2")
+    assert pair(3e-13, 4e-13) == ("0", "0")
+    assert pair(-1e-3, 1e-3, least=4) == ("-0.001", "0.001")
 
 
 def test_coordinates_prescribed_on_the_cut_hinge_are_kept_or_refused(tmp_path):

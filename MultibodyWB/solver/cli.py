@@ -37,8 +37,10 @@ EXIT_OK, EXIT_INTERNAL, EXIT_INVALID = 0, 1, 2
 MAX_PROBLEMS = 100
 #: Most bodies, hinges, forces or loops listed one per line by the summary (the rest are counted).
 SUMMARY_ROWS = 40
-#: Longest line of a problem or of the summary; longer ones are cut in the middle.
-MAX_LINE = 300
+#: Longest line of a problem or of the summary; longer ones are cut in the middle (a value the
+#: user wrote echoed at length; the solver's own messages, which compare a loop's values with
+#: ten digits and units, fit).
+MAX_LINE = 600
 
 
 class CliError(Exception):

@@ -40,6 +40,7 @@ from .kinematics import (coordinate_labels, coordinate_slices, coordinates_from_
                          loop_jacobian, loop_residual, marker_pose, twist_jacobian)
 from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES
 from ..model.problems import ModelError, Problem
+from .texts import pair
 from .topology import analyse
 
 __all__ = ["AssemblyReport", "assemble", "assembled_state", "coordinates_from_state",
@@ -169,13 +170,20 @@ def _unit(label, rate=False):
 
 
 def _fmt(label, value, rate=False):
-    if abs(value) < 1e-12:
-        value = 0.0                     # (round-off of a zero)
+    """A coordinate's value (or rate) with its unit (and in degrees, for an angle)."""
+    return _fmt_pair(label, value, value, rate)[0]
+
+
+def _fmt_pair(label, a, b, rate=False, least=6):
+    """Two values of a coordinate (or of its rate) compared in a message, with their units:
+    ``least`` significant digits, more where it takes them to read differently
+    (:func:`.texts.pair`)."""
     unit = _unit(label, rate)
-    text = f"{value:.6g} {unit}"
+    texts = [f"{x} {unit}" for x in pair(a, b, least=least)]
     if unit.startswith("rad"):
-        text += f" ({np.degrees(value):.6g} deg{'/s' if rate else ''})"
-    return text
+        deg = pair(a, b, 180.0 / np.pi, least=least)
+        texts = [f"{t} ({d} deg{'/s' if rate else ''})" for t, d in zip(texts, deg)]
+    return tuple(texts)
 
 
 @dataclass
@@ -299,8 +307,8 @@ class AssemblyReport:
             lines.append("  coordinates corrected:")
             w = max(len(k) for k in corr)
             for lab, (a, b) in corr.items():
-                lines.append(f"    {lab:<{w}}  {_fmt(lab, a)} -> {_fmt(lab, b)}  "
-                             f"(change {_fmt(lab, b - a)})")
+                ta, tb = _fmt_pair(lab, a, b)
+                lines.append(f"    {lab:<{w}}  {ta} -> {tb}  (change {_fmt(lab, b - a)})")
         else:
             lines.append("  coordinates: consistent as given")
         corr = self.rate_corrections
@@ -308,8 +316,8 @@ class AssemblyReport:
             lines.append("  rates corrected:")
             w = max(len(k) for k in corr)
             for lab, (a, b) in corr.items():
-                lines.append(f"    {lab:<{w}}  {_fmt(lab, a, True)} -> {_fmt(lab, b, True)}  "
-                             f"(change {_fmt(lab, b - a, True)})")
+                ta, tb = _fmt_pair(lab, a, b, True)
+                lines.append(f"    {lab:<{w}}  {ta} -> {tb}  (change {_fmt(lab, b - a, True)})")
         else:
             lines.append("  rates: consistent as given")
         if self.redundant:
@@ -546,8 +554,8 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
             if abs(b - a) > tol * (L if tr else 1.0):
                 missed.setdefault(lab.rsplit(".", 1)[0], []).append((lab, a, b))
         for name, items in missed.items():
-            values = "; ".join(f"{lab.rsplit('.', 1)[1]} prescribed as {_fmt(lab, a)}, "
-                               f"closed without it {_fmt(lab, b)}" for lab, a, b in items)
+            values = "; ".join("{} prescribed as {}, closed without it {}".format(
+                lab.rsplit(".", 1)[1], *_fmt_pair(lab, a, b)) for lab, a, b in items)
             problems.append(Problem(
                 f"Hinge '{name}'", "InitialCoordinates",
                 f"the coordinates prescribed on this hinge, which closes a loop, are out of the "
@@ -586,6 +594,15 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
             if verr <= 1e-10 * scale:
                 break
     qd = qd_try
+    if g_labels and np.any(free):
+        # the loops' rows hold to round-off: a cut hinge's prescribed rate, solved for with
+        # them in the least squares above, gives way where it contradicts them (by less than
+        # the refusal's tolerance below; the start check shows that it did)
+        gap = rs * (J @ qd)
+        if np.max(np.abs(gap), initial=0.0) > 1e-13 * scale:
+            A = rs[:, None] * J[:, free] * cs[None, free]
+            qd = qd.copy()
+            qd[free] += cs[free] * np.linalg.lstsq(A, -gap, rcond=None)[0]
 
     def closed_by(movable):
         """The given rates with the loops closed (J qd = 0) by the ``movable`` ones; None if
@@ -625,9 +642,10 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
                 missed.setdefault(lab.rsplit(".", 1)[0], []).append((lab, given_rate, got))
         by_loop = dict(zip(g_labels, G @ (qd if qd_loop is None else qd_loop)))
         for name, items in missed.items():
-            values = "; ".join(f"{lab.rsplit('.', 1)[1]} prescribed as {_fmt(lab, a, True)}, "
-                               f"the loop gives {_fmt(lab, by_loop[lab], True)}"
-                               for lab, a, _ in items)
+            # (ten digits: the loop's value typed back as shown is kept)
+            values = "; ".join("{} prescribed as {}, the loop gives {}".format(
+                lab.rsplit(".", 1)[1], *_fmt_pair(lab, a, by_loop[lab], True, least=10))
+                for lab, a, _ in items)
             problems.append(Problem(
                 f"Hinge '{name}'", "InitialRates",
                 f"the rates prescribed on this hinge, which closes a loop, cannot be met with "

@@ -48,6 +48,7 @@ from ..model.mechanism import Driver, MultibodySystem
 from ..model.problems import ModelError, Problem
 from ..maths.rotations import bryant_to_matrix
 from ..model.timefunction import parse
+from .texts import pair
 from .topology import analyse
 
 __all__ = ["LENGTH_TOLERANCE", "ANGLE_TOLERANCE", "BodyMove", "StartReport",
@@ -58,6 +59,9 @@ __all__ = ["LENGTH_TOLERANCE", "ANGLE_TOLERANCE", "BodyMove", "StartReport",
 LENGTH_TOLERANCE = 1e-5                     # 0.01 mm
 #: ... or whose orientation differs by more than this angle (rad).
 ANGLE_TOLERANCE = math.radians(0.01)
+#: A cut hinge's prescribed rate is kept when the assembled rate is within this fraction of it
+#: (of 1 rad/s or m/s when smaller): the assembly's own tolerance on a loop's rates.
+CUT_RATE_TOLERANCE = 1e-9
 
 
 def format_length(metres: float) -> str:
@@ -70,9 +74,21 @@ def format_angle(radians: float) -> str:
     return f"{math.degrees(radians):.4g} deg"
 
 
-def _format_coordinate(c: str, value: float) -> str:
-    return (format_length(value) if COORDINATE_KIND[c] == "translation"
-            else format_angle(value))
+def _coordinate_pair(c: str, a: float, b: float) -> tuple[str, str]:
+    """Two values of coordinate ``c`` compared in a message (mm or deg, from m or rad): as
+    :func:`format_length` and :func:`format_angle` write them, with more digits where it takes
+    them to read differently (:func:`.texts.pair`)."""
+    mm = COORDINATE_KIND[c] == "translation"
+    texts = pair(a, b, 1e3 if mm else 180.0 / math.pi, least=4)
+    return tuple(f"{t} {'mm' if mm else 'deg'}" for t in texts)
+
+
+def _rate_pair(c: str, a: float, b: float) -> tuple[str, str]:
+    """Two rates of coordinate ``c`` compared in a message (mm/s or deg/s, from m/s or
+    rad/s), written to read differently where they differ (:func:`.texts.pair`)."""
+    mm = COORDINATE_KIND[c] == "translation"
+    texts = pair(a, b, 1e3 if mm else 180.0 / math.pi)
+    return tuple(f"{t} {'mm/s' if mm else 'deg/s'}" for t in texts)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -274,6 +290,10 @@ class StartReport:
     rate_changes : list of (label, given, assembled)
         Prescribed (or driven) rates the loops cannot take (m/s, rad/s), with the consistent
         values.
+    cut_rate_changes : list of (label, prescribed, implied)
+        Cut hinges' prescribed rates that the loop's other prescribed and driven rates
+        contradict or that the assembly changes (m/s, rad/s), with the rates those make them
+        (NaN: they contradict each other too).
     """
 
     labels: tuple
@@ -286,12 +306,13 @@ class StartReport:
     causes: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     rate_changes: list = field(default_factory=list)
+    cut_rate_changes: list = field(default_factory=list)
 
     @property
     def moved(self) -> bool:
         """True when some body starts away from its intended pose beyond the tolerances, or a
-        prescribed rate cannot be kept."""
-        return bool(self.moves or self.rate_changes)
+        prescribed rate (of a tree hinge or of a cut hinge) cannot be kept."""
+        return bool(self.moves or self.rate_changes or self.cut_rate_changes)
 
     def problems(self) -> list[Problem]:
         """The moves and their causes as problems (element, field ``Start``)."""
@@ -529,10 +550,14 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
         for lab, (given, assembled) in assembly.rate_corrections.items():
             if lab in prescribed:
                 rate_changes.append((lab, given, assembled))
-        # the cut hinges' prescribed rates that the others contradict (kept: the others change)
-        cut_conflicts = [] if not rate_changes else [
-            (lab, rate, implied) for lab, rate, implied, _ in assembly.cut_rates
-            if not abs(implied - rate) <= 1e-9 * max(1.0, abs(rate), abs(implied))]
+        # the cut hinges' prescribed rates that the others contradict (kept: the others
+        # change), and those the assembly does not keep (it changed them to close the loops:
+        # within a hundredth of a millionth of the drivers' rates, not refused)
+        cut_conflicts = [
+            (lab, rate, implied) for lab, rate, implied, assembled in assembly.cut_rates
+            if (rate_changes and not abs(implied - rate) <= CUT_RATE_TOLERANCE * max(
+                1.0, abs(rate), abs(implied)))
+            or not abs(assembled - rate) <= CUT_RATE_TOLERANCE * max(1.0, abs(rate))]
         # estimated initial coordinates are the assembly's to change: intended as assembled
         for lab, i in index.items():
             h = model.hinge(lab.rsplit(".", 1)[0])
@@ -553,28 +578,21 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
 
     for lab, given, assembled in rate_changes:
         name, c = lab.rsplit(".", 1)
-        unit = "mm/s" if COORDINATE_KIND[c] == "translation" else "deg/s"
-        scale = 1e3 if unit == "mm/s" else math.degrees(1.0)
         what = "driven" if lab in driven else "prescribed"
-        if abs(assembled) <= 1e-12 * max(1.0, abs(given)):
-            assembled = 0.0                 # (round-off of a rate that is zero)
-        causes.append((name, f"the rate of coordinate {c} is {what} as {given * scale:.6g} "
-                             f"{unit}, but the loop's other prescribed and driven rates allow "
-                             f"{assembled * scale:.6g} {unit} (mark initial rates that are only "
-                             "estimates Estimate=\"true\")"))
+        given_text, assembled_text = _rate_pair(c, given, assembled)
+        causes.append((name, f"the rate of coordinate {c} is {what} as {given_text}, but the "
+                             f"loop's other prescribed and driven rates allow {assembled_text} "
+                             "(mark initial rates that are only estimates Estimate=\"true\")"))
     for lab, rate, implied in cut_conflicts:
         name, c = lab.rsplit(".", 1)
-        unit = "mm/s" if COORDINATE_KIND[c] == "translation" else "deg/s"
-        scale = 1e3 if unit == "mm/s" else math.degrees(1.0)
-        text = f"the rate of coordinate {c} is prescribed as {rate * scale:.6g} {unit} on " \
-               "this hinge, which closes the loop, but "
         if math.isnan(implied):
-            text += ("the loop's other prescribed and driven rates contradict it and each "
-                     "other")
+            rate_text = _rate_pair(c, rate, rate)[0]
+            but = "the loop's other prescribed and driven rates contradict it and each other"
         else:
-            text += (f"the loop's other prescribed and driven rates make it "
-                     f"{implied * scale:.6g} {unit}")
-        causes.append((name, text))
+            rate_text, implied_text = _rate_pair(c, rate, implied)
+            but = f"the loop's other prescribed and driven rates make it {implied_text}"
+        causes.append((name, f"the rate of coordinate {c} is prescribed as {rate_text} on this "
+                             f"hinge, which closes the loop, but {but}"))
     if moves:
         for h in model.hinges:
             r = hinge_residual(model, h, drawn)
@@ -594,31 +612,30 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
             name, c = lab.rsplit(".", 1)
             if abs(v - q_intended[i]) > (LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation"
                                          else ANGLE_TOLERANCE):
-                causes.append((name, f"coordinate {c} is driven from "
-                                     f"{_format_coordinate(c, v)} (its driver's value at t = 0) "
-                                     f"but starts at {_format_coordinate(c, q_intended[i])}; "
+                v_text, start_text = _coordinate_pair(c, v, q_intended[i])
+                causes.append((name, f"coordinate {c} is driven from {v_text} (its driver's "
+                                     f"value at t = 0) but starts at {start_text}; "
                                      "measure the driver from the start (From=\"start\") to "
                                      "keep the drawing"))
         for lab, prescribed_q, as_drawn, _ in (assembly.cut_coordinates if assembly else ()):
             name, c = lab.rsplit(".", 1)
             tol = LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation" else ANGLE_TOLERANCE
             if abs(prescribed_q - as_drawn) > tol:
-                as_drawn = 0.0 if abs(as_drawn) < 1e-12 else as_drawn
-                causes.append((name, f"coordinate {c} is prescribed as "
-                                     f"{_format_coordinate(c, prescribed_q)} on this hinge, which "
-                                     f"closes the loop, but is {_format_coordinate(c, as_drawn)} "
-                                     "as drawn"))
+                prescribed_text, drawn_text = _coordinate_pair(c, prescribed_q, as_drawn)
+                causes.append((name, f"coordinate {c} is prescribed as {prescribed_text} on "
+                                     f"this hinge, which closes the loop, but is {drawn_text} as "
+                                     "drawn"))
         for lab, i in index.items():
             name, c = lab.rsplit(".", 1)
             if lab in driven:
                 continue
             tol = LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation" else ANGLE_TOLERANCE
             if abs(q_start[i] - q_intended[i]) > tol:
-                causes.append((name, f"coordinate {c} changes from "
-                                     f"{_format_coordinate(c, q_intended[i])} to "
-                                     f"{_format_coordinate(c, q_start[i])} to close the loop"))
+                intended_text, start_text = _coordinate_pair(c, q_intended[i], q_start[i])
+                causes.append((name, f"coordinate {c} changes from {intended_text} to "
+                                     f"{start_text} to close the loop"))
     return StartReport(labels, q_drawn, q_intended, q_start, poses, intended, moves, causes,
-                       list(notes), rate_changes)
+                       list(notes), rate_changes, cut_conflicts)
 
 
 def prepare(model: MultibodySystem, accept_corrections: bool = False, topology=None):
