@@ -26,7 +26,8 @@ def four_bar(tmp_path_factory):
     artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
     if artifacts:
         os.makedirs(artifacts, exist_ok=True)
-        for name in ("four_bar_after_run.png", "four_bar_start_correction.png"):
+        for name in ("four_bar_after_run.png", "four_bar_start_correction.png",
+                     "four_bar_cut_rate_refused.png"):
             path = Path(result["_output_dir"]) / name
             if path.is_file():
                 shutil.copy(path, Path(artifacts) / name)
@@ -81,6 +82,39 @@ def test_a_driver_from_a_hidden_zero_is_refused_and_shown_until_accepted(four_ba
     assert four_bar["accepted_first_crank_angle_deg"] == pytest.approx(0.0, abs=1e-9)
     assert "accept_corrections=True" in four_bar["accepted_console"]
     assert four_bar["drawing_after_accepted_run"]
+
+
+def test_a_rate_typed_into_the_hinge_closing_the_loop_against_the_motor(four_bar):
+    """100 deg/s typed into the initial rate of the hinge that closes the loop (its task panel),
+    the crank at 60 rpm: Run is refused naming the hinge's property and the rate the loop
+    gives, in deg/s, with the document's words for the way out; nothing stored, nothing moved.
+    That rate typed back as shown: the run starts with it on the hinge, the crank at 360 deg/s
+    and every part where it is drawn."""
+    r = four_bar
+    assert r["cut_is_rocker_pivot"], r["cut_hinges"]
+    assert r["cut_simulate_closed"] and r["cut_rate_typed"]
+    assert r["cut_rate_property"] == pytest.approx(100.0)
+    assert not r["cut_refused_started"] and r["cut_refused_runs"] == 0
+    text = r["cut_refused_messages"]
+    assert "The mechanism cannot be assembled:" in text, text
+    label = r["cut_hinges"][0]
+    assert f"Hinge '{label}', property InitialRateRz: the rates prescribed on this hinge, " \
+           "which closes a loop, cannot be met with the loop's driven rates" in text, text
+    assert "(100 deg/s), the loop gives" in text, text
+    assert "(tick InitialIsEstimate on the hinge, or set its initial rates to 0 (a zero rate " \
+           "is not given))" in text, text
+    assert 'Estimate="true"' not in text
+    shown = float(r["cut_loop_rate_shown"])
+    assert shown != pytest.approx(100.0, abs=0.5)
+    assert r["cut_rate_typed_back"] and r["cut_typed_back_started"], \
+        r["cut_typed_back_messages"]
+    assert r["cut_typed_back_status"].startswith("Done"), r["cut_typed_back_messages"]
+    assert r["cut_typed_back_runs"] == 1
+    assert r["cut_first_rate_deg_s"] == pytest.approx(shown, rel=1e-9)
+    assert r["cut_first_crank_rate_deg_s"] == pytest.approx(360.0, rel=1e-12)
+    for name, (dp, dR) in r["cut_first_frame_errors"].items():
+        assert dp < 1e-3 and dR < 1e-6, (name, dp, dR)
+    assert r["cut_drawing_kept"]
 
 
 def test_a_first_run_waits_for_the_compile_in_another_process_and_cancel_ends_it(four_bar):

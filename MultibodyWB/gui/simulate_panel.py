@@ -38,6 +38,7 @@ import FreeCADGui
 
 from ..document import runs
 from ..objects.base import type_of
+from ..objects.export import advice_in_document, document_problem
 from ..objects.mechanism import members
 from ..objects.result import TYPE as RESULT
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION, setting
@@ -499,6 +500,14 @@ class SimulatePanel(TaskPanel):
         for failure in found.failures:
             self.warn(f"Overlap not checked: {failure}")
 
+    def _in_document(self, problem):
+        """A problem of the solver's said of the document's object and property, with the
+        property to change (:func:`~MultibodyWB.objects.export.document_problem`)."""
+        try:
+            return document_problem(self.mechanism, problem)
+        except Exception:  # noqa: BLE001 - the solver's own words rather than none
+            return problem
+
     def warn(self, text):
         """Show a warning in the panel's messages and the report view."""
         self.messages.appendPlainText(f"Warning: {text}")
@@ -517,7 +526,7 @@ class SimulatePanel(TaskPanel):
             except ModelError as exc:              # a loop that cannot be closed
                 self.say("The mechanism cannot be assembled:", error=True)
                 for p in exc.problems:
-                    self.say(f"  {p}", error=True)
+                    self.say(f"  {self._in_document(p)}", error=True)
                 self.status.setText("Not run: the model has problems")
                 return False
             except Exception as exc:  # noqa: BLE001 - said in the panel, never a traceback
@@ -565,7 +574,7 @@ class SimulatePanel(TaskPanel):
             lines.append(f"\u2022 '{move.label or move.name}' moves "
                          f"{_length(move.distance)} and turns {_angle(move.angle)}")
         for hinge, text in report.causes:
-            lines.append(f"\u2022 because of hinge '{hinge}': {text}")
+            lines.append(f"\u2022 because of hinge '{hinge}': {advice_in_document(text)}")
         lines.append("The 3D view shows that start (the moved parts are selected). Run from "
                      "it, or keep the drawing and fix the model.")
         self.start_text.setText("\n".join(lines))
@@ -688,7 +697,7 @@ class SimulatePanel(TaskPanel):
             if isinstance(exc, ModelError):
                 self.say("The run failed:", error=True)
                 for p in exc.problems:
-                    self.say(f"  {p}", error=True)
+                    self.say(f"  {self._in_document(p)}", error=True)
             elif getattr(job, "internal_error", False):
                 self._internal_error("simulating", exc, job.trace)
             else:

@@ -80,6 +80,7 @@ class Export:
     model: MultibodySystem
     object_problems: list = field(default_factory=list)
     object_warnings: list = field(default_factory=list)
+    objects: dict = field(default_factory=dict)   # the model's element texts -> their objects
 
     @property
     def warnings(self):
@@ -108,7 +109,7 @@ class _Builder:
         self.mechanism = mechanism
         self.result = Export(MultibodySystem(mechanism.Label))
         self.model = self.result.model
-        self.element_object = {}      # model element text -> FreeCAD object
+        self.element_object = self.result.objects   # model element text -> FreeCAD object
         self.parts = {}               # body object Name -> model part
         self.marker_refs = {}         # marker object Name -> MarkerRef
 
@@ -350,10 +351,11 @@ class _Builder:
             if type_of(obj) == BODY and p.field in _DERIVED_BODY_FIELDS and obj.Name in flagged:
                 continue        # follows from a problem already reported on the body
             prop = obj.Proxy.field_property(obj, p.field)
+            message = advice_in_document(p.message)
             if all(name.strip() in obj.PropertiesList for name in prop.split(",")):
-                self.add(obj, prop, p.message)
+                self.add(obj, prop, message)
             else:               # no property to edit: e.g. a body that no hinge connects
-                self.add(obj, "", f"{p.field}: {p.message}")
+                self.add(obj, "", f"{p.field}: {message}")
 
     def _model_warnings(self):
         """What the model looks wrong in without a run being refused (a contact between bodies
@@ -368,6 +370,54 @@ class _Builder:
 def collect(mechanism):
     """The model of ``mechanism`` and every problem of it (see :class:`Export`); never raises."""
     return _Builder(mechanism).build()
+
+
+#: What the solver's messages advise in the neutral file's words, in the document's: the
+#: attributes that the properties of the hinges hold (in this order: the longer first).
+ADVICE_IN_DOCUMENT = (
+    ('mark them Estimate="true"', "tick InitialIsEstimate on the hinge"),
+    ('mark initial rates that are only estimates Estimate="true"',
+     "tick InitialIsEstimate on a hinge whose initial rates are only estimates"),
+    ('(From="start")', "(DriverFromDrawing)"),
+    ('SpringReferenceFrom="start"', "SpringReferenceAsDrawn"),
+)
+
+
+#: How a hinge's prescribed values the solver refuses are dropped, by the field it names: in a
+#: file the element is left out; in the document a rate of 0 is not given, and coordinates are
+#: not given when the hinge starts as drawn.
+DROP_IN_DOCUMENT = {
+    "InitialRates": "tick InitialIsEstimate on the hinge, or set its initial rates to 0 (a "
+                    "zero rate is not given)",
+    "InitialCoordinates": "tick InitialIsEstimate on the hinge, or InitialAsDrawn",
+}
+
+
+def advice_in_document(text: str) -> str:
+    """A solver message with its advice in the document's words (:data:`ADVICE_IN_DOCUMENT`)."""
+    for neutral, document in ADVICE_IN_DOCUMENT:
+        text = text.replace(neutral, document)
+    return text
+
+
+def document_problem(mechanism, problem) -> ObjectProblem:
+    """A problem the solver found in ``mechanism``'s model (its element, field and message in
+    the neutral model's terms: ``Hinge 'Rocker'``, ``InitialRates``), said of the document's
+    object and property that hold it (``InitialRateRz``), its advice in the document's words.
+    A field no property holds (``Start``) stays in the message; an element no object makes
+    (``Simulation``, a loop) is named as the solver names it."""
+    obj = collect(mechanism).objects.get(problem.element)
+    message = problem.message
+    if problem.field in DROP_IN_DOCUMENT:
+        message = message.replace('mark them Estimate="true" or drop them',
+                                  DROP_IN_DOCUMENT[problem.field])
+    message = advice_in_document(message)
+    if obj is None:
+        return ObjectProblem(problem.element, problem.field, message)
+    prop = obj.Proxy.field_property(obj, problem.field)
+    if not all(name.strip() in obj.PropertiesList for name in prop.split(",")):
+        prop, message = "", f"{problem.field}: {message}"
+    return ObjectProblem(obj.Proxy.element(obj), prop, message)
 
 
 def to_model(mechanism):

@@ -190,6 +190,85 @@ def run_panel(panel):
     return started
 
 
+def close_task_panel():
+    """Close the open task panel with its Close button, as a user does."""
+    for b in FreeCADGui.getMainWindow().findChildren(W.QPushButton):
+        if b.isVisible() and b.text().replace("&", "") == "Close":
+            b.click()
+            in_freecad.process_events()
+            return True
+    return False
+
+
+def typed_into_hinge(hinge, field, text):
+    """Open ``hinge``'s task panel by a double-click, type ``text`` into ``field``, press OK."""
+    hinge.ViewObject.doubleClicked()
+    in_freecad.process_events()
+    typed = type_into(field, text)
+    return typed and click_ok()
+
+
+def cut_hinge_rate(doc, mechanism, hinges, panel, crank, coupler, rocker, rest):
+    """The crank turned by its 60 rpm motor; the user types 100 deg/s into the initial rate of
+    the hinge that closes the loop (its task panel, opened by a double-click; the Simulate
+    panel closed first: one task panel at a time), then Simulate -> Run. The panel refuses and
+    says the rate the loop gives, naming the property to change; typed back as shown, the run
+    starts with that rate on the hinge."""
+    import re
+    from MultibodyWB.document import runs
+    from MultibodyWB.gui import simulate_panel
+    from MultibodyWB.objects import export
+    from MultibodyWB.objects.result import load
+    from MultibodyWB.solver.analysis.topology import analyse
+    r = {}
+    r["cut_hinges"] = list(analyse(export.to_model(mechanism)).cut_hinges)
+    cut = hinges["RockerPivot"]
+    r["cut_is_rocker_pivot"] = r["cut_hinges"] == [cut.Label]
+    r["cut_simulate_closed"] = close_task_panel()
+    r["cut_rate_typed"] = typed_into_hinge(cut, "InitialRateRz", "100 deg/s")
+    r["cut_rate_property"] = float(cut.InitialRateRz.getValueAs("deg/s"))
+    n_runs = len(runs.result_objects(mechanism))
+    select(doc, (mechanism, ""))
+    FreeCADGui.runCommand("MultibodyWB_Simulate")
+    in_freecad.process_events()
+    panel = simulate_panel.current
+    r["cut_refused_started"] = run_panel(panel)
+    r["cut_refused_status"] = panel.status.text()
+    text = panel.messages.toPlainText()
+    r["cut_refused_messages"] = text[-3000:]
+    r["cut_refused_runs"] = len(runs.result_objects(mechanism)) - n_runs
+    in_freecad.grab_main_window("four_bar_cut_rate_refused.png")
+    found = re.search(r"the loop gives [-0-9.e+]+ rad/s \(([-0-9.e+]+) deg/s\)", text)
+    r["cut_loop_rate_shown"] = found.group(1) if found else None
+    if found:
+        close_task_panel()
+        r["cut_rate_typed_back"] = typed_into_hinge(cut, "InitialRateRz",
+                                                    f"{found.group(1)} deg/s")
+        select(doc, (mechanism, ""))
+        FreeCADGui.runCommand("MultibodyWB_Simulate")
+        in_freecad.process_events()
+        panel = simulate_panel.current
+        r["cut_typed_back_started"] = run_panel(panel)
+        r["cut_typed_back_status"] = panel.status.text()
+        r["cut_typed_back_messages"] = panel.messages.toPlainText()[-3000:]
+        r["cut_typed_back_runs"] = len(runs.result_objects(mechanism)) - n_runs
+        res = load(runs.latest_result(mechanism))
+        r["cut_first_rate_deg_s"] = math.degrees(res.column(f"{cut.Label}.rz_rate")[0])
+        r["cut_first_crank_rate_deg_s"] = math.degrees(
+            res.column(f"{hinges['CrankPivot'].Label}.rz_rate")[0])
+        r["cut_first_frame_errors"] = frame_errors(res, mechanism, 0)
+    after = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
+             for o in (crank, coupler, rocker)}
+    r["cut_drawing_kept"] = after == rest
+    # the rate cleared again (the zero the drawing had), for what follows
+    close_task_panel()
+    typed_into_hinge(cut, "InitialRateRz", "0 deg/s")
+    select(doc, (mechanism, ""))
+    FreeCADGui.runCommand("MultibodyWB_Simulate")
+    in_freecad.process_events()
+    return r
+
+
 def check():
     from MultibodyWB.document import runs
     from MultibodyWB.gui import simulate_panel
@@ -306,6 +385,15 @@ def check():
     after = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
              for o in (crank, coupler, rocker)}
     result["drawing_after_accepted_run"] = after == rest
+
+    # -- a rate typed into the hinge that closes the loop, against the motor: refused, the
+    #    loop's rate shown; typed back as shown, the run keeps it -----------------------------
+    crank_hinge.DriverRz = ""
+    crank_hinge.DriverFromDrawing = True
+    crank_hinge.MotorSpeedRz = "360 deg/s"
+    doc.recompute()
+    result.update(cut_hinge_rate(doc, mechanism, hinges, panel, crank, coupler, rocker, rest))
+    panel = simulate_panel.current
 
     # -- a first run on a machine whose kernels are not compiled: the compile runs in another
     #    process, the panel shows it, Cancel ends it at once ------------------------------------
