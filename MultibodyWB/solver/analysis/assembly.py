@@ -37,7 +37,8 @@ import scipy.linalg
 
 from .kinematics import (coordinate_labels, coordinate_slices, coordinates_from_pose,
                          forward_kinematics, initial_coordinates, local_motion_subspace,
-                         loop_jacobian, loop_residual, marker_pose, twist_jacobian)
+                         loop_jacobian, loop_residual, marker_pose,
+                         relative_twist_jacobian)
 from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES
 from ..model.problems import ModelError, Problem
 from .texts import pair
@@ -413,8 +414,7 @@ def _cut_rows(model, topology, q, what, poses=None):
         mo, mi = marker_pose(model, h.output, poses), marker_pose(model, h.input, poses)
         qc, _ = coordinates_from_pose(h.type, mo.R.T @ mi.R, mo.R.T @ (mi.p - mo.p),
                                       reference=h.initial_coordinates)
-        rel = (twist_jacobian(model, topology, h.input.body, q, poses, mi.p)
-               - twist_jacobian(model, topology, h.output.body, q, poses, mi.p))
+        rel = relative_twist_jacobian(model, topology, h, q, poses, mi.p)
         local = np.vstack([mo.R.T @ rel[:3], mo.R.T @ rel[3:]])
         rows.append(np.linalg.pinv(local_motion_subspace(h.type, qc)) @ local)
         given.append(h.vector(what))

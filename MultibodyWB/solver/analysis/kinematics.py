@@ -607,6 +607,14 @@ def loop_jacobian(model: MultibodySystem, topology: Topology, q: Coordinates,
     return J, rows
 
 
+def relative_twist_jacobian(model, topology, h, q, poses, point) -> np.ndarray:
+    """(6, n): hinge ``h``'s relative twist (its input body's twist minus its output body's)
+    about the global ``point``, in global axes, per tree coordinate rate (see
+    :func:`twist_jacobian`; ``poses`` at ``q``)."""
+    return (twist_jacobian(model, topology, h.input.body, q, poses, point)
+            - twist_jacobian(model, topology, h.output.body, q, poses, point))
+
+
 def _loop_jacobian(model, topology, q, poses):
     """:func:`loop_jacobian` and, per row, whether it is a translation."""
     poses = forward_kinematics(model, topology, q) if poses is None else poses
@@ -615,9 +623,7 @@ def _loop_jacobian(model, topology, q, poses):
         C, labels = constrained_directions(h.type, qc)
         B = np.zeros((6, 6))
         B[:3, :3] = B[3:, 3:] = mo.R
-        rel = (twist_jacobian(model, topology, h.input.body, q, poses, p)
-               - twist_jacobian(model, topology, h.output.body, q, poses, p))
-        blocks.append((B @ C).T @ rel)
+        blocks.append((B @ C).T @ relative_twist_jacobian(model, topology, h, q, poses, p))
         rows += [f"{h.name}: {label}" for label in labels]
         translation += [label.startswith("translation") for label in labels]
     # couplers: a u1 + b u2 = 0 on two tree coordinates
