@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -393,10 +394,21 @@ def _prescribed(h, what):
     return getattr(h, what) is not None and not getattr(h, what + "_estimate")
 
 
-def _cut_rows(model, topology, q, what, poses=None):
+class CutRows(NamedTuple):
+    """The cut hinges' prescribed values as equations on the tree's coordinates
+    (:func:`_cut_rows`): ``G (k, n)``, ``given (k,)``, ``fitted (k,)``, ``labels`` (k
+    coordinate labels) and ``translation (k,)`` (bool)."""
+    G: np.ndarray
+    given: np.ndarray
+    fitted: np.ndarray
+    labels: tuple
+    translation: np.ndarray
+
+
+def _cut_rows(model, topology, q, what, poses=None) -> CutRows:
     """The cut hinges whose ``what`` (``initial_rates`` or ``initial_coordinates``) is
-    prescribed, as equations on the tree's coordinates ``q``: ``(G (k, n), given (k,), fitted
-    (k,), labels, translation (k,))``, one row per coordinate of each such hinge.
+    prescribed, as equations on the tree's coordinates ``q`` (:class:`CutRows`), one row per
+    coordinate of each such hinge.
 
     ``fitted``: the hinge's coordinates from its markers' poses at ``q`` (angles nearest to its
     initial coordinates, when given). A row of G times the tree's rates is the rate of that
@@ -407,7 +419,8 @@ def _cut_rows(model, topology, q, what, poses=None):
     hinges = [model.hinge(c) for c in topology.cut_hinges]
     hinges = [h for h in hinges if what and _prescribed(h, what)]
     if not hinges:
-        return (np.zeros((0, q.size)), np.zeros(0), np.zeros(0), (), np.zeros(0, dtype=bool))
+        return CutRows(np.zeros((0, q.size)), np.zeros(0), np.zeros(0), (),
+                       np.zeros(0, dtype=bool))
     poses = forward_kinematics(model, topology, q) if poses is None else poses
     rows, given, fitted, labels = [], [], [], []
     for h in hinges:
@@ -422,8 +435,8 @@ def _cut_rows(model, topology, q, what, poses=None):
         labels += [f"{h.name}.{c}" for c in HINGE_TYPES[h.type].coordinates]
     translation = np.array([COORDINATE_KIND[lab.rsplit(".", 1)[1]] == "translation"
                             for lab in labels], dtype=bool)
-    return (np.vstack(rows), np.concatenate(given), np.concatenate(fitted), tuple(labels),
-            translation)
+    return CutRows(np.vstack(rows), np.concatenate(given), np.concatenate(fitted),
+                   tuple(labels), translation)
 
 
 def _scalings(model, topology, labels, rows):
@@ -535,12 +548,12 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
             break
     if err > tol:
         problems, r0 = [], 0
-        if cut[3]:
+        if cut.labels:
             # the loops alone: can they close? then the cut hinges' coordinates are the cause
             q_loop, phi, _, _, _, _, _ = _close_positions(
                 model, topology, q, free, rs, cs, tol, max_iterations, L, cut_rows=False)
-            cut = cut[:2] + (_cut_rows(model, topology, q_loop, "initial_coordinates")[2],) \
-                + cut[3:]
+            cut = cut._replace(
+                fitted=_cut_rows(model, topology, q_loop, "initial_coordinates").fitted)
         for lp in topology.loops:
             k = HINGE_TYPES[model.hinge(lp.cut_hinge).type].constraints
             gap = [(rows[j], float(phi[j])) for j in range(r0, r0 + k)
@@ -548,9 +561,8 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
             if gap:
                 problems.append(_loop_problem(model, topology, lp.cut_hinge, gap))
             r0 += k
-        _, given_c, fitted_c, c_labels, c_trans = cut
         missed = {}
-        for lab, a, b, tr in zip(c_labels, given_c, fitted_c, c_trans):
+        for lab, a, b, tr in zip(cut.labels, cut.given, cut.fitted, cut.translation):
             if abs(b - a) > tol * (L if tr else 1.0):
                 missed.setdefault(lab.rsplit(".", 1)[0], []).append((lab, a, b))
         for name, items in missed.items():
@@ -564,10 +576,10 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
         raise ModelError(problems)
     q = qa
     cut_coordinates = ()
-    if cut[3]:
-        at_start = _cut_rows(model, topology, q_given, "initial_coordinates")[2]
+    if cut.labels:
+        at_start = _cut_rows(model, topology, q_given, "initial_coordinates").fitted
         cut_coordinates = tuple((lab, float(a), float(b), float(c)) for lab, a, b, c in
-                                zip(cut[3], cut[1], at_start, cut[2]))
+                                zip(cut.labels, cut.given, at_start, cut.fitted))
 
     # rates: least squares, first on what was not given; the loops' rows (J qd = 0) and the
     # cut hinges' prescribed rates (G qd = g) together
@@ -704,9 +716,9 @@ def _close_positions(model, topology, q, movable, rs, cs, tol, max_iterations, L
     def evaluate(qq):
         poses = forward_kinematics(model, topology, qq)
         cut = _cut_rows(model, topology, qq, "initial_coordinates" if cut_rows else "", poses)
-        gs = np.where(cut[4], 1.0 / L, 1.0)
+        gs = np.where(cut.translation, 1.0 / L, 1.0)
         return (loop_residual(model, topology, poses), poses, cut,
-                gs * (cut[2] - cut[1]))
+                gs * (cut.fitted - cut.given))
 
     def error(phi, res):
         return float(np.max(np.abs(np.concatenate([rs * phi, res])), initial=0.0))
@@ -719,9 +731,9 @@ def _close_positions(model, topology, q, movable, rs, cs, tol, max_iterations, L
     slow = 0
     while err > tol and iterations < max_iterations:
         iterations += 1
-        gs = np.where(cut[4], 1.0 / L, 1.0)
+        gs = np.where(cut.translation, 1.0 / L, 1.0)
         A = np.vstack([rs[:, None] * J[:, movable],
-                       gs[:, None] * cut[0][:, movable]]) * cs[None, movable]
+                       gs[:, None] * cut.G[:, movable]]) * cs[None, movable]
         dx = np.linalg.lstsq(A, -np.concatenate([rs * phi, res]), rcond=None)[0]
         dq = np.zeros_like(q)
         dq[movable] = cs[movable] * dx
