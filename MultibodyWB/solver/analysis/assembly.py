@@ -280,6 +280,18 @@ class AssemblyReport:
                                                                 self.qd)
                 if abs(b - a) > self.tolerance * scale * self._scaled(lab)}
 
+    def corrections_text(self, limit: int = 3) -> str:
+        """The corrected coordinates and rates in a line (the first ``limit`` of each, then how
+        many more): ``'CrankPivot.rz 1.5708 rad (90 deg) -> 0 rad (0 deg)'``."""
+        parts = []
+        for corr, rate in ((self.corrections, False), (self.rate_corrections, True)):
+            items = list(corr.items())
+            parts += ["{} {} -> {}".format(lab, *_fmt_pair(lab, a, b, rate))
+                      for lab, (a, b) in items[:limit]]
+            if len(items) > limit:
+                parts.append(f"{len(items) - limit} more {'rates' if rate else 'coordinates'}")
+        return "; ".join(parts)
+
     @property
     def changed(self) -> bool:
         """True when any coordinate or rate was corrected."""

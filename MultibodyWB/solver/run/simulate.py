@@ -517,7 +517,8 @@ def _loop_report(system, report, rec, monitor, times, states) -> dict:
         info["assembly"] = str(report)
         if report.inconsistent:
             warnings.append("the initial coordinates or rates violated the loop constraints and "
-                            "were corrected (see meta['assembly'])")
+                            "were corrected: " + report.corrections_text()
+                            + " (the assembly's whole report: meta['assembly'])")
         warnings += report.warnings
     m = system.tree.m_tot
     rank0 = rec.ranks[0]

@@ -592,7 +592,8 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
         info["assembly"] = str(report)
         if report.inconsistent:
             warnings.append("the initial coordinates or rates violated the loop constraints and "
-                            "were corrected (see meta['assembly'])")
+                            "were corrected: " + report.corrections_text()
+                            + " (the assembly's whole report: meta['assembly'])")
         warnings += report.warnings
     if first.redundant:
         red = report.redundant if report is not None and report.redundant else first.redundant
