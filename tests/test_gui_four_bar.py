@@ -6,6 +6,7 @@ along a pin; the spring stores nothing at t = 0; a driver from a hidden zero is 
 explained in mm and degrees until the user accepts it."""
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def four_bar(tmp_path_factory):
     if artifacts:
         os.makedirs(artifacts, exist_ok=True)
         for name in ("four_bar_after_run.png", "four_bar_start_correction.png",
-                     "four_bar_cut_rate_refused.png"):
+                     "four_bar_cut_rate_refused.png", "four_bar_cut_rates_box.png"):
             path = Path(result["_output_dir"]) / name
             if path.is_file():
                 shutil.copy(path, Path(artifacts) / name)
@@ -114,6 +115,40 @@ def test_a_rate_typed_into_the_hinge_closing_the_loop_against_the_motor(four_bar
     assert r["cut_first_crank_rate_deg_s"] == pytest.approx(360.0, rel=1e-12)
     for name, (dp, dR) in r["cut_first_frame_errors"].items():
         assert dp < 1e-3 and dR < 1e-6, (name, dp, dR)
+
+
+def test_rates_typed_into_the_crank_and_the_hinge_closing_the_loop_that_disagree(four_bar):
+    """No motor: 360 deg/s typed into the crank's initial rate, 100 deg/s into the cut hinge's.
+    Run shows the start box, about rates (the parts start as drawn), naming both hinges with
+    the rates the loop allows, in deg/s, and the document's way out; accepted, the run starts
+    with rates that close the loop, and the drawing is untouched."""
+    r = four_bar
+    assert r["cut_crank_rate_typed"] and r["cut_rate_retyped"]
+    assert not r["cut_rates_started"] and r["cut_rates_box_visible"]
+    text = r["cut_rates_box_text"]
+    assert text.startswith("The run would not start with the initial rates given (the parts "
+                           "start as drawn):"), text
+    label = r["cut_hinges"][0]
+    assert f"because of hinge '{label}': the rate of coordinate rz is prescribed as 100 deg/s " \
+           "on this hinge, which closes the loop, but the loop's other prescribed and driven " \
+           "rates make it" in text, text
+    assert "tick InitialIsEstimate on a hinge whose initial rates are only estimates" in text
+    assert 'Estimate="true"' not in text
+    assert r["cut_rates_status"] == "Not run yet: the start differs from the initial rates given"
+    assert r["cut_rates_buttons"] == ["Run with these rates", "Keep the values given"]
+    assert r["cut_rates_panel_fits"], r["cut_rates_panel_widths"]
+    assert r["cut_rates_accepted_runs"] == 1
+    rates = r["cut_rates_accepted_rates_deg_s"]
+    # the loop closes: the rocker turns as the motor run's loop made it (175.43 deg/s when the
+    # crank turns at 360 deg/s, the same drawing), the 100 deg/s given up
+    ratio = float(r["cut_loop_rate_shown"]) / 360.0
+    assert rates["RockerPivot"] == pytest.approx(ratio * rates["CrankPivot"], rel=1e-9), rates
+    # the crank's 360 deg/s gave way, to the rate the box said
+    found = re.search(r"the rate of coordinate rz is prescribed as 360 deg/s, but the loop's "
+                      r"other prescribed and driven rates allow ([-0-9.e+]+) deg/s", text)
+    assert found, text
+    assert rates["CrankPivot"] == pytest.approx(float(found.group(1)), rel=1e-5)
+    assert rates["CrankPivot"] != pytest.approx(360.0, rel=1e-3), rates
     assert r["cut_drawing_kept"]
 
 

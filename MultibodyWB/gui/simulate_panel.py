@@ -290,7 +290,9 @@ class SimulatePanel(TaskPanel):
         self.start_text.setObjectName("StartCorrectionText")
         self.start_text.setWordWrap(True)
         layout.addWidget(self.start_text)
-        row = QtWidgets.QHBoxLayout()
+        # the two buttons one above the other: side by side their texts make the panel wider
+        # than the combo view, which then cuts off its right side (the Run button, the text)
+        row = QtWidgets.QVBoxLayout()
         self.accept_start_button = QtWidgets.QPushButton("Run from this start")
         self.accept_start_button.setObjectName("AcceptStart")
         self.accept_start_button.setToolTip(
@@ -569,18 +571,28 @@ class SimulatePanel(TaskPanel):
         """Say what the run would move and why, show it in the 3D view, ask."""
         from ..document.animation import Animator, PoseFrame
         self.pending_model = model
-        lines = ["The run would not start from the drawing:"]
+        rates_only = not report.moves           # the parts start as drawn; rates differ
+        lines = ["The run would not start with the initial rates given (the parts start as "
+                 "drawn):" if rates_only else "The run would not start from the drawing:"]
         for move in report.moves:
             lines.append(f"\u2022 '{move.label or move.name}' moves "
                          f"{_length(move.distance)} and turns {_angle(move.angle)}")
         for hinge, text in report.causes:
             lines.append(f"\u2022 because of hinge '{hinge}': {advice_in_document(text)}")
-        lines.append("The 3D view shows that start (the moved parts are selected). Run from "
+        lines.append("Run with the rates the loop gives, or keep the values given and fix "
+                     "the model." if rates_only else
+                     "The 3D view shows that start (the moved parts are selected). Run from "
                      "it, or keep the drawing and fix the model.")
         self.start_text.setText("\n".join(lines))
+        self.accept_start_button.setText("Run with these rates" if rates_only
+                                         else "Run from this start")
+        self.keep_drawing_button.setText("Keep the values given" if rates_only
+                                         else "Keep the drawing")
+        compact(self.accept_start_button, self.keep_drawing_button)
         for line in lines:
             self.say(line, error=True)
-        self.status.setText("Not run yet: the start differs from the drawing")
+        self.status.setText("Not run yet: the start differs from the initial rates given"
+                            if rates_only else "Not run yet: the start differs from the drawing")
         frame = PoseFrame({name: pose for name, pose in report.poses.items()
                            if model.body(name) is not None})
         self.start_preview = Animator(self.mechanism, frame, markers=True)

@@ -257,12 +257,50 @@ def cut_hinge_rate(doc, mechanism, hinges, panel, crank, coupler, rocker, rest):
         r["cut_first_crank_rate_deg_s"] = math.degrees(
             res.column(f"{hinges['CrankPivot'].Label}.rz_rate")[0])
         r["cut_first_frame_errors"] = frame_errors(res, mechanism, 0)
+    # no motor: the crank's initial rate typed instead (360 deg/s), the cut hinge's 100 deg/s
+    # against it: not refused (no driver), the start box says which rates the loop takes
+    crank_hinge = hinges["CrankPivot"]
+    close_task_panel()
+    crank_hinge.MotorSpeedRz = "0 deg/s"
+    r["cut_crank_rate_typed"] = typed_into_hinge(crank_hinge, "InitialRateRz", "360 deg/s")
+    r["cut_rate_retyped"] = typed_into_hinge(cut, "InitialRateRz", "100 deg/s")
+    select(doc, (mechanism, ""))
+    FreeCADGui.runCommand("MultibodyWB_Simulate")
+    in_freecad.process_events()
+    panel = simulate_panel.current
+    n_before = len(runs.result_objects(mechanism))
+    r["cut_rates_started"] = run_panel(panel)
+    r["cut_rates_box_visible"] = panel.start_box.isVisible()
+    r["cut_rates_box_text"] = panel.start_text.text()
+    r["cut_rates_status"] = panel.status.text()
+    r["cut_rates_buttons"] = [panel.accept_start_button.text(), panel.keep_drawing_button.text()]
+    # the panel fits the combo view: nothing of it cut off on the right
+    form = panel.form if not isinstance(panel.form, list) else panel.form[0]
+    scroll = form.parentWidget()
+    while scroll is not None and not isinstance(scroll, W.QScrollArea):
+        scroll = scroll.parentWidget()
+    view = scroll.viewport() if scroll is not None else None
+    right = {b.objectName(): b.mapTo(view, b.rect().topLeft()).x() + b.width()
+             for b in (panel.cancel_button, panel.keep_drawing_button)} if view else {}
+    r["cut_rates_panel_fits"] = bool(right) and max(right.values()) <= view.width()
+    r["cut_rates_panel_widths"] = [right, view.width() if view else None]
+    in_freecad.grab_main_window("four_bar_cut_rates_box.png")
+    panel.accept_start_button.click()
+    in_freecad.process_events()
+    wait_for(lambda: not panel.running and not panel.timer.isActive())
+    r["cut_rates_accepted_runs"] = len(runs.result_objects(mechanism)) - n_before
+    res = load(runs.latest_result(mechanism))
+    r["cut_rates_accepted_rates_deg_s"] = {
+        name: math.degrees(res.column(f"{h.Label}.rz_rate")[0]) for name, h in hinges.items()}
     after = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
              for o in (crank, coupler, rocker)}
     r["cut_drawing_kept"] = after == rest
-    # the rate cleared again (the zero the drawing had), for what follows
+    # the rates cleared again (the zeros the drawing had), the motor back, for what follows
     close_task_panel()
     typed_into_hinge(cut, "InitialRateRz", "0 deg/s")
+    typed_into_hinge(crank_hinge, "InitialRateRz", "0 deg/s")
+    crank_hinge.MotorSpeedRz = "360 deg/s"
+    doc.recompute()
     select(doc, (mechanism, ""))
     FreeCADGui.runCommand("MultibodyWB_Simulate")
     in_freecad.process_events()
