@@ -102,9 +102,11 @@ def test_a_rate_typed_into_the_hinge_closing_the_loop_against_the_motor(four_bar
     assert f"Hinge '{label}', property InitialRateRz: the rates prescribed on this hinge, " \
            "which closes a loop, cannot be met with the loop's driven rates" in text, text
     assert "(100 deg/s), the loop gives" in text, text
-    assert "(tick InitialIsEstimate on the hinge, or set its initial rates to 0 (a zero rate " \
-           "is not given))" in text, text
+    assert "(tick InitialIsEstimate on the hinge (its initial coordinates, if given, become " \
+           "estimates too), or set its initial rates to 0 (a zero rate is not given))" in text, \
+        text
     assert 'Estimate="true"' not in text
+    assert r["cut_loop_rate_shown"], text
     shown = float(r["cut_loop_rate_shown"])
     assert shown != pytest.approx(100.0, abs=0.5)
     assert r["cut_rate_typed_back"] and r["cut_typed_back_started"], \

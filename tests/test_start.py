@@ -366,10 +366,10 @@ def test_a_cut_hinge_rate_typed_as_a_refusal_shows_it_is_kept(tmp_path):
 
 
 def test_a_cut_hinge_rate_a_little_off_the_drivers_is_shown_not_changed_silently(tmp_path):
-    """A cut hinge's rate nine digits close to what the driven loop gives (3e-9 off: within the
-    refusal's 1e-8, beyond the assembly's 1e-9) used to be changed without a word. Now the
-    start check shows it, both rates written so that they read differently; accepted, the run
-    starts with the loop's rate."""
+    """A cut hinge's rate nine digits close to what the driven loop gives (3e-9 off: below the
+    refusal's tolerance, beyond the 1e-9 within which it counts as kept) used to be changed
+    without a word. Now the start check shows it, both rates written so that they read
+    differently; accepted, the run starts with the loop's rate."""
     rates = _four_bar_rates()
     m = four_bar(60.0)
     m.hinge("CrankPivot").drivers = [Driver("rz", "6*t", from_start=True)]
@@ -401,6 +401,25 @@ def test_compared_values_read_differently_when_they_differ():
     assert pair(3e-13, 2.0) == ("0", "2")
     assert pair(3e-13, 4e-13) == ("0", "0")
     assert pair(-1e-3, 1e-3, least=4) == ("-0.001", "0.001")
+    assert pair(1.0, 1.0 + 2.0 ** -52) == ("1", "1.0000000000000002")
+    assert pair(100.0, 100.0 + 2e-10, least=4) == ("100", "100.0000000002")
+
+
+def test_prescribed_tree_rates_stay_exact_beside_a_cut_hinge_rate(tmp_path):
+    """All four hinges' rates given with ten digits (as a user copies them): consistent to the
+    assembly's tolerance, so the tree hinges' rates are kept to the bit, and the cut hinge's
+    within 1e-9 (the start check accepts the file)."""
+    rates = {k: float(f"{v:.10g}") for k, v in _four_bar_rates().items()}
+    m = four_bar(60.0)
+    for h in m.hinges:
+        h.initial_rates = np.array([rates[h.name]])
+    res = simulate(m, t_end=0.01, output_step=0.01)
+    for name, v in rates.items():
+        got = res.column(f"{name}.rz_rate")[0]
+        if name == "RockerPivot":
+            assert got == pytest.approx(v, rel=1e-9)
+        else:
+            assert got == v, name
 
 
 def test_coordinates_prescribed_on_the_cut_hinge_are_kept_or_refused(tmp_path):

@@ -38,7 +38,7 @@ import FreeCADGui
 
 from ..document import runs
 from ..objects.base import type_of
-from ..objects.export import advice_in_document, document_problem
+from ..objects.export import advice_in_document, document_problems
 from ..objects.mechanism import members
 from ..objects.result import TYPE as RESULT
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION, setting
@@ -502,13 +502,13 @@ class SimulatePanel(TaskPanel):
         for failure in found.failures:
             self.warn(f"Overlap not checked: {failure}")
 
-    def _in_document(self, problem):
-        """A problem of the solver's said of the document's object and property, with the
-        property to change (:func:`~MultibodyWB.objects.export.document_problem`)."""
+    def _in_document(self, problems):
+        """The solver's problems said of the document's objects and properties, with the
+        properties to change (:func:`~MultibodyWB.objects.export.document_problems`)."""
         try:
-            return document_problem(self.mechanism, problem)
+            return document_problems(self.mechanism, problems)
         except Exception:  # noqa: BLE001 - the solver's own words rather than none
-            return problem
+            return list(problems)
 
     def warn(self, text):
         """Show a warning in the panel's messages and the report view."""
@@ -527,8 +527,8 @@ class SimulatePanel(TaskPanel):
                 return False
             except ModelError as exc:              # a loop that cannot be closed
                 self.say("The mechanism cannot be assembled:", error=True)
-                for p in exc.problems:
-                    self.say(f"  {self._in_document(p)}", error=True)
+                for p in self._in_document(exc.problems):
+                    self.say(f"  {p}", error=True)
                 self.status.setText("Not run: the model has problems")
                 return False
             except Exception as exc:  # noqa: BLE001 - said in the panel, never a traceback
@@ -708,8 +708,8 @@ class SimulatePanel(TaskPanel):
             self.status.setText("Failed; the stored results are unchanged")
             if isinstance(exc, ModelError):
                 self.say("The run failed:", error=True)
-                for p in exc.problems:
-                    self.say(f"  {self._in_document(p)}", error=True)
+                for p in self._in_document(exc.problems):
+                    self.say(f"  {p}", error=True)
             elif getattr(job, "internal_error", False):
                 self._internal_error("simulating", exc, job.trace)
             else:

@@ -350,12 +350,7 @@ class _Builder:
                 continue
             if type_of(obj) == BODY and p.field in _DERIVED_BODY_FIELDS and obj.Name in flagged:
                 continue        # follows from a problem already reported on the body
-            prop = obj.Proxy.field_property(obj, p.field)
-            message = advice_in_document(p.message)
-            if all(name.strip() in obj.PropertiesList for name in prop.split(",")):
-                self.add(obj, prop, message)
-            else:               # no property to edit: e.g. a body that no hinge connects
-                self.add(obj, "", f"{p.field}: {message}")
+            self.add(obj, *_property_and_message(obj, p.field, advice_in_document(p.message)))
 
     def _model_warnings(self):
         """What the model looks wrong in without a run being refused (a contact between bodies
@@ -372,8 +367,18 @@ def collect(mechanism):
     return _Builder(mechanism).build()
 
 
+def _property_and_message(obj, field, message):
+    """``(property, message)`` of a model problem's ``field`` on ``obj``: the property (or
+    properties) that hold the field, or, where none does (a body that no hinge connects, a
+    hinge's start), no property and the field named in the message."""
+    prop = obj.Proxy.field_property(obj, field)
+    if all(name.strip() in obj.PropertiesList for name in prop.split(",")):
+        return prop, message
+    return "", f"{field}: {message}"
+
+
 #: What the solver's messages advise in the neutral file's words, in the document's: the
-#: attributes that the properties of the hinges hold (in this order: the longer first).
+#: attributes that the properties of the hinges hold.
 ADVICE_IN_DOCUMENT = (
     ('mark them Estimate="true"', "tick InitialIsEstimate on the hinge"),
     ('mark initial rates that are only estimates Estimate="true"',
@@ -387,9 +392,11 @@ ADVICE_IN_DOCUMENT = (
 #: file the element is left out; in the document a rate of 0 is not given, and coordinates are
 #: not given when the hinge starts as drawn.
 DROP_IN_DOCUMENT = {
-    "InitialRates": "tick InitialIsEstimate on the hinge, or set its initial rates to 0 (a "
-                    "zero rate is not given)",
-    "InitialCoordinates": "tick InitialIsEstimate on the hinge, or InitialAsDrawn",
+    "InitialRates": "tick InitialIsEstimate on the hinge (its initial coordinates, if given, "
+                    "become estimates too), or set its initial rates to 0 (a zero rate is not "
+                    "given)",
+    "InitialCoordinates": "tick InitialIsEstimate on the hinge (its initial rates become "
+                          "estimates too), or tick InitialAsDrawn",
 }
 
 
@@ -400,24 +407,28 @@ def advice_in_document(text: str) -> str:
     return text
 
 
-def document_problem(mechanism, problem) -> ObjectProblem:
-    """A problem the solver found in ``mechanism``'s model (its element, field and message in
-    the neutral model's terms: ``Hinge 'Rocker'``, ``InitialRates``), said of the document's
-    object and property that hold it (``InitialRateRz``), its advice in the document's words.
-    A field no property holds (``Start``) stays in the message; an element no object makes
-    (``Simulation``, a loop) is named as the solver names it."""
-    obj = collect(mechanism).objects.get(problem.element)
-    message = problem.message
-    if problem.field in DROP_IN_DOCUMENT:
-        message = message.replace('mark them Estimate="true" or drop them',
-                                  DROP_IN_DOCUMENT[problem.field])
-    message = advice_in_document(message)
-    if obj is None:
-        return ObjectProblem(problem.element, problem.field, message)
-    prop = obj.Proxy.field_property(obj, problem.field)
-    if not all(name.strip() in obj.PropertiesList for name in prop.split(",")):
-        prop, message = "", f"{problem.field}: {message}"
-    return ObjectProblem(obj.Proxy.element(obj), prop, message)
+def document_problems(mechanism, problems) -> list:
+    """Problems the solver found in ``mechanism``'s model (element, field and message in the
+    neutral model's terms: ``Hinge 'Rocker'``, ``InitialRates``), each said of the document's
+    object and property that hold it (``InitialRateRz``) as an :class:`ObjectProblem`, its
+    advice in the document's words. A field no property holds (``Start``) stays in the
+    message; an element no object makes (``Simulation``, a loop) is named as the solver names
+    it. (One export of the mechanism for all of them: the map of its elements to objects.)"""
+    objects = collect(mechanism).objects
+    out = []
+    for problem in problems:
+        obj = objects.get(problem.element)
+        message = problem.message
+        if problem.field in DROP_IN_DOCUMENT:
+            message = message.replace('mark them Estimate="true" or drop them',
+                                      DROP_IN_DOCUMENT[problem.field])
+        message = advice_in_document(message)
+        if obj is None:
+            out.append(ObjectProblem(problem.element, problem.field, message))
+        else:
+            out.append(ObjectProblem(obj.Proxy.element(obj),
+                                     *_property_and_message(obj, problem.field, message)))
+    return out
 
 
 def to_model(mechanism):

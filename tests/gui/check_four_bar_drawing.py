@@ -191,13 +191,14 @@ def run_panel(panel):
 
 
 def close_task_panel():
-    """Close the open task panel with its Close button, as a user does."""
-    for b in FreeCADGui.getMainWindow().findChildren(W.QPushButton):
-        if b.isVisible() and b.text().replace("&", "") == "Close":
-            b.click()
-            in_freecad.process_events()
-            return True
-    return False
+    """Close the open task panel with its Close button (the dialog's standard Close), as a
+    user does; True when no task dialog is open after it."""
+    button = dialog_button("Close")
+    if button is None:
+        return False
+    button.click()
+    in_freecad.process_events()
+    return not FreeCADGui.Control.activeDialog()
 
 
 def typed_into_hinge(hinge, field, text):
@@ -208,7 +209,7 @@ def typed_into_hinge(hinge, field, text):
     return typed and click_ok()
 
 
-def cut_hinge_rate(doc, mechanism, hinges, panel, crank, coupler, rocker, rest):
+def cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     """The crank turned by its 60 rpm motor; the user types 100 deg/s into the initial rate of
     the hinge that closes the loop (its task panel, opened by a double-click; the Simulate
     panel closed first: one task panel at a time), then Simulate -> Run. The panel refuses and
@@ -430,7 +431,7 @@ def check():
     crank_hinge.DriverFromDrawing = True
     crank_hinge.MotorSpeedRz = "360 deg/s"
     doc.recompute()
-    result.update(cut_hinge_rate(doc, mechanism, hinges, panel, crank, coupler, rocker, rest))
+    result.update(cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest))
     panel = simulate_panel.current
 
     # -- a first run on a machine whose kernels are not compiled: the compile runs in another

@@ -236,7 +236,9 @@ class AssemblyReport:
         initial rates are prescribed (not estimates): the rate it was given; the rate the
         tree's prescribed and driven rates make it, the loops closed by the other rates (NaN
         when those cannot close them); and the rate the assembled rates make it (the
-        prescribed one, unless the assembly failed).
+        prescribed one to round-off when the loops allow it; else the loops' rate, the start
+        check then showing the difference, or a refusal when it is beyond 1e-8 of the
+        largest rate).
     """
 
     labels: tuple
@@ -617,16 +619,22 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
             verr = float(np.max(np.abs(rate_residual(qd_try)), initial=0.0))
             if verr <= 1e-10 * scale:
                 break
+        if g_labels:
+            # the loops' rows hold to round-off: a cut hinge's prescribed rate, solved for with
+            # them in the least squares above, gives way where it contradicts them (by less
+            # than the refusal's tolerance below; the start check shows that it did), the
+            # rates not given moved first
+            gap = rs * (J @ qd_try)
+            if np.max(np.abs(gap), initial=0.0) > 1e-13 * scale:
+                for movable in stages:
+                    A = rs[:, None] * J[:, movable] * cs[None, movable]
+                    v = qd_try.copy()
+                    v[movable] += cs[movable] * np.linalg.lstsq(A, -gap, rcond=None)[0]
+                    if np.max(np.abs(rs * (J @ v)), initial=0.0) <= 1e-12 * scale:
+                        break
+                qd_try = v
     qd = qd_try
-    if g_labels and np.any(free):
-        # the loops' rows hold to round-off: a cut hinge's prescribed rate, solved for with
-        # them in the least squares above, gives way where it contradicts them (by less than
-        # the refusal's tolerance below; the start check shows that it did)
-        gap = rs * (J @ qd)
-        if np.max(np.abs(gap), initial=0.0) > 1e-13 * scale:
-            A = rs[:, None] * J[:, free] * cs[None, free]
-            qd = qd.copy()
-            qd[free] += cs[free] * np.linalg.lstsq(A, -gap, rcond=None)[0]
+    verr_after = float(np.max(np.abs(rate_residual(qd)), initial=0.0))
 
     def closed_by(movable):
         """The given rates with the loops closed (J qd = 0) by the ``movable`` ones; None if
@@ -709,8 +717,9 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
         warnings.append("the driven coordinates are near a dead centre (singular value ratio "
                         f"{svf[rank_free - 1] / svf[0]:.3g} with them held)")
     rep = AssemblyReport(labels, q_given, q, qd_given, qd, driven_labels,
-                         tuple(topology.cut_hinges), iterations, err_given, err, verr_given, verr,
-                         rank, int(np.sum(free)) - rank_free, redundant, sv, L, warnings=warnings,
+                         tuple(topology.cut_hinges), iterations, err_given, err, verr_given,
+                         verr_after, rank, int(np.sum(free)) - rank_free, redundant, sv, L,
+                         warnings=warnings,
                          given_rates=tuple(lab for lab, gv in zip(labels, given_u) if gv),
                          cut_coordinates=cut_coordinates, cut_rates=cut_rates)
     return q, qd, rep

@@ -59,8 +59,9 @@ __all__ = ["LENGTH_TOLERANCE", "ANGLE_TOLERANCE", "BodyMove", "StartReport",
 LENGTH_TOLERANCE = 1e-5                     # 0.01 mm
 #: ... or whose orientation differs by more than this angle (rad).
 ANGLE_TOLERANCE = math.radians(0.01)
-#: A cut hinge's prescribed rate is kept when the assembled rate is within this fraction of it
-#: (of 1 rad/s or m/s when smaller): the assembly's own tolerance on a loop's rates.
+#: A cut hinge's prescribed rate counts as kept when the rate the assembled rates give it is
+#: within this fraction of it (of 1, in rad/s or m/s, when it is smaller); else the start
+#: check shows the difference.
 CUT_RATE_TOLERANCE = 1e-9
 
 
@@ -552,7 +553,8 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
                 rate_changes.append((lab, given, assembled))
         # the cut hinges' prescribed rates that the others contradict (kept: the others
         # change), and those the assembly does not keep (it changed them to close the loops:
-        # within a hundredth of a millionth of the drivers' rates, not refused)
+        # by less than its refusal's tolerance, 1e-8 of the largest rate in its balanced
+        # least squares)
         cut_conflicts = [
             (lab, rate, implied) for lab, rate, implied, assembled in assembly.cut_rates
             if (rate_changes and not abs(implied - rate) <= CUT_RATE_TOLERANCE * max(

@@ -21,12 +21,12 @@ def without_round_off(value: float, other: float = 0.0) -> float:
     return 0.0 if abs(value) <= ROUND_OFF * max(1.0, abs(other)) else value
 
 
-def pair(a: float, b: float, scale: float = 1.0, least: int = 6, most: int = 12
+def pair(a: float, b: float, scale: float = 1.0, least: int = 6, most: int = 17
          ) -> tuple[str, str]:
     """``a * scale`` and ``b * scale`` as texts (``g`` format, no unit) that differ when ``a`` and
-    ``b`` differ: ``least`` significant digits, more (up to ``most``) until the two read
-    differently. ``a`` and ``b`` in SI units, zero but for round-off shown as 0 (see
-    :func:`without_round_off`); ``scale`` turns them into the unit shown.
+    ``b`` differ: ``least`` significant digits, more (up to ``most``: 17 tell any two doubles
+    apart) until the two read differently. ``a`` and ``b`` in SI units, zero but for round-off
+    shown as 0 (see :func:`without_round_off`); ``scale`` turns them into the unit shown.
 
     >>> pair(1.7661218063696502, 1.766122, 57.29577951308232)
     ('101.19133', '101.19134')
@@ -40,5 +40,5 @@ def pair(a: float, b: float, scale: float = 1.0, least: int = 6, most: int = 12
         if ta != tb:
             break
     else:
-        ta, tb = f"{sa:.{least}g}", f"{sb:.{least}g}"     # equal to ``most`` digits
+        ta, tb = f"{sa:.{least}g}", f"{sb:.{least}g}"     # equal (or NaN)
     return ta, tb
