@@ -39,8 +39,8 @@ MAX_PROBLEMS = 100
 SUMMARY_ROWS = 40
 #: Longest line of a problem or of the summary; longer ones are cut in the middle (a value the
 #: user wrote echoed at length; the solver's own messages, which compare a loop's values with
-#: ten digits and units, fit).
-MAX_LINE = 600
+#: ten digits and units, three pairs of them for a spherical cut hinge, fit).
+MAX_LINE = 2000
 
 
 class CliError(Exception):
