@@ -28,7 +28,8 @@ def four_bar(tmp_path_factory):
     if artifacts:
         os.makedirs(artifacts, exist_ok=True)
         for name in ("four_bar_after_run.png", "four_bar_start_correction.png",
-                     "four_bar_cut_rate_refused.png", "four_bar_cut_rates_box.png"):
+                     "four_bar_cut_rate_refused.png", "four_bar_cut_rates_box.png",
+                     "four_bar_cut_coordinate_box.png"):
             path = Path(result["_output_dir"]) / name
             if path.is_file():
                 shutil.copy(path, Path(artifacts) / name)
@@ -152,6 +153,39 @@ def test_rates_typed_into_the_crank_and_the_hinge_closing_the_loop_that_disagree
     assert rates["CrankPivot"] == pytest.approx(float(found.group(1)), rel=1e-5)
     assert rates["CrankPivot"] != pytest.approx(360.0, rel=1e-3), rates
     assert r["cut_drawing_kept"]
+
+
+def test_a_coordinate_typed_into_the_hinge_closing_the_loop_is_shown_before_it_moves_parts(
+        four_bar):
+    """InitialAsDrawn unticked on the hinge that closes the loop and its rz typed 3 deg off the
+    drawing. With the crank's motor holding the crank as drawn, Run is refused (out of the
+    loop's reach, naming InitialRz). Without it, Run shows the start box (the parts that would move, and the cut hinge's prescribed
+    coordinate against the drawing, in degrees that read differently), the 3D view shows that
+    start; Keep the drawing puts the parts back and stores nothing."""
+    r = four_bar
+    assert r["coord_box_found"] and r["coord_typed"] and r["coord_ok"], r
+    assert r["coord_as_drawn_after"] is False
+    assert r["coord_property_deg"] == pytest.approx(r["coord_drawn_deg"] + 3.0, abs=1e-5)
+    # the motor holds the crank as drawn: refused, naming the property and the way out
+    assert not r["coord_motor_started"]
+    text = r["coord_motor_messages"]
+    label = r["cut_hinges"][0]
+    assert f"Hinge '{label}', property InitialRz: the coordinates prescribed on this hinge, " \
+           "which closes a loop, are out of the loop's reach" in text, text
+    assert "or tick InitialAsDrawn)" in text, text
+    assert not r["coord_started"] and r["coord_box_visible"], r["coord_messages"]
+    text = r["coord_box_text"]
+    assert text.startswith("The run would not start from the drawing:"), text
+    assert "moves" in text and " mm and turns " in text, text
+    found = re.search(rf"because of hinge '{re.escape(label)}': coordinate rz is prescribed as "
+                      r"([-0-9.e+]+) deg on this hinge, which closes the loop, but is "
+                      r"([-0-9.e+]+) deg as drawn", text)
+    assert found, text
+    prescribed, drawn = float(found.group(1)), float(found.group(2))
+    assert prescribed == pytest.approx(r["coord_drawn_deg"] + 3.0, abs=0.006)   # 4 digits
+    assert drawn == pytest.approx(r["coord_drawn_deg"], abs=0.006)
+    assert r["coord_buttons"] == ["Run from this start", "Keep the drawing"]
+    assert r["coord_shown_moved"] and r["coord_kept_drawing"] and r["coord_runs"] == 0
 
 
 def test_a_first_run_waits_for_the_compile_in_another_process_and_cancel_ends_it(four_bar):

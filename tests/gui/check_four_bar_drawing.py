@@ -308,6 +308,74 @@ def cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     return r
 
 
+def cut_hinge_coordinate(doc, mechanism, hinges, crank, coupler, rocker, rest):
+    """The hinge that closes the loop started 3 deg away from the drawing: its task panel,
+    InitialAsDrawn unticked (a click), InitialRz typed as drawn + 3 deg, OK; Simulate -> Run
+    with the crank's motor, which holds the crank as drawn: refused (out of the loop's reach);
+    without the motor: the start box (the parts that would move, in mm and degrees, and why:
+    the cut hinge's prescribed coordinate against the drawing); Keep the drawing puts them
+    back and nothing is stored. Then InitialAsDrawn ticked again, the motor back."""
+    from MultibodyWB.document import runs
+    from MultibodyWB.gui import simulate_panel, task_base
+    from MultibodyWB.objects import export
+    from MultibodyWB.solver.analysis.kinematics import hinge_coordinates
+    r = {}
+    cut = hinges["RockerPivot"]
+    model = export.to_model(mechanism)
+    drawn_deg = math.degrees(float(hinge_coordinates(model, model.hinge(cut.Label))[0]))
+    r["coord_drawn_deg"] = drawn_deg
+    close_task_panel()
+    cut.ViewObject.doubleClicked()
+    in_freecad.process_events()
+    box = None
+    for form in task_base.current.form:
+        box = box or form.findChild(W.QCheckBox, "InitialAsDrawn")
+    r["coord_box_found"] = box is not None
+    if box is not None and box.isChecked():
+        box.click()
+        in_freecad.process_events()
+    r["coord_typed"] = type_into("InitialRz", f"{drawn_deg + 3.0:.6f} deg")
+    r["coord_ok"] = click_ok()
+    r["coord_as_drawn_after"] = bool(cut.InitialAsDrawn)
+    select(doc, (mechanism, ""))
+    FreeCADGui.runCommand("MultibodyWB_Simulate")
+    in_freecad.process_events()
+    panel = simulate_panel.current
+    n_before = len(runs.result_objects(mechanism))
+    # the motor holds the crank where it is drawn: the loop cannot reach 3 deg more
+    r["coord_motor_started"] = run_panel(panel)
+    r["coord_motor_messages"] = panel.messages.toPlainText()[-3000:]
+    # without the motor the crank is free: the start box
+    crank_hinge = hinges["CrankPivot"]
+    crank_hinge.MotorSpeedRz = "0 deg/s"
+    doc.recompute()
+    r["coord_started"] = run_panel(panel)
+    r["coord_box_visible"] = panel.start_box.isVisible()
+    r["coord_box_text"] = panel.start_text.text()
+    r["coord_messages"] = panel.messages.toPlainText()[-3000:]
+    r["coord_property_deg"] = float(cut.InitialRz.getValueAs("deg"))
+    r["coord_buttons"] = [panel.accept_start_button.text(), panel.keep_drawing_button.text()]
+    shown = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
+             for o in (crank, coupler, rocker)}
+    r["coord_shown_moved"] = shown != rest
+    in_freecad.grab_main_window("four_bar_cut_coordinate_box.png")
+    panel.keep_drawing_button.click()
+    in_freecad.process_events()
+    back = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
+            for o in (crank, coupler, rocker)}
+    r["coord_kept_drawing"] = back == rest
+    r["coord_runs"] = len(runs.result_objects(mechanism)) - n_before
+    # as drawn again, the motor back, for what follows
+    close_task_panel()
+    cut.InitialAsDrawn = True
+    crank_hinge.MotorSpeedRz = "360 deg/s"
+    doc.recompute()
+    select(doc, (mechanism, ""))
+    FreeCADGui.runCommand("MultibodyWB_Simulate")
+    in_freecad.process_events()
+    return r
+
+
 def check():
     from MultibodyWB.document import runs
     from MultibodyWB.gui import simulate_panel
@@ -432,6 +500,7 @@ def check():
     crank_hinge.MotorSpeedRz = "360 deg/s"
     doc.recompute()
     result.update(cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest))
+    result.update(cut_hinge_coordinate(doc, mechanism, hinges, crank, coupler, rocker, rest))
     panel = simulate_panel.current
 
     # -- a first run on a machine whose kernels are not compiled: the compile runs in another
