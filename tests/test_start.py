@@ -240,6 +240,17 @@ def _refused(m, tmp_path):
     return {h.name for h in m.hinges if f"Hinge '{h.name}'" in out}, out
 
 
+def _assert_started_with(res, rates, cut_rel):
+    """The run's first rates are ``rates``: the tree hinges' to the bit, the cut hinge's
+    (RockerPivot, which the results compute from the others) to ``cut_rel``."""
+    for name, v in rates.items():
+        got = res.column(f"{name}.rz_rate")[0]
+        if name == "RockerPivot":
+            assert got == pytest.approx(v, rel=cut_rel)
+        else:
+            assert got == v, name
+
+
 def test_consistent_prescribed_rates_of_every_hinge_are_kept_exactly(tmp_path):
     """A four-bar file listing all four hinges' rates, the cut hinge's included, consistent:
     the run starts with them as written (the tree hinges' to the bit, the cut hinge's, which
@@ -254,13 +265,7 @@ def test_consistent_prescribed_rates_of_every_hinge_are_kept_exactly(tmp_path):
     xmlio.write(m, path)
     m2 = xmlio.read(path)
     assert {h.name: float(h.initial_rates[0]) for h in m2.hinges} == rates
-    res = simulate(m2, t_end=0.01, output_step=0.01)
-    for name, v in rates.items():
-        got = res.column(f"{name}.rz_rate")[0]
-        if name == "RockerPivot":
-            assert got == pytest.approx(v, rel=1e-12)
-        else:
-            assert got == v
+    _assert_started_with(simulate(m2, t_end=0.01, output_step=0.01), rates, cut_rel=1e-12)
     assert _run_file(path)[0] == cli.EXIT_OK
 
 
@@ -413,13 +418,7 @@ def test_prescribed_tree_rates_stay_exact_beside_a_cut_hinge_rate(tmp_path):
     m = four_bar(60.0)
     for h in m.hinges:
         h.initial_rates = np.array([rates[h.name]])
-    res = simulate(m, t_end=0.01, output_step=0.01)
-    for name, v in rates.items():
-        got = res.column(f"{name}.rz_rate")[0]
-        if name == "RockerPivot":
-            assert got == pytest.approx(v, rel=1e-9)
-        else:
-            assert got == v, name
+    _assert_started_with(simulate(m, t_end=0.01, output_step=0.01), rates, cut_rel=1e-9)
 
 
 def test_coordinates_prescribed_on_the_cut_hinge_are_kept_or_refused(tmp_path):

@@ -190,6 +190,20 @@ def run_panel(panel):
     return started
 
 
+def placements_of(objs):
+    """Name -> (base, rotation quaternion) of each object, as placed now."""
+    return {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q)) for o in objs}
+
+
+def open_simulate(doc, mechanism):
+    """Select the mechanism, run the Simulate command; the panel it opens."""
+    from MultibodyWB.gui import simulate_panel
+    select(doc, (mechanism, ""))
+    FreeCADGui.runCommand("MultibodyWB_Simulate")
+    in_freecad.process_events()
+    return simulate_panel.current
+
+
 def close_task_panel():
     """Close the open task panel with its Close button (the dialog's standard Close), as a
     user does; True when no task dialog is open after it."""
@@ -217,7 +231,6 @@ def cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     starts with that rate on the hinge."""
     import re
     from MultibodyWB.document import runs
-    from MultibodyWB.gui import simulate_panel
     from MultibodyWB.objects import export
     from MultibodyWB.objects.result import load
     from MultibodyWB.solver.analysis.topology import analyse
@@ -229,10 +242,7 @@ def cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     r["cut_rate_typed"] = typed_into_hinge(cut, "InitialRateRz", "100 deg/s")
     r["cut_rate_property"] = float(cut.InitialRateRz.getValueAs("deg/s"))
     n_runs = len(runs.result_objects(mechanism))
-    select(doc, (mechanism, ""))
-    FreeCADGui.runCommand("MultibodyWB_Simulate")
-    in_freecad.process_events()
-    panel = simulate_panel.current
+    panel = open_simulate(doc, mechanism)
     r["cut_refused_started"] = run_panel(panel)
     r["cut_refused_status"] = panel.status.text()
     text = panel.messages.toPlainText()
@@ -245,10 +255,7 @@ def cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest):
         close_task_panel()
         r["cut_rate_typed_back"] = typed_into_hinge(cut, "InitialRateRz",
                                                     f"{found.group(1)} deg/s")
-        select(doc, (mechanism, ""))
-        FreeCADGui.runCommand("MultibodyWB_Simulate")
-        in_freecad.process_events()
-        panel = simulate_panel.current
+        panel = open_simulate(doc, mechanism)
         r["cut_typed_back_started"] = run_panel(panel)
         r["cut_typed_back_status"] = panel.status.text()
         r["cut_typed_back_messages"] = panel.messages.toPlainText()[-3000:]
@@ -265,10 +272,7 @@ def cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     crank_hinge.MotorSpeedRz = "0 deg/s"
     r["cut_crank_rate_typed"] = typed_into_hinge(crank_hinge, "InitialRateRz", "360 deg/s")
     r["cut_rate_retyped"] = typed_into_hinge(cut, "InitialRateRz", "100 deg/s")
-    select(doc, (mechanism, ""))
-    FreeCADGui.runCommand("MultibodyWB_Simulate")
-    in_freecad.process_events()
-    panel = simulate_panel.current
+    panel = open_simulate(doc, mechanism)
     n_before = len(runs.result_objects(mechanism))
     r["cut_rates_started"] = run_panel(panel)
     r["cut_rates_box_visible"] = panel.start_box.isVisible()
@@ -293,8 +297,7 @@ def cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     res = load(runs.latest_result(mechanism))
     r["cut_rates_accepted_rates_deg_s"] = {
         name: math.degrees(res.column(f"{h.Label}.rz_rate")[0]) for name, h in hinges.items()}
-    after = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
-             for o in (crank, coupler, rocker)}
+    after = placements_of((crank, coupler, rocker))
     r["cut_drawing_kept"] = after == rest
     # the rates cleared again (the zeros the drawing had), the motor back, for what follows
     close_task_panel()
@@ -302,9 +305,7 @@ def cut_hinge_rate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     typed_into_hinge(crank_hinge, "InitialRateRz", "0 deg/s")
     crank_hinge.MotorSpeedRz = "360 deg/s"
     doc.recompute()
-    select(doc, (mechanism, ""))
-    FreeCADGui.runCommand("MultibodyWB_Simulate")
-    in_freecad.process_events()
+    open_simulate(doc, mechanism)
     return r
 
 
@@ -316,7 +317,7 @@ def cut_hinge_coordinate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     the cut hinge's prescribed coordinate against the drawing); Keep the drawing puts them
     back and nothing is stored. Then InitialAsDrawn ticked again, the motor back."""
     from MultibodyWB.document import runs
-    from MultibodyWB.gui import simulate_panel, task_base
+    from MultibodyWB.gui import task_base
     from MultibodyWB.objects import export
     from MultibodyWB.solver.analysis.kinematics import hinge_coordinates
     r = {}
@@ -337,10 +338,7 @@ def cut_hinge_coordinate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     r["coord_typed"] = type_into("InitialRz", f"{drawn_deg + 3.0:.6f} deg")
     r["coord_ok"] = click_ok()
     r["coord_as_drawn_after"] = bool(cut.InitialAsDrawn)
-    select(doc, (mechanism, ""))
-    FreeCADGui.runCommand("MultibodyWB_Simulate")
-    in_freecad.process_events()
-    panel = simulate_panel.current
+    panel = open_simulate(doc, mechanism)
     n_before = len(runs.result_objects(mechanism))
     # the motor holds the crank where it is drawn: the loop cannot reach 3 deg more
     r["coord_motor_started"] = run_panel(panel)
@@ -355,14 +353,12 @@ def cut_hinge_coordinate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     r["coord_messages"] = panel.messages.toPlainText()[-3000:]
     r["coord_property_deg"] = float(cut.InitialRz.getValueAs("deg"))
     r["coord_buttons"] = [panel.accept_start_button.text(), panel.keep_drawing_button.text()]
-    shown = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
-             for o in (crank, coupler, rocker)}
+    shown = placements_of((crank, coupler, rocker))
     r["coord_shown_moved"] = shown != rest
     in_freecad.grab_main_window("four_bar_cut_coordinate_box.png")
     panel.keep_drawing_button.click()
     in_freecad.process_events()
-    back = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
-            for o in (crank, coupler, rocker)}
+    back = placements_of((crank, coupler, rocker))
     r["coord_kept_drawing"] = back == rest
     r["coord_runs"] = len(runs.result_objects(mechanism)) - n_before
     # as drawn again, the motor back, for what follows
@@ -370,9 +366,7 @@ def cut_hinge_coordinate(doc, mechanism, hinges, crank, coupler, rocker, rest):
     cut.InitialAsDrawn = True
     crank_hinge.MotorSpeedRz = "360 deg/s"
     doc.recompute()
-    select(doc, (mechanism, ""))
-    FreeCADGui.runCommand("MultibodyWB_Simulate")
-    in_freecad.process_events()
+    open_simulate(doc, mechanism)
     return r
 
 
@@ -435,14 +429,10 @@ def check():
     result["spring_typed"] = type_into("StiffnessRz", "2 N*m/rad")
     result["spring_panel_ok"] = click_ok()
     doc.recompute()
-    rest = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
-            for o in (crank, coupler, rocker)}
+    rest = placements_of((crank, coupler, rocker))
 
     # -- Simulate: Run through the panel's button -----------------------------------------------
-    select(doc, (mechanism, ""))
-    FreeCADGui.runCommand("MultibodyWB_Simulate")
-    in_freecad.process_events()
-    panel = simulate_panel.current
+    panel = open_simulate(doc, mechanism)
     panel.set_settings(EndTime=0.5, Step=1e-4, OutputStep=1e-2)
     result["motor_run_started"] = run_panel(panel)
     result["motor_run_status"] = panel.status.text()
@@ -469,15 +459,13 @@ def check():
     result["hidden_zero_run_started"] = run_panel(panel)
     result["hidden_zero_box_visible"] = panel.start_box.isVisible()
     result["hidden_zero_text"] = panel.start_text.text()
-    moved = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
-             for o in (crank, coupler, rocker)}
+    moved = placements_of((crank, coupler, rocker))
     result["hidden_zero_shown_moved"] = moved != rest
     result["hidden_zero_selected"] = sorted(o.Name for o in FreeCADGui.Selection.getSelection())
     in_freecad.grab_main_window("four_bar_start_correction.png")
     panel.keep_drawing_button.click()
     in_freecad.process_events()
-    back = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
-            for o in (crank, coupler, rocker)}
+    back = placements_of((crank, coupler, rocker))
     result["kept_drawing_restored"] = back == rest
     result["runs_after_keep"] = len(runs.result_objects(mechanism)) - n_runs
     # asked again, and accepted this time
@@ -489,8 +477,7 @@ def check():
     res2 = load(runs.latest_result(mechanism))
     result["accepted_first_crank_angle_deg"] = float(math.degrees(res2.column(f"{hinges['CrankPivot'].Label}.rz")[0]))
     result["accepted_console"] = in_freecad.python_console_text()[-2000:]
-    after = {o.Name: (tuple(o.Placement.Base), tuple(o.Placement.Rotation.Q))
-             for o in (crank, coupler, rocker)}
+    after = placements_of((crank, coupler, rocker))
     result["drawing_after_accepted_run"] = after == rest
 
     # -- a rate typed into the hinge that closes the loop, against the motor: refused, the

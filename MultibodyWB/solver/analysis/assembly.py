@@ -608,6 +608,15 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
                 float(np.max(np.abs(gs * g), initial=0.0)))
     stages = [free & ~given_u, free] if np.any(free & ~given_u) and np.any(free & given_u) \
         else [free]
+    def closed(v, movable):
+        """``v`` with the loops' rows (J v = 0) closed by the minimum-norm change of the
+        ``movable`` rates, and the largest (scaled) row left."""
+        v = v.copy()
+        if np.any(movable):
+            A = rs[:, None] * J[:, movable] * cs[None, movable]
+            v[movable] += cs[movable] * np.linalg.lstsq(A, -rs * (J @ v), rcond=None)[0]
+        return v, float(np.max(np.abs(rs * (J @ v)), initial=0.0))
+
     qd_try, verr = qd, verr_given
     if verr_given > 1e-10 * scale:          # consistent as given: kept exactly, not re-solved
         for movable in stages:
@@ -624,13 +633,10 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
             # them in the least squares above, gives way where it contradicts them (by less
             # than the refusal's tolerance below; the start check shows that it did), the
             # rates not given moved first
-            gap = rs * (J @ qd_try)
-            if np.max(np.abs(gap), initial=0.0) > 1e-13 * scale:
+            if np.max(np.abs(rs * (J @ qd_try)), initial=0.0) > 1e-13 * scale:
                 for movable in stages:
-                    A = rs[:, None] * J[:, movable] * cs[None, movable]
-                    v = qd_try.copy()
-                    v[movable] += cs[movable] * np.linalg.lstsq(A, -gap, rcond=None)[0]
-                    if np.max(np.abs(rs * (J @ v)), initial=0.0) <= 1e-12 * scale:
+                    v, gap = closed(qd_try, movable)
+                    if gap <= 1e-12 * scale:
                         break
                 qd_try = v
     qd = qd_try
@@ -639,11 +645,8 @@ def assemble(model, topology=None, q0=None, u0=None, driven=None, *, given=None,
     def closed_by(movable):
         """The given rates with the loops closed (J qd = 0) by the ``movable`` ones; None if
         they cannot close them."""
-        v = qd_given.copy()
-        if np.any(movable):
-            A = rs[:, None] * J[:, movable] * cs[None, movable]
-            v[movable] += cs[movable] * np.linalg.lstsq(A, -rs * (J @ qd_given), rcond=None)[0]
-        return v if np.max(np.abs(rs * (J @ v)), initial=0.0) <= 1e-10 * scale else None
+        v, gap = closed(qd_given, movable)
+        return v if gap <= 1e-10 * scale else None
 
     cut_rates = ()
     if g_labels:

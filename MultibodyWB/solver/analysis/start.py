@@ -75,21 +75,15 @@ def format_angle(radians: float) -> str:
     return f"{math.degrees(radians):.4g} deg"
 
 
-def _coordinate_pair(c: str, a: float, b: float) -> tuple[str, str]:
-    """Two values of coordinate ``c`` compared in a message (mm or deg, from m or rad): as
-    :func:`format_length` and :func:`format_angle` write them, with more digits where it takes
-    them to read differently (:func:`.texts.pair`)."""
+def _pair_in_units(c: str, a: float, b: float, rate: bool = False) -> tuple[str, str]:
+    """Two values of coordinate ``c`` (or of its rate, ``rate``) compared in a message: in mm or
+    deg (/s), from m or rad (/s), with four significant digits for coordinates (as
+    :func:`format_length` and :func:`format_angle` write them) and six for rates, more where it
+    takes them to read differently (:func:`.texts.pair`)."""
     mm = COORDINATE_KIND[c] == "translation"
-    texts = pair(a, b, 1e3 if mm else 180.0 / math.pi, least=4)
-    return tuple(f"{t} {'mm' if mm else 'deg'}" for t in texts)
-
-
-def _rate_pair(c: str, a: float, b: float) -> tuple[str, str]:
-    """Two rates of coordinate ``c`` compared in a message (mm/s or deg/s, from m/s or
-    rad/s), written to read differently where they differ (:func:`.texts.pair`)."""
-    mm = COORDINATE_KIND[c] == "translation"
-    texts = pair(a, b, 1e3 if mm else 180.0 / math.pi)
-    return tuple(f"{t} {'mm/s' if mm else 'deg/s'}" for t in texts)
+    texts = pair(a, b, 1e3 if mm else 180.0 / math.pi, least=6 if rate else 4)
+    unit = ("mm" if mm else "deg") + ("/s" if rate else "")
+    return tuple(f"{t} {unit}" for t in texts)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -581,17 +575,17 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
     for lab, given, assembled in rate_changes:
         name, c = lab.rsplit(".", 1)
         what = "driven" if lab in driven else "prescribed"
-        given_text, assembled_text = _rate_pair(c, given, assembled)
+        given_text, assembled_text = _pair_in_units(c, given, assembled, rate=True)
         causes.append((name, f"the rate of coordinate {c} is {what} as {given_text}, but the "
                              f"loop's other prescribed and driven rates allow {assembled_text} "
                              "(mark initial rates that are only estimates Estimate=\"true\")"))
     for lab, rate, implied in cut_conflicts:
         name, c = lab.rsplit(".", 1)
         if math.isnan(implied):
-            rate_text = _rate_pair(c, rate, rate)[0]
+            rate_text = _pair_in_units(c, rate, rate, rate=True)[0]
             but = "the loop's other prescribed and driven rates contradict it and each other"
         else:
-            rate_text, implied_text = _rate_pair(c, rate, implied)
+            rate_text, implied_text = _pair_in_units(c, rate, implied, rate=True)
             but = f"the loop's other prescribed and driven rates make it {implied_text}"
         causes.append((name, f"the rate of coordinate {c} is prescribed as {rate_text} on this "
                              f"hinge, which closes the loop, but {but}"))
@@ -614,7 +608,7 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
             name, c = lab.rsplit(".", 1)
             if abs(v - q_intended[i]) > (LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation"
                                          else ANGLE_TOLERANCE):
-                v_text, start_text = _coordinate_pair(c, v, q_intended[i])
+                v_text, start_text = _pair_in_units(c, v, q_intended[i])
                 causes.append((name, f"coordinate {c} is driven from {v_text} (its driver's "
                                      f"value at t = 0) but starts at {start_text}; "
                                      "measure the driver from the start (From=\"start\") to "
@@ -623,7 +617,7 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
             name, c = lab.rsplit(".", 1)
             tol = LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation" else ANGLE_TOLERANCE
             if abs(prescribed_q - as_drawn) > tol:
-                prescribed_text, drawn_text = _coordinate_pair(c, prescribed_q, as_drawn)
+                prescribed_text, drawn_text = _pair_in_units(c, prescribed_q, as_drawn)
                 causes.append((name, f"coordinate {c} is prescribed as {prescribed_text} on "
                                      f"this hinge, which closes the loop, but is {drawn_text} as "
                                      "drawn"))
@@ -633,7 +627,7 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
                 continue
             tol = LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation" else ANGLE_TOLERANCE
             if abs(q_start[i] - q_intended[i]) > tol:
-                intended_text, start_text = _coordinate_pair(c, q_intended[i], q_start[i])
+                intended_text, start_text = _pair_in_units(c, q_intended[i], q_start[i])
                 causes.append((name, f"coordinate {c} changes from {intended_text} to "
                                      f"{start_text} to close the loop"))
     return StartReport(labels, q_drawn, q_intended, q_start, poses, intended, moves, causes,
