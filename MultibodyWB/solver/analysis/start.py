@@ -276,7 +276,12 @@ class StartReport:
     intended : dict of str to Pose
         The drawing moved by the intended coordinates.
     moves : list of BodyMove
-        Bodies beyond the tolerances, largest first.
+        When the start is corrected: every body that starts away from where it is drawn
+        beyond the tolerances, largest first, measured from the drawing (what the designer
+        sees move; bodies moved only by the initial coordinates given are among them).
+    corrected : list of BodyMove
+        The bodies that start away from their intended pose (the drawing moved by the initial
+        coordinates given), measured from it: the correction itself.
     causes : list of (hinge name, text)
         Why: hinges whose markers do not meet as drawn, drivers that start elsewhere, loop
         corrections; in mm and degrees.
@@ -302,12 +307,17 @@ class StartReport:
     notes: list = field(default_factory=list)
     rate_changes: list = field(default_factory=list)
     cut_rate_changes: list = field(default_factory=list)
+    corrected: list = None
+
+    def __post_init__(self):
+        if self.corrected is None:
+            self.corrected = list(self.moves)
 
     @property
     def moved(self) -> bool:
         """True when some body starts away from its intended pose beyond the tolerances, or a
         prescribed rate (of a tree hinge or of a cut hinge) cannot be kept."""
-        return bool(self.moves or self.rate_changes or self.cut_rate_changes)
+        return bool(self.corrected or self.rate_changes or self.cut_rate_changes)
 
     def problems(self) -> list[Problem]:
         """The moves and their causes as problems (element, field ``Start``)."""
@@ -570,7 +580,12 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
     springs = _zero_length_springs(model, poses, drawn) + _start_overlaps(model, poses)
     if springs:
         raise ModelError(springs)
-    intended, moves = _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses)
+    intended, corrected = _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses)
+    # what the designer sees: every body against the drawing, those the given initial
+    # coordinates move included (the correction alone, against the intended poses, moves a
+    # body of a loop by what the given values swung its tree branch through)
+    moves = (corrected if fk_intended is fk_drawn else
+             _intended_and_moves(model, drawn, fk_drawn, fk_drawn, poses)[1]) if corrected else []
 
     for lab, given, assembled in rate_changes:
         name, c = lab.rsplit(".", 1)
@@ -589,7 +604,16 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
             but = f"the loop's other prescribed and driven rates make it {implied_text}"
         causes.append((name, f"the rate of coordinate {c} is prescribed as {rate_text} on this "
                              f"hinge, which closes the loop, but {but}"))
-    if moves:
+    if corrected:
+        for lab, i in index.items():
+            name, c = lab.rsplit(".", 1)
+            h = model.hinge(name)
+            tol = LENGTH_TOLERANCE if COORDINATE_KIND[c] == "translation" else ANGLE_TOLERANCE
+            if h.initial_coordinates is not None and not h.initial_coordinates_estimate and \
+                    lab not in driven and abs(q_intended[i] - q_drawn[i]) > tol:
+                given_text, drawn_text = _pair_in_units(c, q_intended[i], q_drawn[i])
+                causes.append((name, f"coordinate {c} starts at {given_text} as given (drawn at "
+                                     f"{drawn_text})"))
         for h in model.hinges:
             r = hinge_residual(model, h, drawn)
             a, e = float(np.linalg.norm(r[:3])), float(np.linalg.norm(r[3:]))
@@ -631,7 +655,7 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
                 causes.append((name, f"coordinate {c} changes from {intended_text} to "
                                      f"{start_text} to close the loop"))
     return StartReport(labels, q_drawn, q_intended, q_start, poses, intended, moves, causes,
-                       list(notes), rate_changes, cut_conflicts)
+                       list(notes), rate_changes, cut_conflicts, corrected)
 
 
 def prepare(model: MultibodySystem, accept_corrections: bool = False, topology=None):
