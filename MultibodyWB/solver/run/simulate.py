@@ -518,7 +518,7 @@ def _loop_report(system, report, rec, monitor, times, states) -> dict:
         if report.inconsistent:
             warnings.append("the initial coordinates or rates violated the loop constraints and "
                             "were corrected: " + report.corrections_text()
-                            + " (the assembly's whole report: meta['assembly'])")
+                            + " (the assembly's whole report is the run's 'initial state' message)")
         warnings += report.warnings
     m = system.tree.m_tot
     rank0 = rec.ranks[0]
@@ -532,8 +532,9 @@ def _loop_report(system, report, rec, monitor, times, states) -> dict:
                  "; listed at the drawn configuration, which is singular")
         warnings.append(f"{m - rank} redundant constraint{'s' if m - rank > 1 else ''} "
                         f"({', '.join(red)}{where}): the motion is determinate, but the reactions "
-                        "of the hinges in those loops are not unique; the minimum-norm cut-hinge "
-                        "loads are given")
+                        "of the hinges in those loops are not unique (the loops could hold any "
+                        "preload); those given are the smallest that keep the loops closed, "
+                        "without preload")
     found = sorted(monitor.singularities, key=lambda s: s.time)
     if rank > rank0:
         # the run started at a change point: the monitor, referred to the rank at the start,

@@ -1,8 +1,8 @@
 """Objectives and constraints of a design study: short expressions over a run's result columns.
 
 An expression is Python-like arithmetic (``+ - * / ** %``, numbers, ``pi``) over **columns**,
-written ``Element.quantity`` (``Hull.az``, ``MainBearing.Fx``, ``energy.total``; ``col('name')``
-for a name that is not written so, ``time`` for the time), with the functions
+written as the plot dock names them, ``Element.quantity`` (``Hull.az``, ``MainBearing.Fx``,
+``energy.total``, ``time`` for the time), with the functions
 
 - reductions of a column to a number, over the whole run or a window ``f(x, t0, t1)`` (s):
   ``rms mean std`` (averages over time, Simpson's rule), ``max min ptp`` (peak to peak, of the
@@ -16,6 +16,14 @@ for a name that is not written so, ``time`` for the time), with the functions
 For example ``rms(Hull.az)``, ``max(abs(MainBearing.Fx))``, ``max(norm(Pin.Fx, Pin.Fy,
 Pin.Fz))``, ``integral(Slider.z**2)``. Values are SI (the columns' units).
 
+**Names.** An element is named by its label, whatever characters it has: ``rms(Crank – Ground
+revolute.rz_drive)`` reads the column ``Crank – Ground revolute.rz_drive`` as the plot dock lists
+it. Such a name is found among the run's columns (:func:`resolve`: the longest column name that
+stands there, not inside a longer word, is taken), so the check (:meth:`Expression.check`) and
+every evaluation read the same columns; ``col('name')`` names a column explicitly. A FreeCAD
+document also lets the objects' Names stand for their labels (``Hinge001.rz_drive``): the
+document layer rewrites those (:func:`resolve` with ``aliases``).
+
 A **constraint** is an expression, a comparison and a bound with an optional unit:
 ``max(Piston.z) <= 180 mm``, ``min(Cam.Fn) > 0``. The bound is converted to SI (:data:`UNITS`);
 when the expression is a reduction of one column the unit must be of the column's kind. A
@@ -23,8 +31,11 @@ constraint's **value** is its margin in SI, positive when met: ``bound - express
 and ``<``, ``expression - bound`` for ``>=`` and ``>``.
 
 Expressions are checked before a study runs (:meth:`Expression.check`: the syntax, the functions
-and their arguments, every column against the model's columns, with the nearest names offered)
-and are limited in length and nesting like the model's expressions.
+and their arguments, every column against the model's columns, with the nearest names offered,
+a constraint's bound against its column's unit, and an evaluation on a made-up result table of
+those columns, which finds what the syntax allows but a run would not, ``rms(a, b, c)`` with
+columns as the window or an objective that is a column and not a number) and are limited in
+length and nesting like the model's expressions.
 """
 
 from __future__ import annotations
@@ -50,7 +61,10 @@ ELEMENTWISE = {"abs": (1, 1), "sqrt": (1, 1), "exp": (1, 1), "log": (1, 1), "sin
                "maximum": (2, 2), "minimum": (2, 2)}
 #: Reductions whose result has the unit of their column (a constraint's bound is checked
 #: against it); ``at`` and ``initial``/``final`` too.
-SAME_UNIT = {"rms", "max", "min", "mean", "std", "ptp", "initial", "final", "at", "abs"}
+SAME_UNIT = {"rms", "max", "min", "mean", "std", "ptp", "initial", "final", "at", "abs", "norm",
+             "hypot", "maximum", "minimum"}
+#: Reductions whose result is a time (s).
+TIME_VALUED = {"argmax", "argmin", "period"}
 CONSTANTS = {"pi": math.pi, "e": math.e}
 
 #: Units a constraint's bound may carry: name -> (factor to SI, the SI unit).
@@ -86,59 +100,269 @@ class ExpressionError(ValueError):
     """An objective or constraint that cannot be used; the message says why."""
 
 
+class _NameError(ExpressionError):
+    """A parse failure that a label read as a column could explain (``Crank – Ground
+    revolute.rz_drive`` is no Python): decided once the columns are known."""
+
+
+#: A column reference as Python reads it: ``Element.quantity`` (no other name needed).
+_PLAIN = re.compile(r"[^\W\d]\w*\.[^\W\d]\w*")
+#: A quoted string (a ``col('...')`` argument): names are not looked for inside.
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def resolve(text: str, columns: Sequence[str], aliases: Optional[dict] = None) -> str:
+    """``text`` with every column named as the plot dock names it that is no plain Python
+    ``Element.quantity`` written ``col('...')``: ``rms(Crank – Ground revolute.rz_drive)`` ->
+    ``rms(col('Crank – Ground revolute.rz_drive'))``; the rest as written.
+
+    At each place the longest name that stands there is taken (a name inside a longer word is
+    not: ``xHull.az`` is not ``Hull.az``); quoted text is left alone. ``aliases``: other names of
+    the elements (FreeCAD's object Names) -> the element's name in the columns: ``Hinge001.rz``
+    is read as ``<its label>.rz``.
+    """
+    names = {}
+    for c in columns:
+        if "." in c:
+            names[c] = c
+    for alias, element in (aliases or {}).items():
+        if alias == element:
+            continue
+        prefix = f"{element}."
+        for c in columns:
+            if c.startswith(prefix):
+                names.setdefault(f"{alias}.{c[len(prefix):]}", c)
+    if not names:
+        return text
+    pattern = re.compile(r"(?<![\w.'\"])(?:"
+                         + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                         + r")(?![\w'\"])")
+
+    def swap(m):
+        name = m.group(0)
+        column = names[name]
+        if column == name and _PLAIN.fullmatch(name):
+            return name
+        return f"col({column!r})"
+
+    out, at = [], 0
+    for q in _QUOTED.finditer(text):
+        out.append(pattern.sub(swap, text[at:q.start()]))
+        literal = q.group(0)
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            value = None
+        if value in names and not re.search(r"col\s*\(\s*$", text[:q.start()]):
+            literal = f"col({names[value]!r})"      # a name quoted as the check suggests it
+        out.append(literal)
+        at = q.end()
+    out.append(pattern.sub(swap, text[at:]))
+    return "".join(out)
+
+
+def _names_of(results) -> Optional[Sequence[str]]:
+    names = getattr(results, "names", None)
+    if names is None and hasattr(results, "keys"):
+        names = list(results.keys())
+    return list(names) if names is not None else None
+
+
+def _dummy_table(columns: Sequence[str], n: int = 41) -> dict:
+    """A made-up result table of ``columns``: 1 s of smooth, different, oscillating values (no
+    column constant, none zero throughout), to evaluate an expression on before any run."""
+    t = np.linspace(0.0, 1.0, n)
+    table = {"time": t}
+    for k, name in enumerate(columns):
+        if name != "time":
+            table[name] = 1.0 + 0.5 * np.sin(2 * math.pi * (k + 2) * t + 0.3 * k)
+    return table
+
+
 @dataclass
 class Expression:
-    """An objective's expression (module docstring), parsed once."""
+    """An objective's expression (module docstring), parsed once for each set of columns."""
 
     text: str
     tree: ast.Expression = field(repr=False, default=None)
+    #: A constraint's bound's SI unit (:func:`parse_constraint`): :meth:`check` compares it
+    #: with the column's.
+    bound_unit: Optional[str] = field(repr=False, default=None)
 
     def __post_init__(self):
+        self._resolved = {}
         if self.tree is None:
-            self.tree = _parse(self.text)
+            try:
+                self.tree = _parse(self.text)
+            except _NameError:
+                if not re.search(r"\.\s*[^\W\d]", self.text):
+                    raise
+                self.tree = None            # a label, perhaps: seen once the columns are known
 
-    def columns(self) -> list[str]:
-        """The columns the expression reads, in order of appearance."""
+    def _tree_for(self, names: Optional[Sequence[str]]) -> ast.Expression:
+        """The expression parsed with the column names ``names`` found in it (None: as
+        written)."""
+        if names is None:
+            if self.tree is None:
+                self.tree = _parse(self.text)     # raises the error postponed at construction
+            return self.tree
+        key = tuple(names)
+        tree = self._resolved.get(key)
+        if tree is None:
+            source = resolve(self.text, names)
+            try:
+                tree = (self.tree if source == self.text and self.tree is not None
+                        else _parse(source))
+            except _NameError as exc:
+                raise _unknown_name(source, names) or exc from None
+            self._resolved = {key: tree}
+        return tree
+
+    def columns(self, names: Optional[Sequence[str]] = None) -> list[str]:
+        """The columns the expression reads, in order of appearance (``names``: the columns
+        there are, to find labels written as they are)."""
         found = []
-        for node in ast.walk(self.tree):
+        tree = self._tree_for(names) if names is not None else self.tree
+        for node in ast.walk(tree) if tree is not None else ():
             name = _column_name(node)
             if name is not None and name not in found:
                 found.append(name)
         return found
 
     def check(self, columns: Sequence[str]) -> None:
-        """Raise :class:`ExpressionError` when a column it reads is not among ``columns``."""
+        """Raise :class:`ExpressionError` when the expression cannot be evaluated on a run with
+        the result columns ``columns``: a column it reads is not among them (the nearest names
+        offered, as the plot dock writes them), a constraint's bound is of another unit than its
+        column, or an evaluation on a made-up table of those columns fails (``rms(a, b, c)``:
+        a window that is a column; an objective that is a column, not a number)."""
+        columns = list(columns)
         known = set(columns)
-        for name in self.columns():
+        tree = self._tree_for(columns)
+        for name in self.columns(columns):
             if name not in known:
                 near = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
                 raise ExpressionError(
                     f"{name!r} is not a result column of the model"
-                    + (f" (did you mean {', '.join(repr(n) for n in near)}?)" if near else ""))
+                    + (f" (did you mean {', '.join(_as_written(n) for n in near)}?)"
+                       if near else ""))
+        if self.bound_unit is not None:
+            from ..model.columns import unit_of
+            have = self.unit(unit_of, columns)
+            if have is not None and have != self.bound_unit:
+                raise ExpressionError(_unit_mismatch(self.bound_unit, self.text, have))
+        try:
+            with np.errstate(all="ignore"):
+                value = _Evaluator(_dummy_table(self.columns(columns))).eval(tree.body)
+        except ExpressionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever a run would raise, said here once
+            raise ExpressionError(f"{_echo(self.text)} cannot be evaluated: {exc}") from None
+        if np.ndim(value) != 0:
+            raise ExpressionError(_not_a_number(self.text))
 
     def evaluate(self, results) -> float:
         """The expression's value (float; NaN when it is not defined, e.g. a period of a run
         that does not oscillate) on ``results`` (:class:`~..results.table.Results` or a
         mapping name -> column with a ``time`` column)."""
+        tree = self._tree_for(_names_of(results))
         with np.errstate(all="ignore"):
-            value = _Evaluator(results).eval(self.tree.body)
+            value = _Evaluator(results).eval(tree.body)
         value = np.asarray(value, dtype=float)
         if value.ndim != 0:
-            raise ExpressionError(f"{self.text!r} is a column, not a number: reduce it "
-                                  "(rms, max, mean, final ...)")
+            raise ExpressionError(_not_a_number(self.text))
         return float(value)
 
-    def unit(self, unit_of) -> Optional[str]:
+    def unit(self, unit_of, columns: Optional[Sequence[str]] = None) -> Optional[str]:
         """The expression's SI unit when it is a unit-keeping reduction of one column (``rms(x)``,
-        ``max(abs(x))``), else None; ``unit_of(column)`` gives a column's unit."""
-        node = self.tree.body
+        ``max(abs(x))``, ``max(norm(Pin.Fx, Pin.Fy))``) or a time (``argmax(x)``,
+        ``period(x)``), else None; ``unit_of(column)`` gives a column's unit. ``columns``: the
+        columns there are, to read labels as written (without, a name that is no Python is
+        guessed: the reduced argument read as one column)."""
+        try:
+            tree = self._tree_for(columns) if columns is not None else self.tree
+        except ExpressionError:
+            return None
+        if tree is None:
+            return self._guessed_unit(unit_of)
+        node = tree.body
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in TIME_VALUED:
+            return "s"
         while isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id in SAME_UNIT and node.args:
             node = node.args[0]
         name = _column_name(node)
-        if name is None or node is self.tree.body:
+        if name is None or node is tree.body:
             return None
-        return _COLUMN_UNIT.get(unit_of(name))
+        try:
+            return _COLUMN_UNIT.get(unit_of(name))
+        except KeyError:
+            return None
+
+    def _guessed_unit(self, unit_of) -> Optional[str]:
+        """:meth:`unit` of a text with labels no Python reads, without the columns: the
+        argument of the outer reductions taken as one column's name."""
+        text = self.text.strip()
+        m = re.fullmatch(r"(\w+)\s*\((.*)\)", text, re.S)
+        if m and m.group(1) in TIME_VALUED:
+            return "s"
+        while m and m.group(1) in SAME_UNIT:
+            text = m.group(2).strip()
+            inner = re.fullmatch(r"(\w+)\s*\((.*)\)", text, re.S)
+            if inner and inner.group(1) in SAME_UNIT:
+                m = inner
+                continue
+            text = re.split(r",(?![^()]*\))", text)[0].strip()
+            try:
+                return _COLUMN_UNIT.get(unit_of(text))
+            except KeyError:
+                return None
+        return None
+
+
+def _unknown_name(source: str, names: Sequence[str]) -> Optional[ExpressionError]:
+    """The error of a text that does not parse once the known names are found in it: the
+    first ``something.quantity`` in it that is no column (the stretch before the dot that is
+    nearest to a column's name), with the nearest columns."""
+    known = [n for n in names if "." in n]
+    text = _QUOTED.sub(lambda q: " " * len(q.group(0)), source)
+    for m in re.finditer(r"\.\s*([^\W\d]\w*)", text):
+        best = (0.0, None)
+        for start in range(max(0, m.start() - 80), m.start()):
+            if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                continue                          # a name starts at a word's start
+            name = text[start:m.end()].strip()
+            if not name or not (name[0].isalpha() or name[0] == "_"):
+                continue
+            if name in known:
+                best = (2.0, None)
+                break
+            near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            if near:
+                score = difflib.SequenceMatcher(None, name, near[0]).ratio()
+                if score > best[0]:
+                    best = (score, name)
+        if best[1] is None or _PLAIN.fullmatch(best[1]):
+            continue
+        near = difflib.get_close_matches(best[1], known, n=3, cutoff=0.6)
+        return ExpressionError(f"{best[1]!r} is not a result column of the model (did you "
+                               f"mean {', '.join(_as_written(n) for n in near)}?)")
+    return None
+
+
+def _as_written(name: str) -> str:
+    """A column's name as an expression may write it."""
+    return repr(name) if name == "time" or "." in name else f"col({name!r})"
+
+
+def _not_a_number(text) -> str:
+    return (f"{_echo(text)} is a column, not a number: reduce it (rms, max, mean, "
+            "final ...)")
+
+
+def _unit_mismatch(bound_unit, text, have) -> str:
+    return (f"the bound is {_UNIT_KINDS.get(bound_unit, bound_unit)} ({bound_unit}) but "
+            f"{_echo(text)} is {_UNIT_KINDS.get(have, have)} ({have})")
 
 
 @dataclass
@@ -165,10 +389,7 @@ class Constraint:
             return
         have = self.expression.unit(unit_of)
         if have is not None and have != self.bound_unit:
-            raise ExpressionError(
-                f"the bound is {_UNIT_KINDS.get(self.bound_unit, self.bound_unit)} "
-                f"({self.bound_unit}) but {self.expression.text!r} is "
-                f"{_UNIT_KINDS.get(have, have)} ({have})")
+            raise ExpressionError(_unit_mismatch(self.bound_unit, self.expression.text, have))
 
 
 def parse_constraint(text: str) -> Constraint:
@@ -185,7 +406,10 @@ def parse_constraint(text: str) -> Constraint:
             raise ExpressionError(f"{unit!r} is not a unit known here; known: "
                                   + " ".join(UNITS))
         factor, si = UNITS[unit]
-    return Constraint(text.strip(), Expression(expr), op, float(number) * factor, si)
+    bound = float(number) * factor
+    if not math.isfinite(bound):
+        raise ExpressionError(f"{_echo(text)}: the bound {number} is not a finite number")
+    return Constraint(text.strip(), Expression(expr, bound_unit=si), op, bound, si)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -224,7 +448,8 @@ def _parse(text: str) -> ast.Expression:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
-        raise ExpressionError(f"{_echo(text)} is not an expression ({exc.msg})") from None
+        kind = ExpressionError if "nest" in str(exc.msg) else _NameError
+        raise kind(f"{_echo(text)} is not an expression ({exc.msg})") from None
     except (RecursionError, MemoryError, ValueError):
         raise ExpressionError(f"{_echo(text)} is nested too deeply") from None
     if _depth(tree) > MAX_DEPTH:
@@ -237,6 +462,9 @@ def _check(node, text) -> None:
     if _column_name(node) is not None:
         return
     if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):       # a column's name quoted, perhaps
+            raise _NameError(f"{node.value!r} in {_echo(text)}: only numbers are allowed "
+                             "(a column's name quoted is read as the column)")
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise ExpressionError(f"{node.value!r} in {_echo(text)}: only numbers are allowed")
         return
@@ -245,8 +473,8 @@ def _check(node, text) -> None:
             return
         if node.id in REDUCTIONS or node.id in ELEMENTWISE:
             raise ExpressionError(f"{node.id} is a function: {node.id}(...)")
-        raise ExpressionError(f"{node.id!r} in {_echo(text)} is neither a column (Element."
-                              "quantity) nor a constant (pi, e)")
+        raise _NameError(f"{node.id!r} in {_echo(text)} is neither a column (Element.quantity, "
+                         "as the plot dock names it) nor a constant (pi, e)")
     if isinstance(node, ast.BinOp) and isinstance(
             node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod)):
         _check(node.left, text)
@@ -362,6 +590,11 @@ class _Evaluator:
             return {"abs": np.abs, "sqrt": np.sqrt, "exp": np.exp, "log": np.log,
                     "sin": np.sin, "cos": np.cos, "tan": np.tan, "hypot": np.hypot,
                     "maximum": np.maximum, "minimum": np.minimum}[fn](*args)
+        for k, a in enumerate(args[1:], 2):
+            if np.ndim(a) != 0:
+                what = "the time t" if fn == "at" else ("t0", "t1")[min(k - 2, 1)]
+                raise ExpressionError(f"{fn}(): argument {k} ({what}, s) is a column; it must "
+                                      f"be a number: {fn}(x{', t' if fn == 'at' else ', t0, t1'})")
         x = np.asarray(args[0], dtype=float)
         if x.ndim == 0:
             x = np.full(self.t.shape, float(x))

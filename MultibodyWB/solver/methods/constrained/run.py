@@ -593,7 +593,7 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
         if report.inconsistent:
             warnings.append("the initial coordinates or rates violated the loop constraints and "
                             "were corrected: " + report.corrections_text()
-                            + " (the assembly's whole report: meta['assembly'])")
+                            + " (the assembly's whole report is the run's 'initial state' message)")
         warnings += report.warnings
     if first.redundant:
         red = report.redundant if report is not None and report.redundant else first.redundant
@@ -602,8 +602,9 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
         warnings.append(
             f"{len(red)} redundant constraint{'s' if len(red) > 1 else ''} ({', '.join(red)}): "
             "the motion is determinate, but the reactions of "
-            f"{', '.join(first.indeterminate)} are not unique; those of the minimum-norm cut-hinge "
-            "loads are given (as by the mstmm method)")
+            f"{', '.join(first.indeterminate)} are not unique (the loops could hold any preload); "
+            "those given are the smallest that keep the loops closed, without preload (as the "
+            "mstmm method gives them)")
     info["singular_configurations"] = [
         dict(kind=s.kind, time=s.time, start=s.start, end=s.end, ratio=s.ratio)
         for s in dc.singularities]
