@@ -179,8 +179,9 @@ def test_the_fixed_step_stage_is_stamped_before_the_rest_compiles(cache, monkeyp
 
 
 @pytest.mark.parametrize("method, integrator, stage", [
-    ("mstmm", "rk4", "fixed-step"), ("MSTMM", "euler", "fixed-step"), ("mstmm", "DOP853", None),
-    ("constrained", "rk4", None), ("newton-euler", "rk4", None)])
+    ("mstmm", "rk4", "fixed-step"), ("MSTMM", "euler", "fixed-step"),
+    ("mstmm", "DOP853", "adaptive"), ("constrained", "rk4", "constrained"),
+    ("newton-euler", "rk4", "newton-euler")])
 def test_which_runs_wait_only_for_the_fixed_step_stage(method, integrator, stage):
     assert warmup.stage_of(method, integrator) == stage
 

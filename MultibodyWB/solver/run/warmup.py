@@ -1,33 +1,42 @@
-"""Compile the solver's kernels before anyone waits for them: ``python3 -m MultibodyWB.solver warmup``.
+"""Compile the solver's kernels before anyone waits for them: ``python3 -m MultibodyWB.solver
+warmup``.
 
 The kernels (:mod:`.kernels`, :mod:`.newton_euler`) are compiled by numba on their first call and
 cached on disk (``cache=True``: next to the sources when that folder is writable, else in numba's
 user-wide cache folder, or ``NUMBA_CACHE_DIR``). A cold compile takes a minute or more; a process
-that finds the cache loads them in about a second. :func:`warm_up` runs a few tiny models that call
-every kernel with the argument types real runs use (a tree and closed loops, rk4, euler and an
-adaptive integrator, drivers and every force type, contacts, stops and couplers, the Newton-Euler method),
-so that the cache holds them,
-then writes a stamp file (:func:`stamp_path`) whose name stands for the sources (their contents,
-size and time, as numba's cache index), Python and numba it was made for. The runs of the mstmm
-method's fixed-step integrators (rk4, euler) come first and get a stamp of their own
-(:data:`FIXED_STEP_STAGE`): a run with those settings waits only for them. :func:`is_warm`
-reads the stamps: the FreeCAD side starts a warm-up in a separate process when the workbench is
-activated and the cache is cold, and the Simulate panel waits for it (with its elapsed time
-shown, and a Cancel that ends the process at once) instead of compiling inside FreeCAD.
+that finds the cache loads them in about a second. :func:`warm_up` runs a few tiny models that
+call every kernel with the argument types real runs use (a tree and closed loops, rk4, euler and
+an adaptive integrator, drivers and every force type, contacts, stops and couplers, the
+constrained and Newton-Euler methods), so that the cache holds them, then writes a stamp file
+(:func:`stamp_path`) whose name stands for the sources (their contents, size and time, as
+numba's cache index), Python and numba it was made for.
 
-The README's set-up command runs the warm-up once after installing (it returns at once when the
-stamp is there).
+The runs are grouped in stages (:data:`STAGES`), one per kind of run: the mstmm method with its
+fixed-step integrators (rk4, euler; the default, compiled first), with the adaptive ones, the
+constrained and the Newton-Euler methods. Each stage gets a stamp of its own when its runs are
+done, and a run waits only for its own stage (:func:`stage_of`, :func:`is_warm`). FreeCAD starts a
+warm-up in a separate process when its GUI starts (``python3 -m MultibodyWB.solver.run.warmup``,
+:func:`main`: the stage of the run asked for first, a status file for its progress) and the
+Simulate panel waits for the stage its run needs, with an estimate of the time left
+(:func:`estimate`, from the CPU time each stage took in this user's last compile,
+:func:`durations`, and the share of a core the compile gets).
+
+The README's set-up command runs the whole warm-up once after installing (it returns at once
+when the stamp is there).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import platform
 import re
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..model.settings import FIXED_STEP
@@ -98,20 +107,45 @@ def stamp_folders() -> list[Path]:
     return [Path(__file__).resolve().parent / "__pycache__", Path(base) / "multibodywb"]
 
 
-#: The first stage of a warm-up: the kernels of the mstmm method's fixed-step integrators (rk4
-#: and euler), the settings of nearly every run and the default. Its own stamp is written as soon
-#: as they are cached, so that such a run (the Simulate panel's) need not wait for the rest:
-#: the adaptive integrators, the constrained and the Newton-Euler methods.
+#: The stages of a warm-up, each a set of the runs of :func:`_models` with its own stamp, written
+#: as soon as its runs are done: a run waits only for the stage of its method and integrator
+#: (:func:`stage_of`). In the order a warm-up takes them by default: the kernels of the mstmm
+#: method's fixed-step integrators (rk4 and euler: the default settings, and nearly every run)
+#: first, then mstmm with the adaptive integrators, the constrained and the Newton-Euler methods.
 FIXED_STEP_STAGE = "fixed-step"
+ADAPTIVE_STAGE = "adaptive"
+CONSTRAINED_STAGE = "constrained"
+NEWTON_EULER_STAGE = "newton-euler"
+STAGES = (FIXED_STEP_STAGE, ADAPTIVE_STAGE, CONSTRAINED_STAGE, NEWTON_EULER_STAGE)
+#: What each stage compiles, for people.
+STAGE_TEXT = {FIXED_STEP_STAGE: "mstmm with rk4 or euler",
+              ADAPTIVE_STAGE: "mstmm with the adaptive integrators",
+              CONSTRAINED_STAGE: "the constrained method",
+              NEWTON_EULER_STAGE: "the Newton-Euler method"}
+#: CPU seconds each stage took into an empty cache when no compile of this user's has been
+#: recorded yet (:func:`durations`): measured with this module's own records on the project's
+#: 2-core test machine (AMD EPYC family 25, Python 3.11, numba 0.56; docs/benchmarks.md). The
+#: estimate only; the wall time follows the share of a core the compile gets.
+DEFAULT_CPU = {FIXED_STEP_STAGE: 90.0, ADAPTIVE_STAGE: 60.0, CONSTRAINED_STAGE: 5.0,
+               NEWTON_EULER_STAGE: 25.0}
 
 
-def stage_of(method: str, integrator: str) -> str | None:
+def stage_of(method: str, integrator: str) -> str:
     """The warm-up stage whose kernels a run with ``method`` and ``integrator`` needs (names as
-    the settings spell them, any case): :data:`FIXED_STEP_STAGE` for mstmm with rk4 or euler,
-    else None (the whole warm-up)."""
-    if str(method).lower() == "mstmm" and str(integrator).lower() in FIXED_STEP:
-        return FIXED_STEP_STAGE
-    return None
+    the settings spell them, any case; one of :data:`STAGES`): a run starts as soon as that
+    stage's stamp is there."""
+    method = str(method).lower()
+    if method == "mstmm":
+        return FIXED_STEP_STAGE if str(integrator).lower() in FIXED_STEP else ADAPTIVE_STAGE
+    return NEWTON_EULER_STAGE if method == "newton-euler" else CONSTRAINED_STAGE
+
+
+def stage_order(first: str | None = None) -> list:
+    """The stages in the order a warm-up compiles them: ``first`` (the stage of the run a user
+    asked for), then the others in the order of :data:`STAGES`."""
+    if first is not None and first not in STAGES:
+        raise ValueError(f"'{first}' is not a warm-up stage ({', '.join(STAGES)})")
+    return ([first] if first else []) + [s for s in STAGES if s != first]
 
 
 def _stamp_name(stage: str | None = None) -> str:
@@ -152,16 +186,19 @@ def _write_stamp(text: str, stage: str | None = None) -> Path:
 
 
 @contextlib.contextmanager
-def _one_at_a_time():
+def _one_at_a_time(stage: str | None = None):
     """Hold the warm-up lock of the current stamp (``multibodywb-warm-<key>.lock`` in the first
-    stamp folder that can be written): a warm-up started while another one of the same sources,
-    Python and import path runs, in any process (a second FreeCAD, or a FreeCAD started again
-    while the first one's warm-up still compiles), waits for it without using the processor,
-    then finds the stamp and returns. The lock goes with its process, so a cancelled (killed)
-    warm-up releases it."""
+    stamp folder that can be written; with ``stage``, that stage's own lock,
+    ``multibodywb-warm-<key>.<stage>.lock``): a warm-up started while another one of the same
+    sources, Python and import path runs, in any process (a second FreeCAD, or a FreeCAD started
+    again while the first one's warm-up still compiles), waits for it without using the
+    processor, then finds the stamp and returns. A whole warm-up holds the stage lock of each
+    stage while it compiles it; a warm-up of one stage (``warm_up(only=...)``) holds only that
+    stage's, and so runs beside a whole one compiling another stage. The lock goes with its
+    process, so a cancelled (killed) warm-up releases it."""
     handle = None
     if fcntl is not None:
-        name = f"multibodywb-warm-{_key()}.lock"
+        name = f"multibodywb-warm-{_key()}" + (f".{stage}" if stage else "") + ".lock"
         for folder in stamp_folders():
             try:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -262,46 +299,282 @@ def clear_compiled() -> int:
     return gone
 
 
-def _stage_of_run(model, settings) -> str | None:
+def _stage_of_run(model, settings) -> str:
     """The stage of one of :func:`_models`'s runs (its settings, else the model's)."""
     s = model.simulation
     return stage_of(settings.get("method") or s.method,
                     settings.get("integrator") or s.integrator)
 
 
-def warm_up(force: bool = False, out=None) -> float:
+# -- what a running warm-up has done, and how long the rest will take ---------------------------
+
+def durations_path() -> Path:
+    """Where the CPU time of each stage of this user's last compile is kept (the user's cache
+    folder, ``$XDG_CACHE_HOME/multibodywb/warmup-durations.json``: across installations, so
+    that the compile after an update is estimated from the one before)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "multibodywb" / "warmup-durations.json"
+
+
+#: A stage that took less CPU than this loaded its kernels from the cache: not a compile's time.
+_LOADED_CPU = 3.0
+
+
+def durations() -> dict:
+    """CPU seconds per stage of a compile: those recorded by this user's last compile of each
+    stage (:func:`durations_path`), else :data:`DEFAULT_CPU`."""
+    found = dict(DEFAULT_CPU)
+    try:
+        recorded = json.loads(durations_path().read_text())
+    except (OSError, ValueError):
+        return found
+    if isinstance(recorded, dict):
+        for stage, seconds in recorded.items():
+            if stage in found and isinstance(seconds, (int, float)) and seconds >= _LOADED_CPU:
+                found[stage] = float(seconds)
+    return found
+
+
+def _record_duration(stage: str, cpu: float) -> None:
+    """Keep ``cpu`` as the stage's compile time for the next estimate (not a cache load)."""
+    if cpu < _LOADED_CPU:
+        return
+    path = durations_path()
+    try:
+        recorded = json.loads(path.read_text())
+        recorded = recorded if isinstance(recorded, dict) else {}
+    except (OSError, ValueError):
+        recorded = {}
+    recorded[stage] = round(cpu, 1)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, json.dumps(recorded, indent=1, sort_keys=True))
+    except OSError:
+        pass                                    # an estimate, never a reason to fail
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+class _Status:
+    """The status file of a running warm-up (``--status PATH``): its stages in order, those
+    done, the one compiling and the CPU time spent in it, rewritten at each stage's start and
+    end and every :attr:`EVERY` seconds by a thread (a stage is one long compile). The GUI
+    reads it for the Simulate panel's estimate (:func:`estimate`)."""
+
+    EVERY = 0.5
+
+    def __init__(self, path, order):
+        self.path = Path(path) if path else None
+        self.state = {"pid": os.getpid(), "order": list(order), "done": [], "stage": None,
+                      "stage_cpu": 0.0, "cpu": 0.0, "wall": 0.0, "finished": False}
+        self._t0 = time.perf_counter()
+        self._c0 = time.process_time()
+        self._stage_c0 = self._c0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+        if self.path is not None:
+            self.write()
+            self._thread = threading.Thread(target=self._beat, daemon=True,
+                                            name="MultibodyWB warm-up status")
+            self._thread.start()
+
+    def _beat(self):
+        while not self._stop.wait(self.EVERY):
+            self.write()
+
+    def write(self):
+        if self.path is None:
+            return
+        with self._lock:
+            c = time.process_time()
+            self.state.update(cpu=c - self._c0, wall=time.perf_counter() - self._t0,
+                              stage_cpu=c - self._stage_c0 if self.state["stage"] else 0.0)
+            try:
+                _write_atomic(self.path, json.dumps(self.state))
+            except OSError:
+                pass
+
+    def begin(self, stage):
+        with self._lock:
+            self.state["stage"] = stage
+            self._stage_c0 = time.process_time()
+        self.write()
+
+    def end(self, stage) -> float:
+        """Mark ``stage`` done; return the CPU seconds it took."""
+        with self._lock:
+            cpu = time.process_time() - self._stage_c0
+            self.state["done"].append(stage)
+            self.state["stage"] = None
+        self.write()
+        return cpu
+
+    def finish(self):
+        self._stop.set()
+        self.state["finished"] = True
+        self.write()
+
+
+def read_status(path) -> dict | None:
+    """A warm-up's status file (:class:`_Status`) as a dict, None when there is none (yet) or
+    it cannot be read."""
+    try:
+        state = json.loads(Path(path).read_text())
+    except (OSError, ValueError, TypeError):
+        return None
+    return state if isinstance(state, dict) and "order" in state else None
+
+
+@dataclass
+class Estimate:
+    """How far a warm-up is on the way to a stage (:func:`estimate`).
+
+    ``stage`` and ``stages``: the stage compiling now, counted from 1, of how many (the
+    warm-up's); ``name``: its name; ``remaining``: wall seconds expected until the stage waited
+    for is ready; ``fraction``: the part of that wait done (0 to 1, below 1 until it is
+    ready); ``late``: the compile has taken longer than expected (``remaining`` is then a
+    guess of a few seconds more)."""
+    stage: int
+    stages: int
+    name: str | None
+    remaining: float
+    fraction: float
+    late: bool = False
+
+
+def estimate(status: dict, wanted: str | None, expected: dict | None = None) -> Estimate:
+    """The wait for stage ``wanted`` (None: the whole warm-up) of the warm-up whose status is
+    ``status`` (:func:`read_status`), from the CPU time each stage is expected to take
+    (``expected``, default :func:`durations`) and the share of a core the warm-up has had so
+    far (its CPU time over its wall time: on a loaded machine it compiles slower).
+
+    The stages before ``wanted`` in the warm-up's order count in full (a stage is one compile
+    that cannot be skipped); those done count as done; the one compiling counts what its CPU
+    time has not yet used of its expected time. A stage that has used more than expected is
+    given a tenth of its expected time more, and the estimate says it is late."""
+    expected = durations() if expected is None else expected
+    order = list(status.get("order") or [])
+    done = set(status.get("done") or [])
+    current = status.get("stage")
+    path = order[:order.index(wanted) + 1] if wanted in order else order
+    cost = {s: max(float(expected.get(s, DEFAULT_CPU.get(s, 30.0))), 1.0) for s in path}
+    total = sum(cost.values()) or 1.0
+    spent = sum(cost[s] for s in path if s in done)
+    left = sum(cost[s] for s in path if s not in done)
+    late = False
+    if current in cost and current not in done:
+        used = max(float(status.get("stage_cpu") or 0.0), 0.0)
+        if used > cost[current]:
+            late = True
+            used = cost[current] * 0.9        # a tenth more
+        spent += used
+        left -= used
+    cpu, wall = float(status.get("cpu") or 0.0), float(status.get("wall") or 0.0)
+    share = min(max(cpu / wall, 0.1), 1.0) if wall >= 3.0 else 1.0
+    fraction = 0.0 if not path else min(spent / total, 0.99)
+    if path and all(s in done for s in path):
+        fraction, left = 1.0, 0.0
+    position = (order.index(current) + 1 if current in order
+                else min(len([s for s in order if s in done]) + 1, len(order)))
+    return Estimate(stage=position, stages=len(order), name=current, remaining=left / share,
+                    fraction=fraction, late=late)
+
+
+# -- the warm-up ----------------------------------------------------------------------------------
+
+def _lower_priority() -> None:
+    """Let other work go first (the rest of a warm-up once the stage a user waits for is done)."""
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):           # not on Windows
+        pass
+
+
+def warm_up(force: bool = False, out=None, first: str | None = None, only: str | None = None,
+            status=None, background: bool = False) -> float:
     """Compile (or load) every kernel, then write the stamp; return the seconds it took.
 
-    The runs of the fixed-step stage come first, and that stage's stamp is written when they
-    are done (:data:`FIXED_STEP_STAGE`), the whole warm-up's at the end.
+    The stages (:data:`STAGES`) are compiled one after the other, ``first`` first (default: the
+    fixed-step stage), each stamped when its runs are done, the whole warm-up at the end;
+    a stage whose stamp is there (compiled by another process) is skipped. ``only``: that
+    stage alone (a run that needs it, asked for while a whole warm-up compiles another one):
+    no whole stamp. ``status``: a file where the progress is written (:class:`_Status`, for the
+    GUI's estimate). ``background``: once the first stage is done, the process lowers its
+    priority (the rest is compiled for later runs, not for one someone waits for).
 
-    Returns at once (0.0) when the stamp is there, unless ``force``. When the sources changed
-    since the last warm-up (no stamp for them), the old compiled code is removed first
-    (:func:`clear_compiled`). One warm-up at a time (:func:`_one_at_a_time`): one that had to
-    wait for another process's returns 0.0 when that one wrote the stamp.
+    Returns at once (0.0) when the stamp (``only``: that stage's) is there, unless ``force``.
+    When the sources changed since the last warm-up (no stamp for them), the old compiled code
+    is removed first (:func:`clear_compiled`). One warm-up at a time (:func:`_one_at_a_time`):
+    one that had to wait for another process's returns 0.0 when that one wrote the stamp. The
+    CPU time of each stage compiled is recorded for the next estimate (:func:`durations`).
     """
     from .simulate import simulate
-    if is_warm() and not force:
+    order = [only] if only else stage_order(first)
+    if only and only not in STAGES:
+        raise ValueError(f"'{only}' is not a warm-up stage ({', '.join(STAGES)})")
+    if is_warm(only) and not force:
         return 0.0
-    with _one_at_a_time():
-        if is_warm() and not force:             # another process's warm-up, waited for
-            return 0.0
-        if not is_warm():
-            clear_compiled()
-        t0 = time.perf_counter()
-        first, rest = [], []
-        for run in _models():
-            (first if _stage_of_run(*run) == FIXED_STEP_STAGE else rest).append(run)
-        for model, settings in first:
-            simulate(model, **settings)
-        if first:
-            _write_stamp(f"fixed-step kernels compiled in {time.perf_counter() - t0:.1f} s\n",
-                         FIXED_STEP_STAGE)
-        for model, settings in rest:
-            simulate(model, **settings)
-        seconds = time.perf_counter() - t0
-        stamp = _write_stamp(f"warmed up in {seconds:.1f} s by Python "
-                             f"{platform.python_version()} ({sys.executable})\n")
+    progress = _Status(status, order)
+    try:
+        with contextlib.nullcontext() if only else _one_at_a_time():
+            if is_warm(only) and not force:        # another process's warm-up, waited for
+                return 0.0
+            if not is_warm():
+                clear_compiled()
+            t0 = time.perf_counter()
+            runs = _models()
+            for k, stage in enumerate(order):
+                with _one_at_a_time(stage):
+                    progress.begin(stage)
+                    if force or not is_warm(stage):
+                        c0 = time.process_time()
+                        for model, settings in runs:
+                            if _stage_of_run(model, settings) == stage:
+                                simulate(model, **settings)
+                        _record_duration(stage, time.process_time() - c0)
+                        _write_stamp(f"{stage} kernels compiled in "
+                                     f"{time.perf_counter() - t0:.1f} s\n", stage)
+                    progress.end(stage)
+                if background and k == 0:
+                    _lower_priority()
+            seconds = time.perf_counter() - t0
+            stamp = None
+            if not only:
+                stamp = _write_stamp(f"warmed up in {seconds:.1f} s by Python "
+                                     f"{platform.python_version()} ({sys.executable})\n")
+    finally:
+        progress.finish()
     if out is not None:
-        print(f"solver kernels ready ({seconds:.1f} s); stamp {stamp}", file=out)
+        print(f"solver kernels ready ({seconds:.1f} s); stamp {stamp or stamp_path(only)}",
+              file=out)
     return seconds
+
+
+def main(argv=None) -> int:
+    """``python3 -m MultibodyWB.solver.run.warmup [--first STAGE | --only STAGE] [--status
+    FILE] [--background]``: what FreeCAD starts in a separate process (the set-up command is
+    ``python3 -m MultibodyWB.solver warmup``, the whole warm-up in the default order)."""
+    import argparse
+    p = argparse.ArgumentParser(prog="python3 -m MultibodyWB.solver.run.warmup",
+                                description="compile the solver's kernels, by stages")
+    p.add_argument("--first", choices=STAGES, help="the stage to compile first")
+    p.add_argument("--only", choices=STAGES, help="compile this stage alone")
+    p.add_argument("--status", help="file where the progress is written (JSON)")
+    p.add_argument("--background", action="store_true",
+                   help="lower the priority once the first stage is compiled")
+    args = p.parse_args(argv)
+    order = [args.only] if args.only else stage_order(args.first)
+    print(f"compiling the solver's kernels: {', '.join(order)}", flush=True)
+    warm_up(out=sys.stdout, first=args.first, only=args.only, status=args.status,
+            background=args.background)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
