@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import math
 import os
 import sys
 import time as _time
@@ -267,23 +268,66 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is (as Ctrl-C raises KeyboardInterrupt), so that every
+    file being written is removed and the command ends with one line and exit 143."""
+
+
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def interrupted_exit(exc: BaseException, what: str = "") -> int:
+    """Say on one line that the command was stopped by Ctrl-C or SIGTERM; return 130 or 143."""
+    term = isinstance(exc, Terminated)
+    signal_name = "SIGTERM" if term else "Ctrl-C"
+    print(f"interrupted ({signal_name}){': ' + what if what else ''}", file=sys.stderr,
+          flush=True)
+    return EXIT_SIGTERM if term else EXIT_SIGINT
+
+
+def _file_error(exc: OSError) -> str:
+    from .model.files import FileWriteError
+    if isinstance(exc, FileWriteError):
+        return str(exc.strerror)
+    if exc.filename:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return str(exc.strerror or exc)
+
+
 def main(argv=None, out=None) -> int:
-    """Run the command line; return the exit code."""
+    """Run the command line; return the exit code.
+
+    Ctrl-C (SIGINT) and SIGTERM end any command with one line and exit 130 or 143, no
+    traceback; the files being written are left as they were (see :mod:`.model.files`)."""
+    import signal
     out = out or sys.stdout
-    args = parser().parse_args(argv)
-    np.set_printoptions(precision=6, suppress=True)
     try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:                     # not the main thread (tests): leave SIGTERM alone
+        previous = None
+    try:
+        args = parser().parse_args(argv)
+        np.set_printoptions(precision=6, suppress=True)
         return args.func(args, out)
+    except KeyboardInterrupt as exc:       # Ctrl-C, or SIGTERM (Terminated)
+        return interrupted_exit(exc, "nothing written")
     except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except OSError as exc:
-        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"error: {_file_error(exc)}", file=sys.stderr)
         return EXIT_INVALID
     except Exception as exc:  # never a traceback on the terminal
         print(f"internal error: {type(exc).__name__}: {exc} (please report it with the model "
               "file)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 class ProgressBar:
@@ -360,6 +404,8 @@ def cmd_run(args, out) -> int:
     if problems:
         _print_problems(args.model, problems, out)
         return EXIT_INVALID
+    if args.out:
+        _check_output(model, args)
     bar = ProgressBar(sys.stderr)
     try:
         res = simulate(model, method=args.method, integrator=args.integrator, t_end=args.t_end,
@@ -369,20 +415,37 @@ def cmd_run(args, out) -> int:
     except ModelError as exc:
         _print_problems(args.model, exc.problems, out)
         return EXIT_INVALID
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         bar.finish(0.0, "  interrupted")
-        print("interrupted: no results", file=sys.stderr)
-        return 130
+        return interrupted_exit(exc, "no results" + (f"; {args.out} left as it was"
+                                                      if args.out else ""))
     except SimulationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     bar.finish(1.0)
     print(res.summary(), file=out)
     if args.out:
-        res.save(args.out)
+        try:
+            res.save(args.out)
+        except KeyboardInterrupt as exc:
+            return interrupted_exit(exc, f"while writing the results; {args.out} left as it was")
         print(f"results written to {args.out} ({len(res)} rows x {len(res.names)} columns)",
               file=out)
     return EXIT_OK
+
+
+def _check_output(model, args) -> None:
+    """Before a run: the results file can be written and its folder has room for it (about
+    24 bytes a value in CSV, 8 in NPZ), so that a read-only folder or a full disk is said
+    before the simulation, not after it."""
+    from .model.files import check_writable
+    from .model.validation import result_size
+    sim = model.simulation
+    t_end = args.t_end if args.t_end is not None else getattr(sim, "end_time", None)
+    dt = args.output_step if args.output_step is not None else getattr(sim, "output_step", None)
+    rows, columns = result_size(model, t_end, dt)
+    per_value = 24 if args.out.lower().endswith(".csv") else 8
+    check_writable(args.out, int(rows * columns * per_value) if rows else 0)
 
 
 def cmd_equation(args, out) -> int:
@@ -470,13 +533,21 @@ def cmd_study(args, out) -> int:
     from .study import Study, parse_parameter, run_study
     from .study.executors import make_executor
     from .study.parameters import StudyError, problem
+    from .model.files import check_writable
+    from .study.executors import executor_problems
     if not args.out.lower().endswith(".csv"):
         raise CliError(f"{args.out}: the study's table must end in .csv")
     model, problems = _load(args.model)
     if problems:
         _print_problems(args.model, problems, out)
         return EXIT_INVALID
-    params, problems = [], []
+    problems = _study_argument_problems(args) + executor_problems(args.scheduler, args.workers,
+                                                                  args.serial)
+    if problems:
+        _print_problems(args.model, problems, out, "the study is not valid")
+        return EXIT_INVALID
+    check_writable(args.out)
+    params = []
     for k, text in enumerate(args.param, 1):
         try:
             params.append(parse_parameter(text))
@@ -494,16 +565,18 @@ def cmd_study(args, out) -> int:
                   samples=args.samples, seed=args.seed, max_evaluations=args.max_evaluations,
                   tolerance=args.tolerance, settings=settings)
     bar = ProgressBar(sys.stderr, label="study")
-    stop = [False]
+    stop = [None]
+    executor = None
 
     def interrupted(signum, frame):
-        stop[0] = True
+        stop[0] = stop[0] or signum
     old = signal.signal(signal.SIGINT, interrupted)
+    old_term = signal.signal(signal.SIGTERM, interrupted)
     try:
         executor = make_executor(args.scheduler, args.workers, args.serial)
         table = run_study(model, study, executor=executor,
                           progress=lambda done, total, row: bar(min(1.0, done / max(1, total))),
-                          cancel=lambda: stop[0])
+                          cancel=lambda: bool(stop[0]))
     except StudyError as exc:
         _print_problems(args.model, exc.problems, out, "the study is not valid")
         return EXIT_INVALID
@@ -511,14 +584,40 @@ def cmd_study(args, out) -> int:
         _print_problems(args.model, exc.problems, out)
         return EXIT_INVALID
     finally:
-        signal.signal(signal.SIGINT, old)
         try:
-            executor.close()
+            if executor is not None:
+                executor.close()
         except Exception:
             pass
+        signal.signal(signal.SIGINT, old)
+        signal.signal(signal.SIGTERM, old_term)
     bar.finish(1.0 if not table.cancelled else len(table.rows) / max(1, len(table.rows)),
                "  interrupted" if table.cancelled else "")
     print(table.summary(), file=out)
     table.to_csv(args.out)
     print(f"study table written to {args.out} ({len(table.rows)} rows)", file=out)
+    if stop[0]:
+        cause = Terminated() if stop[0] == signal.SIGTERM else KeyboardInterrupt()
+        return interrupted_exit(cause, "the finished variants' rows are written")
     return 1 if table.cancelled else EXIT_OK
+
+
+def _study_argument_problems(args) -> list:
+    """The study command's own numbers that cannot be: times and steps that are not finite and
+    positive, counts below their least value, a tolerance outside (0, 1]."""
+    from .study.parameters import problem
+    out = []
+    for name, field in (("t_end", "EndTime"), ("step", "Step"), ("output_step", "OutputStep")):
+        v = getattr(args, name)
+        if v is not None and not (math.isfinite(v) and v > 0):
+            out.append(problem("Study", field, f"--{name.replace('_', '-')} {v!r}: must be a "
+                                               "positive finite number of seconds"))
+    if args.samples < 0:
+        out.append(problem("Study", "Samples", f"--samples {args.samples}: must be 0 or more"))
+    if args.max_evaluations < 1:
+        out.append(problem("Study", "MaxEvaluations",
+                           f"--max-evaluations {args.max_evaluations}: must be 1 or more"))
+    if not (math.isfinite(args.tolerance) and 0 < args.tolerance <= 1):
+        out.append(problem("Study", "Tolerance", f"--tolerance {args.tolerance!r}: must be a "
+                                                 "fraction of the ranges, in (0, 1]"))
+    return out

@@ -24,6 +24,7 @@ import graphviz
 
 from .kinematics import Mobility, mobility as compute_mobility
 from ..model.mechanism import MultibodySystem
+from ..model.files import write_bytes, write_text
 from .topology import BODY, Topology, analyse
 
 FORMATS = ("dot", "gv", "svg", "png", "pdf")
@@ -144,7 +145,7 @@ def write_figure(model: MultibodySystem, path: Union[str, Path],
     if fmt == "png":
         g.attr(dpi="144")
     if fmt in ("dot", "gv"):
-        path.write_text(g.source, encoding="utf-8")
+        write_text(path, g.source)
     else:
-        path.write_bytes(g.pipe(format=fmt))
+        write_bytes(path, g.pipe(format=fmt))
     return path

@@ -32,6 +32,12 @@ MAX_ANGLE = 1e6
 #: Times at which the expressions are evaluated by the check (besides t = 0): evenly spaced
 #: over (0, EndTime], so that one that cannot be evaluated is reported before a run.
 EXPRESSION_SAMPLES = 32
+#: Largest component of gravity (m/s^2; ten million g): beyond it weights and potential
+#: energies run out of double precision.
+MAX_GRAVITY = 1e8
+#: Largest friction coefficient (static or dynamic): no surface pair comes near it, and a
+#: coefficient of 1e300 overflows the friction force.
+MAX_FRICTION = 1e3
 #: Most integration steps of a fixed-step run (rk4, euler, newton-euler): EndTime / Step.
 MAX_STEPS = 1e10
 #: Largest table of results a run may allocate (output rows x columns x 8 bytes), bytes.
@@ -166,6 +172,10 @@ def validate(model: MultibodySystem) -> list[Problem]:
     _check_columns(model, c)
     if not _finite(model.gravity, 3):
         c.add("MultibodySystem", "Gravity", "needs three finite numbers (m/s^2)")
+    elif float(np.max(np.abs(model.gravity))) > MAX_GRAVITY:
+        c.add("MultibodySystem", "Gravity", (
+            f"{np.asarray(model.gravity).tolist()} m/s^2: at most {MAX_GRAVITY:g} m/s^2 a "
+            "component (beyond it the energies overflow)"))
     return c.problems
 
 
@@ -355,6 +365,8 @@ def _check_hinge(model, h: Hinge, c):
             continue
         if not np.isfinite(actuator.speed):
             c.add(h, field, f"the speed of coordinate '{coordinate}' must be a finite number")
+        elif coordinate in COORDINATE_KIND:
+            _check_motor_reach(model, h, field, coordinate, actuator.speed, c)
         if not np.isfinite(actuator.ramp_time) or actuator.ramp_time < 0.0:
             c.add(h, field, f"the ramp time of coordinate '{coordinate}' must be zero or "
                             "positive (s)")
@@ -520,8 +532,25 @@ def _check_contact(model, k, c):
         v = getattr(k, attr)
         if not (np.isfinite(v) and v >= 0):
             c.add(k, field, f"{v!r}; must be a finite number, not negative")
+        elif v > MAX_FRICTION:
+            c.add(k, field, f"{v!r}; a friction coefficient is at most {MAX_FRICTION:g}")
     if not (np.isfinite(k.stiction_velocity) and k.stiction_velocity > 0):
         c.add(k, "StictionVelocity", f"{k.stiction_velocity!r} m/s; must be positive")
+
+
+def _check_motor_reach(model, h, field, coordinate, speed, c):
+    """A motor's coordinate must stay within :data:`MAX_POSITION` (m) or :data:`MAX_ANGLE`
+    (rad) over the run: at 1e300 rad/s its angle, loads and work overflow."""
+    rotation = COORDINATE_KIND[coordinate] == "rotation"
+    limit, unit = (MAX_ANGLE, "rad") if rotation else (MAX_POSITION, "m")
+    end = getattr(model.simulation, "end_time", None)
+    if not (isinstance(end, (int, float)) and np.isfinite(end) and end > 0):
+        return
+    if abs(speed) * end > limit:
+        c.add(h, field, (
+            f"the speed of coordinate '{coordinate}', {speed:g} {unit}/s, takes it "
+            f"{abs(speed) * end:.3g} {unit} in EndTime {end:g} s, beyond the {limit:g} {unit} "
+            "a coordinate may reach"))
 
 
 def hinged_contacts(model: MultibodySystem) -> list[Problem]:
@@ -711,6 +740,28 @@ def _check_simulation(model, c):
               f"'{s.integrator}' is not an integrator; use one of {', '.join(INTEGRATORS)}")
 
 
+def _columns(model) -> int:
+    """About how many result columns a run of ``model`` has (time, bodies, hinges, energies)."""
+    from .columns import BODY_COLUMNS, ENERGY_COLUMNS, hinge_quantities
+    return 1 + len(BODY_COLUMNS) * len(model.bodies) + len(ENERGY_COLUMNS) + sum(
+        len(hinge_quantities(h.type)) for h in model.hinges if h.type in HINGE_TYPES)
+
+
+def result_size(model, end_time, output_step) -> tuple:
+    """(rows, columns) of a run's results table, about; (0, columns) when the times are not
+    positive finite numbers (the other checks say so)."""
+    columns = _columns(model)
+    try:
+        t, dt = float(end_time), float(output_step)
+    except (TypeError, ValueError):
+        return 0, columns
+    if not (np.isfinite(t) and np.isfinite(dt) and t > 0 and dt > 0):
+        return 0, columns
+    with np.errstate(all="ignore"):
+        rows = t / dt + 2.0
+    return (int(rows) if rows < 1e15 else 0), columns
+
+
 def run_size_problems(model, end_time, step, output_step, method, integrator) -> list[Problem]:
     """What a run of these settings could not do in bounded memory and time: more than
     :data:`MAX_STEPS` fixed steps, or a results table over :data:`MAX_RESULT_BYTES`. Each
@@ -744,11 +795,7 @@ def run_size_problems(model, end_time, step, output_step, method, integrator) ->
         out.append(Problem("Simulation", "OutputStep",
                            f"OutputStep {dt:g} s is {per_output:.3g} steps of {h:g} s; at most "
                            f"{MAX_STEPS:.3g} are allowed: use an OutputStep of at most EndTime"))
-    from .columns import (BODY_COLUMNS, CONTACT_COLUMNS, COUPLER_COLUMNS, ENERGY_COLUMNS,
-                          hinge_quantities)
-    from ..elements.forces.stop import SUFFIX as STOP_SUFFIX
-    columns = 1 + len(BODY_COLUMNS) * len(model.bodies) + len(ENERGY_COLUMNS) + sum(
-        len(hinge_quantities(h.type)) for h in model.hinges if h.type in HINGE_TYPES)
+    columns = _columns(model)
     size = rows * columns * 8.0
     if not size <= MAX_RESULT_BYTES:
         out.append(Problem("Simulation", "OutputStep",

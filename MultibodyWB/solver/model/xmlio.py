@@ -33,6 +33,7 @@ from .mechanism import (FORMAT_VERSION, Contact, ContactShape, CoordinateRef, Co
                         Force, Frame, Ground, Hinge, Marker, MarkerRef, Motor, MultibodySystem,
                         RigidBody, Simulation)
 from .problems import ModelError, Problem
+from .files import write_bytes
 from .validation import validate
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent.parent / "resources" / "multibody.xsd"
@@ -279,7 +280,7 @@ def to_string(model: MultibodySystem) -> str:
 
 def write(model: MultibodySystem, path) -> None:
     """Write ``model`` to ``path`` (no check; mesh files referred to relative to its folder)."""
-    Path(path).write_bytes(to_bytes(model, Path(path).resolve().parent))
+    write_bytes(path, to_bytes(model, Path(path).resolve().parent))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -63,10 +63,12 @@ from __future__ import annotations
 import csv
 import json
 import math
+import zipfile
 
 import numpy as np
 
 from ..model.columns import BALANCE_COLUMNS, unit_of
+from ..model.files import atomic_write
 
 # --------------------------------------------------------------------------------------------------
 # Results
@@ -181,7 +183,7 @@ class Results:
         """
         formula = ("=", "+", "-", "@", "\t", "\r")
         header = [f"'{n}" if n.startswith(formula) else n for n in self.names]
-        with open(path, "w", newline="") as fh:
+        with atomic_write(path, "w", newline="") as fh:
             csv.writer(fh).writerow(header)
             np.savetxt(fh, self.data, delimiter=",", fmt="%.17g")
 
@@ -201,8 +203,16 @@ class Results:
                       meta=np.array(json.dumps(self.meta)))
         if self.states is not None:
             arrays["states"] = self.states
-        with open(path, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
+        # what np.savez_compressed does, with the archive closed inside the file's block: on
+        # a failure (a full disk, Ctrl-C) numpy's archive was closed only when collected, after
+        # the file, and said "ValueError: seek of closed file"
+        with atomic_write(path, "wb") as fh:
+            with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED,
+                                 allowZip64=True) as archive:
+                for name, value in arrays.items():
+                    with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, np.asanyarray(value),
+                                                  allow_pickle=False)
 
     @classmethod
     def from_npz(cls, path) -> Results:
@@ -215,7 +225,8 @@ class Results:
         return cls(names, data, meta, states)
 
     def save(self, path) -> None:
-        """Write ``.csv`` or ``.npz`` by the file's extension."""
+        """Write ``.csv`` or ``.npz`` by the file's extension, complete or not at all: an earlier
+        file of that name survives any failure (:func:`..model.files.atomic_write`)."""
         p = str(path).lower()
         if p.endswith(".csv"):
             self.to_csv(path)

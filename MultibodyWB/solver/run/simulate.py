@@ -409,7 +409,47 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         raise RunError(element, field, (
             f"the run broke down near t = {watch.t:.6g} s ({method}, {integrator}): "
             f"{type(exc).__name__}: {_first_line(exc)}; {advice}")) from exc
+    _check_finite(model, results)
     return _with_start(results, start_meta)
+
+
+def _element_of(model, name: str) -> str:
+    """The element a result column's prefix names, as problems name it (``Hinge 'Pin'``)."""
+    for kind, items in (("Body", model.bodies), ("Hinge", model.hinges),
+                        ("Force", model.forces), ("Contact", model.contacts),
+                        ("Coupler", model.couplers)):
+        if any(getattr(e, "name", None) == name for e in items):
+            return f"{kind} '{name}'"
+    if name == "energy":
+        return "Energy balance"
+    return f"'{name}'"
+
+
+def _check_finite(model, results) -> None:
+    """Raise :class:`RunError` when any result column holds a value that is not finite (a load,
+    an energy, a contact's or coupler's force that overflowed while the state stayed finite):
+    such a run is never a success. Names the element and the quantity of the first column that
+    went bad, and the time."""
+    data = results.data
+    if data.size == 0:
+        return
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(data)
+    if not bad.any():
+        return
+    rows = np.flatnonzero(bad.any(axis=1))
+    row = int(rows[0])
+    cols = np.flatnonzero(bad[row])
+    name = results.names[int(cols[0])]
+    element, _, quantity = name.rpartition(".")
+    time = results.time
+    t = float(time[row]) if row < len(time) and np.isfinite(time[row]) else math.nan
+    others = [results.names[int(c)] for c in cols[1:4]]
+    more = f" (also {', '.join(others)}{', ...' if len(cols) > 4 else ''})" if others else ""
+    raise RunError(_element_of(model, element) if element else f"'{name}'", quantity or name, (
+        f"the result {name} is {data[row, cols[0]]!r} at t = {t:.6g} s{more}: a value that "
+        "overflowed (a coefficient, speed or load too large for double precision?); the run "
+        "has no valid results"))
 
 
 def _first_line(exc) -> str:

@@ -255,7 +255,75 @@ def _exception_text(future) -> str:
         return type(exc).__name__
 
 
+#: Address schemes of a Dask scheduler a study connects to (tls needs certificates and ucx the
+#: UCX libraries, neither of which a study sets up).
+SCHEMES = ("tcp",)
+
+
+def cores() -> int:
+    """The cores this process may run on (a local cluster's most workers)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):         # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def executor_problems(scheduler: Optional[str] = None, workers=None,
+                      serial: bool = False) -> list:
+    """What is wrong with where a study would run, before anything starts: a scheduler address
+    that is not ``tcp://host:port`` (or ``host:port``), a worker count that is not a whole number
+    from 1 to the cores (0 or None: one per core), workers given with a scheduler or ``serial``.
+    Each a :class:`~.model.Problem` of ``Study``, naming the field."""
+    from urllib.parse import urlsplit
+
+    from .parameters import problem
+    out = []
+    if scheduler is not None:
+        text = str(scheduler).strip()
+        scheme, sep, rest = text.partition("://")
+        if not sep:
+            scheme, rest = "tcp", text
+        host, port = "", None
+        try:
+            parts = urlsplit(f"tcp://{rest}")
+            host, port = parts.hostname, parts.port
+        except ValueError:
+            pass
+        if scheme.lower() not in SCHEMES:
+            out.append(problem("Study", "Scheduler", (
+                f"{text!r}: the scheme {scheme}:// is not one a study can use; give a Dask "
+                "scheduler's address as tcp://host:port (e.g. tcp://127.0.0.1:8786)")))
+        elif not host or port is None or parts.path not in ("", "/") or parts.query:
+            out.append(problem("Study", "Scheduler", (
+                f"{text!r} is not an address tcp://host:port (e.g. tcp://127.0.0.1:8786)")))
+        if serial:
+            out.append(problem("Study", "Scheduler", "a scheduler and serial exclude each other"))
+    if workers is not None:
+        n = cores()
+        if isinstance(workers, bool) or not isinstance(workers, int):
+            out.append(problem("Study", "Workers", f"{workers!r} is not a whole number"))
+        elif scheduler is not None and workers:
+            out.append(problem("Study", "Workers", (
+                f"{workers}: the cluster at the scheduler has its own workers; give Workers only "
+                "for a local cluster")))
+        elif not 0 <= workers <= n:
+            out.append(problem("Study", "Workers", (
+                f"{workers}: a local cluster takes 1 to {n} worker processes (the cores of this "
+                "machine; 0: one per core)")))
+    return out
+
+
 def make_executor(scheduler: Optional[str] = None, workers: Optional[int] = None,
                   serial: bool = False):
-    """:class:`SerialExecutor` when ``serial``, else a :class:`DaskExecutor`."""
-    return SerialExecutor() if serial else DaskExecutor(scheduler, workers)
+    """:class:`SerialExecutor` when ``serial``, else a :class:`DaskExecutor`.
+
+    Raises
+    ------
+    StudyError
+        :func:`executor_problems` found something wrong (nothing was started).
+    """
+    from .parameters import StudyError
+    problems = executor_problems(scheduler, workers, serial)
+    if problems:
+        raise StudyError(problems)
+    return SerialExecutor() if serial else DaskExecutor(scheduler, workers or None)

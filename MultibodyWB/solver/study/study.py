@@ -41,6 +41,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from ..model.columns import unit_of
+from ..model.files import atomic_write
 from ..model.mechanism import MultibodySystem
 from ..model.problems import ModelError
 from .objectives import Expression, ExpressionError, parse_constraint
@@ -109,7 +110,7 @@ class StudyTable:
 
     def to_csv(self, path) -> None:
         """Write the table: a header line, then one row per run (values in SI)."""
-        with open(path, "w", newline="", encoding="utf-8") as f:
+        with atomic_write(path, "w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
             w.writerow(self.header())
             for rec in self.records():
