@@ -37,7 +37,8 @@ class MultibodyWorkbench(FreeCADGui.Workbench):
 
     def Activated(self):
         """Called when the workbench is activated: the solver's kernels are compiled in a
-        separate process if they are not ready (the first Simulate then need not wait)."""
+        separate process if they are not ready and no compile runs (FreeCAD's start began one,
+        unless the preference CompileAtStart is off)."""
         from MultibodyWB.gui import warmup
         warmup.start()
 
@@ -49,3 +50,14 @@ class MultibodyWorkbench(FreeCADGui.Workbench):
 
 
 FreeCADGui.addWorkbench(MultibodyWorkbench())
+
+# The solver's kernels compiled now, in a separate process at low priority once the default run's
+# are done, so that the first Simulate after an install finds them ready or nearly (the process
+# ends at once when they are ready; nothing of the solver is imported here). The GUI only: in
+# console mode a compile beside a script would slow it (MultibodyWB/gui/warmup.py).
+try:
+    from MultibodyWB.gui import warmup as _warmup
+    _warmup.start_at_startup()
+except Exception as _exc:  # noqa: BLE001 - FreeCAD's start must not fail on it
+    import FreeCAD as _FreeCAD
+    _FreeCAD.Console.PrintLog(f"MultibodyWB: no compile at start ({_exc})\n")

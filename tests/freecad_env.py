@@ -130,6 +130,9 @@ def freecad_environ(user_home, output_dir=None, result_file=None):
         # Qt WebEngine (Start page, help) refuses to run as root without this.
         "QTWEBENGINE_CHROMIUM_FLAGS": "--no-sandbox",
     })
+    # no compile of the solver's kernels at FreeCAD's start (InitGui.py) beside the tests, unless
+    # a test asks for it (tests/test_gui_simulate_compile.py)
+    env.setdefault("MBWB_COMPILE_AT_START", "0")
     if output_dir is not None:
         env[OUTPUT_DIR_ENV] = str(output_dir)
     if result_file is not None:

@@ -142,6 +142,39 @@ def _angle(radians):
     return FreeCAD.Units.Quantity(math.degrees(radians), FreeCAD.Units.Unit("deg")).UserString
 
 
+def _stage_text(stage):
+    from ..solver.run.warmup import STAGE_TEXT
+    return STAGE_TEXT.get(stage, stage)
+
+
+def _seconds(seconds):
+    """A wait for people: ``40 s``, ``2 min 10 s``."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+
+
+def compile_status(estimate, stage, elapsed):
+    """The Simulate panel's status line while the run waits for the compile of ``stage``, and
+    the progress bar's fraction (None: unknown), from the warm-up's ``estimate``
+    (``solver.run.warmup.Estimate``, None when none is known yet) and the seconds ``elapsed``
+    since the run began to wait."""
+    what = _stage_text(stage)
+    if estimate is None:
+        return (f"Compiling the solver for this run ({what}; once after installing): "
+                f"{_seconds(elapsed)} elapsed; Cancel stops it", None)
+    if estimate.late or estimate.remaining < 5:
+        left = "a few seconds more" if not estimate.late else \
+            "longer than the last compile, a little more"
+    else:
+        left = f"about {_seconds(5 * math.ceil(estimate.remaining / 5))} left"
+    return (f"Compiling the solver (once after installing): stage {estimate.stage} of "
+            f"{estimate.stages}, this run needs {what}; {left} ({_seconds(elapsed)} "
+            "elapsed). Cancel stops it", estimate.fraction)
+
+
 def _log(text, error=False):
     (FreeCAD.Console.PrintError if error else FreeCAD.Console.PrintMessage)(
         f"MultibodyWB: {text}\n")
@@ -164,8 +197,11 @@ class SimulatePanel(TaskPanel):
         self.timer.timeout.connect(self.poll)
         self.settings_form = self._settings_widget()
         self.run_form = self._run_widget()
+        self.output_form = self._output_widget()
         self.runs_form = self._runs_widget()
-        self.form = [self.settings_form, self.run_form, self.runs_form]
+        # Run and Cancel, the progress and the status first: in sight at the top of the task
+        # view however small the combo view is (the settings below them, then the messages)
+        self.form = [self.run_form, self.settings_form, self.output_form, self.runs_form]
         self.load_settings()
         self.refresh_runs()
         self.finished_callbacks = []      # called with the job when a run ends (tests)
@@ -258,6 +294,13 @@ class SimulatePanel(TaskPanel):
         self.status.setWordWrap(True)
         self.status.setObjectName("Status")
         layout.addWidget(self.status)
+        return w
+
+    def _output_widget(self):
+        """The solver's messages, the topology figure and the transfer equation."""
+        w = QtWidgets.QWidget()
+        w.setWindowTitle("Messages")
+        layout = QtWidgets.QVBoxLayout(w)
         self.messages = QtWidgets.QPlainTextEdit()
         self.messages.setObjectName("Messages")
         self.messages.setReadOnly(True)
@@ -541,13 +584,16 @@ class SimulatePanel(TaskPanel):
         self._busy(True)
         values = self.settings_used
         stage = warmup.stage_of(values["Method"], values["Integrator"])
-        if not warmup.ready(stage) and warmup.start():
-            # the kernels this run needs are being compiled: wait for them (a fixed-step mstmm
-            # run, not for the rest of the compile)
+        if warmup.request(stage):
+            # the kernels this run needs are being compiled (FreeCAD's start began it, or this
+            # Run): wait for them, not for the rest of the compile
             self.compiling = (model, accept_corrections, stage)
-            self.say("Compiling the solver's kernels (once per installation) in a separate "
-                     "process; the run starts when the ones it needs are ready")
-            self.status.setText("Compiling the solver (first run on this machine)...")
+            self.say(f"Compiling the solver's kernels for this run ({_stage_text(stage)}; once "
+                     "after installing or updating) in a separate process; the run starts when "
+                     "they are ready")
+            self.status.setText("Compiling the solver (first run after installing)...")
+            self.shown = 0.0
+            self.compile_started = time.perf_counter()
             self.timer.start()
             return True
         self._launch(model, accept_corrections)
@@ -641,6 +687,7 @@ class SimulatePanel(TaskPanel):
             self.compiling = None
             self.timer.stop()
             self._busy(False)
+            self.progress.setFormat("%p %")
             self.progress.setValue(0)
             self.status.setText("Cancelled while compiling the solver; nothing was run")
             self.say("Run cancelled; nothing was stored.")
@@ -655,18 +702,23 @@ class SimulatePanel(TaskPanel):
         if self.compiling is not None and not self.closed:
             model, accept, stage = self.compiling
             if warmup.running() and not warmup.ready(stage):
-                self.status.setText(f"Compiling the solver (first run on this machine): "
-                                    f"{warmup.elapsed():.0f} s elapsed; Cancel stops it")
+                now = time.perf_counter()
+                if now - self.shown >= SHOW_S:
+                    self.shown = now
+                    self._show_compile(stage)
                 return
             self.compiling = None
+            self.progress.setFormat("%p %")
+            self.progress.setValue(0)
+            waited = time.perf_counter() - self.compile_started
             if warmup.running():             # the stage is ready, the rest still compiles
-                self.say(f"The solver's kernels for this run were compiled in "
-                         f"{warmup.elapsed():.1f} s (not counted in the run's wall time); the "
-                         "others (adaptive integrators, other methods) go on compiling in "
-                         "the background")
+                self.say(f"The solver's kernels for this run were compiled in the "
+                         f"{waited:.1f} s the run waited (not counted in its wall time); the "
+                         "others (other integrators and methods) go on compiling in the "
+                         "background")
             elif warmup.finished_ok():
-                self.say(f"The solver's kernels were compiled in {warmup.elapsed():.1f} s "
-                         "(not counted in the run's wall time)")
+                self.say(f"The run waited {waited:.1f} s for the compile of the solver's "
+                         "kernels (not counted in its wall time)")
             else:
                 self.say("Compiling the solver ahead did not finish; the run compiles it "
                          "(see multibodywb-warmup.log in FreeCAD's user folder)")
@@ -695,6 +747,16 @@ class SimulatePanel(TaskPanel):
             self._busy(False)
         for callback in list(self.finished_callbacks):
             callback(job)
+
+    def _show_compile(self, stage):
+        """The wait for the compile of ``stage``: the estimate (stage k of n, time left) in the
+        status, its fraction in the progress bar (:func:`compile_status`)."""
+        text, fraction = compile_status(warmup.progress(stage), stage,
+                                        time.perf_counter() - self.compile_started)
+        self.status.setText(text)
+        if fraction is not None:
+            self.progress.setFormat("compiling %p %")
+            self.progress.setValue(int(round(1000 * fraction)))
 
     def _finish(self, job, elapsed):
         from ..solver.methods.runtime import Cancelled
