@@ -110,30 +110,75 @@ def si_unit_text(unit) -> str:
 
 
 def shown(value, si_unit, digits=6):
-    """``value`` in the SI unit ``si_unit`` as the user's unit schema shows it:
-    ``shown(0.08, "m") == "80 mm"``."""
+    """``value`` in the SI unit ``si_unit`` as every view shows it
+    (:func:`MultibodyWB.objects.units.si_text`): ``shown(0.08, "m") == "80 mm"``, a rotational
+    stiffness ``"2 N·m/rad"`` (not ``mm^2*kg/(s^2*deg)``)."""
     if si_unit in ("", "1"):
         return f"{value:.{digits}g}"
     try:
-        return units.user_text(units.from_si(value, si_unit), si_unit, digits)
+        return units.si_text(value, si_unit, digits)
     except Exception:       # a unit FreeCAD's parser does not take: SI
         return f"{value:.{digits}g} {si_unit}"
 
 
 def display_scale(si_unit, sample):
-    """(factor, label) of the column of a unit: shown value = SI value * factor, in the unit the
-    user's schema prefers for ``sample`` (an SI value of the column)."""
-    if si_unit in ("", "1"):
+    """(factor, label) of the column of a unit: shown value = SI value * factor, in the unit
+    every view shows ``sample`` (an SI value of the column) in
+    (:func:`MultibodyWB.objects.units.preferred`)."""
+    if si_unit in ("", "1", None):
         return 1.0, ""
     try:
-        unit = units.unit(si_unit)
-        internal = units.from_si(sample if sample and math.isfinite(sample) else 1.0, si_unit)
-        _text, scale, name = FreeCAD.Units.Quantity(internal, unit).getUserPreferred()
-        if not scale or not name:
-            return 1.0, si_unit
-        return units.factor(si_unit) / float(scale), name
+        return units.preferred(si_unit, sample if sample and math.isfinite(sample) else 1.0)
     except Exception:
         return 1.0, si_unit
+
+
+def objective_unit(text):
+    """The SI unit of an objective's value (``"N m"``), None when it has no single one."""
+    from ..solver.model.columns import unit_of
+    from ..solver.study.objectives import Expression, ExpressionError
+    try:
+        return Expression(text).unit(unit_of)
+    except ExpressionError:
+        return None
+
+
+def objective_scales(kept):
+    """(factor, label) of each objective of the stored table ``kept``, as :func:`display_scale`
+    shows its first value: ``rms(Crank.rz_drive)`` in ``N·m``, ``max(Slider.z)`` in ``mm``;
+    ``(1.0, "")`` for an expression of no single unit (``max(A.z) * max(B.Fx)``)."""
+    out = []
+    for k, text in enumerate(kept.objectives):
+        si = objective_unit(text)
+        sample = next((r.objectives[k] for r in kept.rows
+                       if k < len(r.objectives) and math.isfinite(r.objectives[k])
+                       and r.objectives[k]), 1.0)
+        out.append(display_scale(si, sample) if si else (1.0, ""))
+    return out
+
+
+def margin_scales(kept):
+    """(factor, label) of each constraint's margin in the stored table ``kept``: in the unit its
+    bound is written in (``max(Piston.z) <= 50 mm``: mm), else as its expression's unit shows."""
+    from ..solver.model.columns import unit_of
+    from ..solver.study.objectives import UNITS, ExpressionError, parse_constraint
+    out = []
+    for k, text in enumerate(kept.constraints):
+        try:
+            c = parse_constraint(text)
+        except ExpressionError:
+            out.append((1.0, ""))
+            continue
+        if c.written_unit in UNITS and c.written_unit not in ("1",):
+            f = UNITS[c.written_unit][0]
+            out.append((1.0 / f, c.written_unit))
+            continue
+        si = c.expression.unit(unit_of)
+        sample = next((r.margins[k] for r in kept.rows
+                       if k < len(r.margins) and math.isfinite(r.margins[k]) and r.margins[k]),
+                      1.0)
+        out.append(display_scale(si, sample) if si else (1.0, ""))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -590,9 +635,11 @@ def prepare(study_obj) -> Prepared:
     except export.ModelError as exc:
         raise StudyError(problems + [Problem("Model", "Model", "the mechanism does not run: "
                                              + "; ".join(str(p) for p in exc.problems[:5]))])
+    named_by_labels(study, study_obj.Document, columns)
     checked = study                 # the solver checks the ranges, levels and the rest
     if not params:                  # the rows have problems: the rest is checked all the same
         checked = solver_study(study_obj, [])
+        named_by_labels(checked, study_obj.Document, columns)
         checked.parameters = [Parameter("row", 0.0, 1.0, 2)]
     try:
         check_study(model, checked, columns, paths=False)
@@ -603,6 +650,16 @@ def prepare(study_obj) -> Prepared:
         raise StudyError(problems)
     return Prepared(study_obj, mechanism, params, study, model, columns,
                     Variants(mechanism, params), [p.target.si_unit for p in params])
+
+
+def named_by_labels(study: Study, doc, columns) -> None:
+    """Objectives and constraints of ``study`` that name elements by their object Names
+    (``rms(Hinge001.rz_drive)``) rewritten with the labels the result columns (and the plot
+    dock) use (``rms(Crank – Ground revolute.rz_drive)``); the rest as written."""
+    from ..solver.study.objectives import rename
+    aliases = {o.Name: o.Label for o in doc.Objects if o.Name != o.Label}
+    study.objectives = [rename(t, columns, aliases) for t in study.objectives]
+    study.constraints = [rename(t, columns, aliases) for t in study.constraints]
 
 
 def preferred_scheduler() -> Optional[str]:

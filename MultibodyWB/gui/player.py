@@ -39,6 +39,7 @@ import numpy as np
 
 from ..document import runs
 from ..document.animation import Animator
+from ..objects import units
 from .symbols import resume_symbols, show_marker_axes, suspend_symbols
 from .view_motion import ViewMotion
 from .qt import QtCore, QtWidgets, compact
@@ -100,19 +101,12 @@ def coupler_columns(results):
     return out
 
 
-def quantity_text(value, si):
-    """``value`` (in the SI unit ``si``: "N", "N m", "m") as FreeCAD's unit schema shows a
-    quantity of its size, with four significant digits: "12.5 N", "350 mm", "0.5 N·m"."""
-    size = abs(float(value)) or 1.0
-    try:
-        quantity = FreeCAD.Units.Quantity(f"{size:.17g} {si.replace(' ', '*')}")
-        _text, factor, label = quantity.getUserPreferred()
-        scale = float(quantity.Value) / float(factor) / size
-    except Exception:                  # a unit FreeCAD does not know: SI
-        return f"{float(value):.4g} {si}"
-    if si == "N m" and label.endswith("J"):   # FreeCAD has no torque unit: N·m, not J
-        label = label[:-1] + "N·m"
-    return f"{float(value) * scale:.4g} {label}"
+def quantity_text(value, si, reference=None):
+    """``value`` (in the SI unit ``si``: "N", "N m", "m") as every view shows it
+    (:func:`MultibodyWB.objects.units.si_text`), four significant digits: "12.5 N", "350 mm",
+    "0.5 N·m" (a torque in N·m, never J or eV); a value below 1e-9 of ``reference`` (the
+    largest of the run) is round-off: "0 N·m"."""
+    return units.si_text(value, si, 4, reference)
 
 
 def nice_below(x):
@@ -529,18 +523,24 @@ class PlayerPanel(TaskPanel):
         if not self.couplers:
             return ""
         loads = self.animator.interpolate(self._coupler_loads, t)
+        with np.errstate(all="ignore"):
+            peaks = (np.nanmax(np.abs(self._coupler_loads), axis=0)
+                     if len(self._coupler_loads) else np.zeros(loads.shape))
         lines = []
         for j, k in enumerate(self.couplers):
             parts = []
-            for load, column, hinge in zip(loads[2 * j:2 * j + 2], (k.first, k.second),
-                                           k.hinges):
+            for load, peak, column, hinge in zip(loads[2 * j:2 * j + 2], peaks[2 * j:2 * j + 2],
+                                                 (k.first, k.second), k.hinges):
                 si = "N m" if column.endswith((".T1", ".T2")) else "N"
-                parts.append(f"{quantity_text(load, si)} on {hinge}")
+                parts.append(f"{quantity_text(load, si, peak)} on {hinge}")
             text = f"{k.label}: {', '.join(parts)}"
             if k.mesh is not None:
                 found = self.tooth_force(k.mesh, k.first, t)
                 if found is not None:
-                    text += f"; tooth force {quantity_text(np.linalg.norm(found[1]), 'N')}"
+                    force, load = float(np.linalg.norm(found[1])), abs(float(loads[2 * j]))
+                    # the tooth force is the torque over the pitch radius: the same round-off
+                    reference = force / load * peaks[2 * j] if load > 0.0 else None
+                    text += f"; tooth force {quantity_text(force, 'N', reference)}"
             lines.append(text)
         return "\n".join(lines)
 

@@ -85,22 +85,18 @@ def schema_name():
 
 
 def _freecad_unit(si):
-    """(factor, label) of the unit FreeCAD shows for a quantity of one ``si`` unit."""
+    """(factor, label) of the unit FreeCAD shows for a quantity of one ``si`` unit: the one
+    formatter of every view (:func:`MultibodyWB.objects.units.preferred`: a torque in N·m, not
+    J)."""
     if si in ("1", ""):
         return 1.0, NO_UNIT
     try:
-        import FreeCAD
-        # parsed from text: a Quantity made from a Unit alone would be 1 in FreeCAD's internal
-        # units (mm, kg, s), not 1 SI unit
-        quantity = FreeCAD.Units.Quantity("1 " + si.replace(" ", "*"))
-        _text, factor, label = quantity.getUserPreferred()
-        scale = float(quantity.Value) / float(factor)
+        from ..objects import units
+        scale, label = units.preferred(si, 1.0)
     except Exception:                      # FreeCAD missing or the unit unknown to it: plain SI
         return 1.0, si
     if not label or not math.isfinite(scale) or scale <= 0.0:
         return 1.0, si
-    if si == "N m" and label.endswith("J"):   # FreeCAD has no torque unit: N m, not J
-        label = label[:-1] + "N·m"
     return scale, label
 
 

@@ -31,6 +31,7 @@ that is not such a quantity. Files saved when these were ``App::PropertyQuantity
 """
 
 import functools
+import math
 import re
 
 import FreeCAD
@@ -216,11 +217,157 @@ def shown(value, si):
     return FreeCAD.Units.Quantity(from_si(value, si), unit(si)).UserString
 
 
+# --------------------------------------------------------------------------------------------------
+# Shown values: one formatter for every view (player, plots, study, FEM loads, messages)
+# --------------------------------------------------------------------------------------------------
+
+#: Quantities FreeCAD's schemas spell from base units (``mm^2*kg/(s^2*deg)``, ``kg/s``) or as
+#: another quantity (a torque as an energy: ``mJ``, ``eV``): shown in their SI unit with an SI
+#: prefix instead. FreeCAD unit text -> the unit shown. A torque or moment is ``N·m`` (never J),
+#: a rotational stiffness ``N·m/rad`` as the hinge fields take it.
+SI_SHOWN = {"N*m": "N·m", "N*m/rad": "N·m/rad", "N*m*s/rad": "N·m·s/rad", "N*s/m": "N·s/m",
+            "J": "J", "N/m": "N/m"}
+#: Inertias: kg·mm² below 1e-3 kg·m² (small parts), kg·m² above.
+_INERTIA = (("kg·mm²", 1e-6), ("kg·m²", 1.0))
+#: SI prefixes: (factor, symbol), smallest first.
+PREFIXES = ((1e-12, "p"), (1e-9, "n"), (1e-6, "µ"), (1e-3, "m"), (1.0, ""), (1e3, "k"),
+            (1e6, "M"), (1e9, "G"))
+#: Units FreeCAD's schemas show that take an SI prefix when FreeCAD's own ladder ends
+#: (a force of 2e-15 N is ``2 fN``... not ``2e-12 mN``): their SI symbol.
+_PREFIXABLE = {"N": "N", "W": "W", "Pa": "Pa"}
+#: A unit FreeCAD's schema spells from its base units (US customary shows a force in
+#: ``mm*kg/s^2``): the SI unit with a prefix is shown instead.
+_BASE_SPELLED = re.compile(r"mm\^?\d?\*kg|kg\*mm|kg/s\b|/\(s\^\d|\*deg\)")
+#: A value this small against the scale of what it is shown with (``reference``) is round-off:
+#: shown as 0.
+ROUND_OFF = 1e-9
+
+
+def _key(si):
+    """A unit text as FreeCAD spells it: ``"N m"``, ``"N·m"`` -> ``"N*m"``; ``"1"`` -> ``""``."""
+    text = "*".join(str(si).replace("·", " ").replace("*", " ").split())
+    return "" if text in ("", "1", "-") else text
+
+
+@functools.lru_cache(maxsize=None)
+def _special(si_text):
+    """The :data:`SI_SHOWN` key (or ``"kg*m^2"``) of a unit of one of those dimensions, by
+    dimension: ``"m^2*kg/(s^2*rad)"`` is ``"N*m/rad"``, a ``kg*m^2/s^2`` is a torque unless it
+    is written ``J``; else None."""
+    key = _key(si_text)
+    if key in SI_SHOWN or key == "kg*m^2":
+        return key
+    try:
+        dim = unit(key)
+    except Exception:  # FreeCAD's parser raises its own errors
+        return None
+    for name in ("N*m", "N*m/rad", "N*m*s/rad", "N*s/m", "kg*m^2"):
+        if unit(name) == dim:
+            return name
+    return None
+
+
+def _prefixed(symbol, magnitude):
+    """(factor, label) of ``symbol`` with the SI prefix that shows ``magnitude`` (SI) as 1 to
+    999: shown = SI value * factor."""
+    chosen = PREFIXES[4]
+    if magnitude > 0.0 and math.isfinite(magnitude):
+        for f, p in PREFIXES:
+            if magnitude >= f * (1.0 - 1e-12):
+                chosen = (f, p)
+    return 1.0 / chosen[0], chosen[1] + symbol
+
+
+def preferred(si, magnitude=1.0):
+    """How a quantity of ``magnitude`` in the SI unit ``si`` is shown: ``(factor, label)``, shown
+    value = SI value * ``factor``, in the document's unit schema (FreeCAD's
+    ``getUserPreferred``: ``preferred("m", 0.08) == (1000.0, "mm")`` in the Standard schema)
+    with sensible prefixes where the schema has none: torques and moments ``N·m`` (``mN·m``,
+    ``kN·m``), stiffnesses ``N/m``, ``N·m/rad``, dampings ``N·s/m``, ``N·m·s/rad``, inertias
+    ``kg·m²`` or ``kg·mm²``; forces below FreeCAD's ``mN`` in ``µN``, ``nN``. ``si`` ``""`` or
+    ``"1"``: a number, ``(1.0, "")``."""
+    magnitude = abs(float(magnitude)) if magnitude is not None else 1.0
+    if not math.isfinite(magnitude) or magnitude == 0.0:
+        magnitude = 1.0
+    key = _key(si)
+    if not key:
+        return 1.0, ""
+    special = _special(key)
+    if special == "kg*m^2":
+        label, f = _INERTIA[0] if magnitude < 1e-3 else _INERTIA[1]
+        return 1.0 / f, label
+    if special is not None:
+        return _prefixed(SI_SHOWN[special], magnitude)
+    try:
+        q = FreeCAD.Units.Quantity(magnitude * factor(key), unit(key))
+        _text, scale, name = q.getUserPreferred()
+        scale = float(scale)
+    except Exception:  # a unit FreeCAD does not know: SI
+        return 1.0, si
+    if not scale or not name or not math.isfinite(scale):
+        return 1.0, si
+    out = factor(key) / scale
+    shown_size = magnitude * out
+    spelled = _BASE_SPELLED.search(name) is not None     # a schema without a name for it
+    if spelled or key in _PREFIXABLE and not 1e-3 <= shown_size < 1e6:
+        return _prefixed(_PREFIXABLE.get(key, key.replace("*", "·")), magnitude)
+    return out, name
+
+
+def si_text(value, si, digits=4, reference=None):
+    """A value in the SI unit ``si`` as every view shows it (:func:`preferred`), with ``digits``
+    significant digits: ``si_text(0.08, "m") == "80 mm"``, ``si_text(0.0021, "N m") ==
+    "2.1 mN·m"``. ``reference``: the scale of what the value is shown with (the largest load of
+    the run, of a table): a value below :data:`ROUND_OFF` of it is round-off, shown as ``0`` in
+    the reference's unit; so is a load, stiffness ... below a pico-unit (``2e-15 N``: ``0 N``).
+    NaN and infinities as they are, in the unit."""
+    value = float(value)
+    size = abs(value)
+    if reference is not None and math.isfinite(float(reference)) and float(reference) != 0.0:
+        ref = abs(float(reference))
+        if size <= ROUND_OFF * ref:
+            value, size = 0.0, ref
+    if 0.0 < size < PREFIXES[0][0] and (_key(si) in _PREFIXABLE or _special(_key(si))):
+        value = 0.0                         # below a pico-unit: round-off, not a load
+    f, label = preferred(si, size if math.isfinite(size) and size else 1.0)
+    if math.isfinite(value) and value != 0.0:
+        number = f"{value * f:.{digits}g}"
+    else:
+        number = "0" if value == 0.0 else f"{value}"
+    return f"{number} {label}" if label else number
+
+
+def si_vector_text(values, si, digits=4):
+    """A vector in the SI unit ``si`` in the unit :func:`preferred` gives its largest component:
+    ``si_vector_text((0.0085, 0.006, 0.0065), "m") == "(8.5, 6, 6.5) mm"``; components below
+    :data:`ROUND_OFF` of the largest (round-off) read 0."""
+    values = [float(x) for x in values]
+    largest = max((abs(x) for x in values), default=0.0)
+    values = [0.0 if abs(x) <= ROUND_OFF * largest else x for x in values]
+    f, label = preferred(si, largest or 1.0)
+    text = "(" + ", ".join("0" if x == 0.0 else f"{x * f:.{digits}g}" for x in values) + ")"
+    return f"{text} {label}" if label else text
+
+
+def _si_of(unit_text):
+    """The SI value of one ``unit_text`` and the SI unit text of its dimension, for the
+    internal-unit formatters: ``"mm"`` -> ``(0.001, "m")``."""
+    special = _special(unit_text)
+    if special is not None:
+        return factor(unit_text) / factor(special), special
+    return None
+
+
 def user_text(internal, unit_text, digits=4):
     """A quantity given in FreeCAD's internal units, in the unit the user's schema prefers for it,
     with ``digits`` significant digits: ``user_text(168.0, "mm^3") == "168 mm^3"``,
-    ``user_text(1000.0, "mm^3") == "1 ml"`` (Standard schema). ``UserString`` has the schema's
-    decimals instead, and a 0.001 mm^3 overlap would read ``0.00 mm^3``."""
+    ``user_text(1000.0, "mm^3") == "1 ml"`` (Standard schema); the quantities of
+    :data:`SI_SHOWN` as :func:`si_text` shows them (``user_text(1e6, "N*m") == "1 N·m"``, not
+    ``1 J``). ``UserString`` has the schema's decimals instead, and a 0.001 mm^3 overlap would
+    read ``0.00 mm^3``."""
+    special = _si_of(unit_text)
+    if special is not None:
+        return si_text(float(internal) / factor(special[1]), special[1], digits)
     q = FreeCAD.Units.Quantity(float(internal), unit(unit_text))
     shown_text, scale, name = q.getUserPreferred()
     if not scale or not name:
@@ -230,8 +377,12 @@ def user_text(internal, unit_text, digits=4):
 
 def user_vector_text(internal, unit_text, digits=4):
     """A vector given in FreeCAD's internal units, in the unit the user's schema prefers for its
-    largest component: ``user_vector_text((8.5, 6, 6.5), "mm") == "(8.5, 6, 6.5) mm"``."""
+    largest component: ``user_vector_text((8.5, 6, 6.5), "mm") == "(8.5, 6, 6.5) mm"``; a
+    moment ``(0, 0, 2.5) N·m`` (:func:`si_vector_text`)."""
     values = [float(x) for x in internal]
+    special = _si_of(unit_text)
+    if special is not None:
+        return si_vector_text([x / factor(special[1]) for x in values], special[1], digits)
     largest = max(values, key=abs)
     # round-off of a computed point (4e-17 mm off a symmetry plane) reads 0
     values = [0.0 if abs(x) <= 1e-12 * abs(largest) else x for x in values]

@@ -111,7 +111,15 @@ _PLAIN = re.compile(r"[^\W\d]\w*\.[^\W\d]\w*")
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
-def resolve(text: str, columns: Sequence[str], aliases: Optional[dict] = None) -> str:
+def rename(text: str, columns: Sequence[str], aliases: dict) -> str:
+    """``text`` with the columns named through ``aliases`` (:func:`resolve`) written by their
+    own names, as the plot dock shows them: ``rms(Hinge001.rz)`` -> ``rms(Crank – Ground
+    revolute.rz)``; the rest as written."""
+    return resolve(text, columns, aliases, _aliases_only=True)
+
+
+def resolve(text: str, columns: Sequence[str], aliases: Optional[dict] = None,
+            _aliases_only: bool = False) -> str:
     """``text`` with every column named as the plot dock names it that is no plain Python
     ``Element.quantity`` written ``col('...')``: ``rms(Crank – Ground revolute.rz_drive)`` ->
     ``rms(col('Crank – Ground revolute.rz_drive'))``; the rest as written.
@@ -141,8 +149,8 @@ def resolve(text: str, columns: Sequence[str], aliases: Optional[dict] = None) -
     def swap(m):
         name = m.group(0)
         column = names[name]
-        if column == name and _PLAIN.fullmatch(name):
-            return name
+        if _aliases_only or (column == name and _PLAIN.fullmatch(name)):
+            return column
         return f"col({column!r})"
 
     out, at = [], 0
@@ -153,7 +161,7 @@ def resolve(text: str, columns: Sequence[str], aliases: Optional[dict] = None) -
             value = ast.literal_eval(literal)
         except (ValueError, SyntaxError):
             value = None
-        if value in names and not re.search(r"col\s*\(\s*$", text[:q.start()]):
+        if not _aliases_only and value in names and not re.search(r"col\s*\(\s*$", text[:q.start()]):
             literal = f"col({names[value]!r})"      # a name quoted as the check suggests it
         out.append(literal)
         at = q.end()
@@ -374,6 +382,8 @@ class Constraint:
     op: str
     bound: float
     bound_unit: Optional[str]
+    #: The bound's unit as written (``"mm"``): margins are shown in it.
+    written_unit: Optional[str] = None
 
     def margin(self, value: float) -> float:
         """The margin (SI) of an expression's value: positive when met."""
@@ -409,7 +419,7 @@ def parse_constraint(text: str) -> Constraint:
     bound = float(number) * factor
     if not math.isfinite(bound):
         raise ExpressionError(f"{_echo(text)}: the bound {number} is not a finite number")
-    return Constraint(text.strip(), Expression(expr, bound_unit=si), op, bound, si)
+    return Constraint(text.strip(), Expression(expr, bound_unit=si), op, bound, si, unit or None)
 
 
 # --------------------------------------------------------------------------------------------------
