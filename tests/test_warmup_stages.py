@@ -184,3 +184,20 @@ def test_the_status_is_written_while_a_stage_compiles(cache, monkeypatch, tmp_pa
     n_fixed = sum(1 for stage, _ in seen if stage == FIXED)
     assert recorded[FIXED] >= 0.05 * n_fixed * 0.9 - 0.1
     assert set(recorded) == set(warmup.STAGES)
+
+
+def test_the_panel_s_text_says_the_stage_the_run_needs_and_the_time_left():
+    e = warmup.estimate(status(stage_cpu=10.0, cpu=10.0, wall=20.0), FIXED, EXPECTED)
+    text, fraction = warmup.wait_text(e, FIXED, 21.4)
+    # 80 s of CPU left at half a core: 160 s
+    assert text == ("Compiling the solver (once after installing): stage 1 of 4, this run "
+                    "needs mstmm with rk4 or euler; about 2 min 40 s left (21 s elapsed). "
+                    "Cancel stops it")
+    assert fraction == pytest.approx(10.0 / 90.0)
+    e = warmup.estimate(status(stage_cpu=88.0, cpu=88.0, wall=88.0), FIXED, EXPECTED)
+    assert "a few seconds more" in warmup.wait_text(e, FIXED, 90.0)[0]
+    e = warmup.estimate(status(stage_cpu=100.0, cpu=100.0, wall=100.0), FIXED, EXPECTED)
+    assert "longer than the last compile" in warmup.wait_text(e, FIXED, 100.0)[0]
+    # nothing heard from the warm-up yet: the elapsed time, no fraction
+    text, fraction = warmup.wait_text(None, NE, 3.2)
+    assert fraction is None and "Newton-Euler" in text and "3 s elapsed" in text

@@ -142,39 +142,6 @@ def _angle(radians):
     return FreeCAD.Units.Quantity(math.degrees(radians), FreeCAD.Units.Unit("deg")).UserString
 
 
-def _stage_text(stage):
-    from ..solver.run.warmup import STAGE_TEXT
-    return STAGE_TEXT.get(stage, stage)
-
-
-def _seconds(seconds):
-    """A wait for people: ``40 s``, ``2 min 10 s``."""
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, rest = divmod(seconds, 60)
-    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
-
-
-def compile_status(estimate, stage, elapsed):
-    """The Simulate panel's status line while the run waits for the compile of ``stage``, and
-    the progress bar's fraction (None: unknown), from the warm-up's ``estimate``
-    (``solver.run.warmup.Estimate``, None when none is known yet) and the seconds ``elapsed``
-    since the run began to wait."""
-    what = _stage_text(stage)
-    if estimate is None:
-        return (f"Compiling the solver for this run ({what}; once after installing): "
-                f"{_seconds(elapsed)} elapsed; Cancel stops it", None)
-    if estimate.late or estimate.remaining < 5:
-        left = "a few seconds more" if not estimate.late else \
-            "longer than the last compile, a little more"
-    else:
-        left = f"about {_seconds(5 * math.ceil(estimate.remaining / 5))} left"
-    return (f"Compiling the solver (once after installing): stage {estimate.stage} of "
-            f"{estimate.stages}, this run needs {what}; {left} ({_seconds(elapsed)} "
-            "elapsed). Cancel stops it", estimate.fraction)
-
-
 def _log(text, error=False):
     (FreeCAD.Console.PrintError if error else FreeCAD.Console.PrintMessage)(
         f"MultibodyWB: {text}\n")
@@ -588,7 +555,8 @@ class SimulatePanel(TaskPanel):
             # the kernels this run needs are being compiled (FreeCAD's start began it, or this
             # Run): wait for them, not for the rest of the compile
             self.compiling = (model, accept_corrections, stage)
-            self.say(f"Compiling the solver's kernels for this run ({_stage_text(stage)}; once "
+            from ..solver.run.warmup import STAGE_TEXT
+            self.say(f"Compiling the solver's kernels for this run ({STAGE_TEXT[stage]}; once "
                      "after installing or updating) in a separate process; the run starts when "
                      "they are ready")
             self.status.setText("Compiling the solver (first run after installing)...")
@@ -750,9 +718,10 @@ class SimulatePanel(TaskPanel):
 
     def _show_compile(self, stage):
         """The wait for the compile of ``stage``: the estimate (stage k of n, time left) in the
-        status, its fraction in the progress bar (:func:`compile_status`)."""
-        text, fraction = compile_status(warmup.progress(stage), stage,
-                                        time.perf_counter() - self.compile_started)
+        status, its fraction in the progress bar (``solver.run.warmup.wait_text``)."""
+        from ..solver.run.warmup import wait_text
+        text, fraction = wait_text(warmup.progress(stage), stage,
+                                   time.perf_counter() - self.compile_started)
         self.status.setText(text)
         if fraction is not None:
             self.progress.setFormat("compiling %p %")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import platform
 import re
@@ -484,6 +485,35 @@ def estimate(status: dict, wanted: str | None, expected: dict | None = None) -> 
                 else min(len([s for s in order if s in done]) + 1, len(order)))
     return Estimate(stage=position, stages=len(order), name=current, remaining=left / share,
                     fraction=fraction, late=late)
+
+
+def _seconds(seconds: float) -> str:
+    """A wait for people: ``40 s``, ``2 min 10 s``."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+
+
+def wait_text(e: Estimate | None, stage: str, elapsed: float):
+    """What the Simulate panel says while its run waits for the compile of ``stage``, and the
+    progress bar's fraction (None: unknown): ``(text, fraction)``, from the estimate ``e``
+    (:func:`estimate`; None when the warm-up has not said anything yet) and the seconds
+    ``elapsed`` since the run began to wait. The time left is rounded up to 5 s."""
+    what = STAGE_TEXT.get(stage, stage)
+    if e is None:
+        return (f"Compiling the solver for this run ({what}; once after installing): "
+                f"{_seconds(elapsed)} elapsed; Cancel stops it", None)
+    if e.late:
+        left = "longer than the last compile, a little more"
+    elif e.remaining < 5:
+        left = "a few seconds more"
+    else:
+        left = f"about {_seconds(5 * math.ceil(e.remaining / 5))} left"
+    return (f"Compiling the solver (once after installing): stage {e.stage} of {e.stages}, "
+            f"this run needs {what}; {left} ({_seconds(elapsed)} elapsed). Cancel stops it",
+            e.fraction)
 
 
 # -- the warm-up ----------------------------------------------------------------------------------
