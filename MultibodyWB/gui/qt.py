@@ -25,6 +25,18 @@ def process_events():
     QtWidgets.QApplication.processEvents()
 
 
+#: Width (px) FreeCAD's task view gives a panel in its default layout: measured under Xvfb on
+#: a fresh user folder (FreeCAD 0.20.2, 1280 x 1024 screen, Fusion style, 9 pt font): the combo
+#: view is 264 px wide, its task view's viewport 258 px, 244 px once the panel is taller than
+#: the view and the vertical scroll bar shows; a task box takes 26 px of it for its margins.
+#: ``tests/gui/check_panel_widths.py`` measures it again and checks every panel against it.
+TASK_VIEW_WIDTH = 244
+
+#: Widest a task box's title may be (px) in :data:`TASK_VIEW_WIDTH`: its icon, margins and
+#: frame take the rest.
+TITLE_WIDTH = 160
+
+
 def compact(*widgets):
     """Let buttons and combo boxes shrink to their text (the task panel is narrow: Qt's style
     makes every button at least 80 px wide, a combo box as wide as its longest item)."""
@@ -33,7 +45,37 @@ def compact(*widgets):
             w.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
             w.setMinimumContentsLength(6)
         else:
-            w.setMinimumWidth(w.fontMetrics().boundingRect(w.text()).width() + 20)
+            text = w.text().replace("&&", "\0").replace("&", "").replace("\0", "&")
+            need = w.fontMetrics().horizontalAdvance(text) + 20
+            if not w.icon().isNull():
+                need += w.iconSize().width() + 4
+            w.setMinimumWidth(need)
+
+
+def short_title(text, width=TITLE_WIDTH):
+    """``text`` shortened at its end with an ellipsis to fit ``width`` px in a task box's bold
+    title."""
+    font = QtGui.QFont(QtWidgets.QApplication.font())
+    font.setBold(True)
+    return QtGui.QFontMetrics(font).elidedText(text, QtCore.Qt.ElideRight, width)
+
+
+def task_view():
+    """FreeCAD's task view (the scroll area of the combo view's Tasks tab), or None."""
+    for w in main_window().findChildren(QtWidgets.QScrollArea):
+        if w.metaObject().className() == "Gui::TaskView::TaskView":
+            return w
+    return None
+
+
+def fit_task_buttons():
+    """The task dialog's standard buttons (OK, Apply, Cancel...) as wide as their texts, not
+    Qt's 80 px each: three of them fit the default task view (:data:`TASK_VIEW_WIDTH`)."""
+    view = task_view()
+    if view is None:
+        return
+    for box in view.findChildren(QtWidgets.QDialogButtonBox):
+        compact(*box.buttons())
 
 
 def push_button(text, name, tip, slot):

@@ -364,6 +364,83 @@ def fit_narrow(widget):
         compact(*combos, *buttons)
 
 
+class Section(QtWidgets.QWidget):
+    """A group of fields under a header that folds it away: a click on the header (an arrow and
+    the group's title) shows or hides the fields, so that a hinge with six coordinates shows six
+    lines until the user opens the one they want. ``form`` is the fields' QFormLayout; the
+    header's tool tip says what is in it."""
+
+    def __init__(self, title, expanded=True, tip=""):
+        super().__init__()
+        self.setObjectName(title)
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        self.header = QtWidgets.QToolButton()
+        self.header.setObjectName(f"{title} header")
+        self.header.setText(title)
+        self.header.setCheckable(True)
+        self.header.setAutoRaise(True)
+        self.header.setToolButtonStyle(QtCore.Qt.ToolButtonTextBesideIcon)
+        self.header.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Fixed)
+        self.header.setToolTip(tip or f"Show or hide the fields of {title.lower()}")
+        font = self.header.font()
+        font.setBold(True)
+        self.header.setFont(font)
+        outer.addWidget(self.header)
+        self.body = QtWidgets.QFrame()
+        self.body.setObjectName(f"{title} fields")
+        self.body.setFrameShape(QtWidgets.QFrame.StyledPanel)
+        self.form = QtWidgets.QFormLayout(self.body)
+        outer.addWidget(self.body)
+        self.header.toggled.connect(self.set_expanded)
+        self.header.setChecked(expanded)
+        self.set_expanded(expanded)
+
+    def title(self):
+        return self.header.text()
+
+    def expanded(self):
+        return self.header.isChecked()
+
+    def set_expanded(self, on):
+        """Show (``on``) or fold away the fields."""
+        if self.header.isChecked() != bool(on):
+            self.header.setChecked(bool(on))       # calls this again through toggled
+            return
+        self.header.setArrowType(QtCore.Qt.DownArrow if on else QtCore.Qt.RightArrow)
+        self.body.setVisible(bool(on))
+
+
+def shown(field):
+    """True when ``field`` is one of the fields its object uses now (not hidden by its type);
+    a field in a folded :class:`Section` counts as shown."""
+    return not field.widget.isHidden()
+
+
+class EnterKeepsPanel(QtCore.QObject):
+    """Enter (or Return) in a text field or spin box finishes that field, its value applied
+    and shown in its unit, and the panel stays open: FreeCAD's task view would otherwise take
+    the key, which the field passes on, as OK. An event filter on the fields."""
+
+    KEYS = (QtCore.Qt.Key_Return, QtCore.Qt.Key_Enter)
+
+    def eventFilter(self, obj, event):
+        if event.type() == QtCore.QEvent.KeyPress and event.key() in self.KEYS:
+            obj.event(event)             # the field's own handling: editingFinished
+            event.accept()               # and no further: not the dialog's OK
+            return True
+        return False
+
+    def watch(self, widget):
+        """Filter every text field and spin box of ``widget``."""
+        for w in widget.findChildren(QtWidgets.QAbstractSpinBox):
+            w.installEventFilter(self)
+        for w in widget.findChildren(QtWidgets.QLineEdit):
+            if not isinstance(w.parentWidget(), QtWidgets.QAbstractSpinBox):
+                w.installEventFilter(self)
+
+
 def label_of(prop):
     """A field's label: ``"StiffnessRz"`` -> ``"Stiffness rz"`` (the coordinate is the group)."""
     name = prop.name
@@ -413,10 +490,14 @@ class EditPanel(TaskPanel):
         self.form = forms if isinstance(forms, list) else [forms]
         from .. import resources
         self.form[0].setWindowIcon(QtGui.QIcon(resources.icon_path(self.ICON)))
-        self.form[0].setWindowTitle(f"{self.TITLE}: {obj.Label}")
+        from .qt import short_title
+        # the object's label (the icon says what it is), shortened to fit the narrow view
+        self.form[0].setWindowTitle(short_title(obj.Label))
         self.form[0].layout().insertWidget(0, self.message)   # seen without scrolling
+        self._enter = EnterKeepsPanel(self.form[0])
         for form in self.form:
             fit_narrow(form)
+            self._enter.watch(form)
         current = self
 
     # -- to be given by the subclasses -----------------------------------------------------------
@@ -439,11 +520,12 @@ class EditPanel(TaskPanel):
         """Subclasses: statements run on OK after the recorded ones (computed before restoring)."""
         return []
 
-    def property_fields(self, layout, skip=(), label=label_of):
+    def property_fields(self, layout, skip=(), label=label_of, folding=None):
         """A field for each of the object's own properties (not the common ones, not ``skip``),
         in a group box per property group added to ``layout``; they fill ``self.fields``
         (name -> field) and ``self.groups`` (group -> (box, form)) and call
-        ``self._field_changed(field)`` when edited."""
+        ``self._field_changed(field)`` when edited. ``folding(group)``, when given, says which
+        groups are a :class:`Section` that folds away (True) rather than a group box."""
         from ..objects.base import COMMON_PROPERTIES
         self.fields, self.groups = {}, {}
         skip = set(skip) | {p.name for p in COMMON_PROPERTIES}
@@ -454,9 +536,13 @@ class EditPanel(TaskPanel):
             if field is None:
                 continue
             if prop.group not in self.groups:
-                box = QtWidgets.QGroupBox(prop.group)
-                box.setObjectName(prop.group)
-                self.groups[prop.group] = (box, QtWidgets.QFormLayout(box))
+                if folding is not None and folding(prop.group):
+                    box = Section(prop.group)
+                    self.groups[prop.group] = (box, box.form)
+                else:
+                    box = QtWidgets.QGroupBox(prop.group)
+                    box.setObjectName(prop.group)
+                    self.groups[prop.group] = (box, QtWidgets.QFormLayout(box))
                 layout.addWidget(box)
             text = QtWidgets.QLabel(label(prop))
             text.setToolTip(prop.doc)
@@ -721,6 +807,8 @@ def open_panel(obj):
         close_task_dialog()
     panel = cls(obj)
     FreeCADGui.Control.showDialog(panel)
+    from .qt import fit_task_buttons
+    fit_task_buttons()
     return panel
 
 

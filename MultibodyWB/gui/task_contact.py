@@ -112,7 +112,7 @@ class ContactPanel(EditPanel):
         obj = self.obj
         problems = []
         for field in self.fields.values():
-            if field.widget.isVisible():
+            if not field.widget.isHidden():
                 try:
                     field.value()
                 except ValueError as exc:

@@ -97,7 +97,7 @@ class ForcePanel(EditPanel):
         obj = self.obj
         problems = []
         for field in self.fields.values():
-            if field.widget.isVisible():
+            if not field.widget.isHidden():
                 try:
                     field.value()
                 except ValueError as exc:
@@ -110,7 +110,7 @@ class ForcePanel(EditPanel):
                 problems.append(f"Force '{obj.Label}': pick its second end")
             elif obj.InputMarker is not None and obj.InputMarker.Body == obj.OutputMarker.Body:
                 problems.append(f"Force '{obj.Label}': both ends are on one body")
-        if "Direction" in self.fields and self.fields["Direction"].widget.isVisible() and \
+        if "Direction" in self.fields and not self.fields["Direction"].widget.isHidden() and \
                 obj.Direction.Length == 0.0:
             problems.append(f"Force '{obj.Label}', field Direction: give a direction (not 0, 0, 0)")
         return problems

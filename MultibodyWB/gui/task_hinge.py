@@ -32,7 +32,8 @@ from ..objects.hinge import (COORDINATES, OPTION_PROPERTIES, OPTION_SWITCHES, ST
 from ..objects.mechanism import mechanism_of, members
 from ..solver.model import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES
 from .qt import QtWidgets
-from .task_base import EditPanel, EndsBox, internal_or_zero, label_of, literal, quantity_field
+from .task_base import (EditPanel, EndsBox, internal_or_zero, label_of, literal, quantity_field,
+                        shown)
 
 #: Switches of :data:`~MultibodyWB.objects.hinge.OPTION_SWITCHES` whose option's fields are
 #: edited only while they are on.
@@ -40,6 +41,33 @@ ENABLING_SWITCHES = ("UseLimits",)
 
 #: Properties with their own place in the panel (not in the generic groups).
 OWN_FIELDS = ("HingeType", "InputMarker", "OutputMarker")
+
+#: Options of a coordinate whose non-zero value opens its folded group (something set there).
+SETTINGS = ("InitialRate", "Stiffness", "Damping", "MotorSpeed")
+
+#: Problems of an incomplete model listed under the preview's note (the rest counted).
+SHOWN_PROBLEMS = 4
+
+
+def has_settings(obj, coordinate):
+    """True when the hinge's ``coordinate`` has something set: a rate, spring, damper, motor,
+    driver, an initial value used, limits on."""
+    from ..objects.base import quantity_value
+    for prefix in SETTINGS:
+        name = property_name(prefix, coordinate)
+        try:
+            if name in obj.PropertiesList and quantity_value(obj, name) != 0.0:
+                return True
+        except ValueError:
+            return True                  # a text the user typed, even a wrong one
+    driver = property_name("Driver", coordinate)
+    if getattr(obj, driver, ""):
+        return True
+    initial = property_name("Initial", coordinate)
+    if not getattr(obj, "InitialAsDrawn", True) and initial in obj.PropertiesList and \
+            quantity_value(obj, initial) != 0.0:
+        return True
+    return bool(getattr(obj, "UseLimits", False))
 
 
 def expression_unit(prop):
@@ -134,15 +162,27 @@ class HingePanel(EditPanel):
         options_layout = QtWidgets.QVBoxLayout(options)
         options_layout.setContentsMargins(0, 0, 0, 0)
         self.property_fields(options_layout, skip=OWN_FIELDS,
-                             label=lambda prop: label_of(prop) + expression_unit(prop))
+                             label=lambda prop: label_of(prop) + expression_unit(prop),
+                             folding=lambda group: group.startswith("Coordinate "))
         layout.addWidget(options)
         self.preview_label = QtWidgets.QLabel()
         self.preview_label.setObjectName("preview")
         self.preview_label.setWordWrap(True)
         layout.insertWidget(1, self.preview_label)       # under the type: seen without scrolling
         self._refresh()
+        self._fold()
         self._show_drawn()
         return main
+
+    def _fold(self):
+        """Open the coordinates' groups of a one-coordinate type, and those with something set;
+        fold the others (a free hinge: six lines, not 54 fields)."""
+        kind = HINGE_TYPES.get(self.obj.HingeType)
+        coordinates = kind.coordinates if kind else ()
+        for c in coordinates:
+            entry = self.groups.get(f"Coordinate {c}")
+            if entry is not None:
+                entry[0].set_expanded(len(coordinates) == 1 or has_settings(self.obj, c))
 
     # -- showing ----------------------------------------------------------------------------------
     def _refresh(self):
@@ -184,7 +224,7 @@ class HingePanel(EditPanel):
             return
         for c in COORDINATES:
             field = self.fields.get(property_name("Initial", c))
-            if field is None or not field.widget.isVisible():
+            if field is None or not shown(field):
                 continue
             try:
                 value = preview.value(self.obj, c)
@@ -207,8 +247,12 @@ class HingePanel(EditPanel):
             self.preview = KinematicPreview(mechanism)
         except (ModelError, ValueError, KeyError) as exc:
             self.preview_problem = str(exc)
+            problems = [str(p) for p in getattr(exc, "problems", ())] or [str(exc)]
+            lines = [f"\u2022 {p}" for p in problems[:SHOWN_PROBLEMS]]
+            if len(problems) > SHOWN_PROBLEMS:
+                lines.append(f"and {len(problems) - SHOWN_PROBLEMS} more (Check lists them all)")
             self.preview_label.setText("Parts are not moved while the model is incomplete:\n"
-                                       + str(exc).split("\n")[0])
+                                       + "\n".join(lines))
             return None
         self.preview_label.setText("")
         self.solid_placements = {s.Name: s.Placement for b in members(mechanism, BODY)
@@ -247,6 +291,7 @@ class HingePanel(EditPanel):
         for field in self.fields.values():
             field.show(getattr(self.obj, field.prop.name))
         self._refresh()
+        self._fold()
         self._show_drawn()
         self.redraw(self.obj)
 
@@ -258,8 +303,7 @@ class HingePanel(EditPanel):
             self.say(f"Hinge '{self.obj.Label}', field {label_of(field.prop)}: {exc}")
             return
         self.say("")
-        if name.startswith("Initial") and not name.startswith("InitialRate") and \
-                name != "InitialAsDrawn":
+        if name.startswith("Initial") and name[len("Initial"):].lower() in COORDINATES:
             self._initial_changed(name[len("Initial"):].lower(), value)
         stops = [property_name(prefix, c) for prefix in STOP_PREFIXES for c in COORDINATES]
         if name == "UseLimits":
@@ -272,8 +316,28 @@ class HingePanel(EditPanel):
                 if stop in self.fields:
                     self.fields[stop].show(getattr(self.obj, stop))
         if name == "InitialAsDrawn":
-            self._show_drawn()
+            if value:
+                self._show_drawn()
+            else:
+                self._keep_drawn()
         self._refresh()
+
+    def _keep_drawn(self):
+        """InitialAsDrawn unticked: the initial values become the drawn ones (shown and set),
+        so the start stays the drawing until the user types another value."""
+        preview = self._preview()
+        if preview is None:
+            return
+        for c in COORDINATES:
+            field = self.fields.get(property_name("Initial", c))
+            if field is None or not shown(field):
+                continue
+            try:
+                value = preview.value(self.obj, c)
+            except KeyError:
+                continue
+            field.show(FreeCAD.Units.Quantity(value, field.value().Unit))
+            self.set(self.obj, field.prop.name, field.value(), field.prop.unit)
 
     def _initial_changed(self, coordinate, value):
         """Move the parts: the hinge at its new initial coordinate, loops closed."""
@@ -338,7 +402,7 @@ class HingePanel(EditPanel):
         obj = self.obj
         problems = []
         for name, field in self.fields.items():
-            if field.widget.isVisible():
+            if shown(field):
                 try:
                     field.value()
                 except ValueError as exc:
