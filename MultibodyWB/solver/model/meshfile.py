@@ -19,7 +19,7 @@ UNITS = {"m": 1.0, "mm": 1e-3, "cm": 1e-2, "in": 0.0254}
 #: few hundred thousand triangles describe to well below a micrometre.
 MAX_MESH_BYTES = 200_000_000
 #: Most triangles (faces) of a mesh file whose header says how many it has (binary STL, PLY).
-MAX_MESH_TRIANGLES = 4_000_000
+MAX_MESH_TRIANGLES = 2_000_000
 
 
 def _declared_faces(path: str, size: int):
