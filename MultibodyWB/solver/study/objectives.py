@@ -130,15 +130,15 @@ def resolve(text: str, columns: Sequence[str], aliases: Optional[dict] = None,
     is read as ``<its label>.rz``.
     """
     names = {}
-    for c in columns:
-        if "." in c:
+    for c in columns:                       # only those written in the text (a big model has
+        if "." in c and c in text:          # many thousands of columns)
             names[c] = c
     for alias, element in (aliases or {}).items():
-        if alias == element:
+        if alias == element or f"{alias}." not in text:
             continue
         prefix = f"{element}."
         for c in columns:
-            if c.startswith(prefix):
+            if c.startswith(prefix) and f"{alias}.{c[len(prefix):]}" in text:
                 names.setdefault(f"{alias}.{c[len(prefix):]}", c)
     if not names:
         return text
@@ -332,9 +332,11 @@ def _unknown_name(source: str, names: Sequence[str]) -> Optional[ExpressionError
     """The error of a text that does not parse once the known names are found in it: the
     first ``something.quantity`` in it that is no column (the stretch before the dot that is
     nearest to a column's name), with the nearest columns."""
-    known = [n for n in names if "." in n]
+    every = [n for n in names if "." in n]
     text = _QUOTED.sub(lambda q: " " * len(q.group(0)), source)
     for m in re.finditer(r"\.\s*([^\W\d]\w*)", text):
+        # the columns of that quantity (of all when none has it): few to compare with
+        known = [n for n in every if n.endswith("." + m.group(1))] or every
         best = (0.0, None)
         for start in range(max(0, m.start() - 80), m.start()):
             if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
