@@ -11,8 +11,13 @@ collection is complete.
 Where each load comes from
 --------------------------
 * hinges: the result columns ``<Hinge>.Fx .. Tz`` are the wrench the hinge applies on its
-  *input* body at the input marker's origin (:mod:`.table`); the output body gets the opposite
-  wrench at the same point. Spring, damper and driver loads of the hinge are in it.
+  *input* body at the input marker's origin (:mod:`.table`) of the model as the run integrated
+  it (:func:`~..analysis.start.resolve`: a revolute hinge whose markers were drawn apart along
+  the pin, as on the bores of stacked parts, joins them on the output marker's plane, with a
+  copy of the input marker moved there); the output body gets the opposite wrench at the same
+  point. Each body's load is given at its own marker of the hinge (where its face was picked),
+  its torque carried there: ``T + (p_column - p_marker) x F``, so the moment balance holds
+  whatever the markers' axial offset. Spring, damper and driver loads of the hinge are in it.
 * force elements (point forces and torques, spring-dampers, rotational spring-dampers),
   contacts and the hinges' stops: the force laws' own compiled code
   (:func:`...elements.forces.applied_loads`) evaluated on the row's body states, one element at
@@ -38,6 +43,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..analysis.kinematics import drawn_distance_of
+from ..analysis.start import resolve
 from ..elements import forces as force_laws
 from ..elements.forces import stop
 from ..maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
@@ -354,21 +360,24 @@ def loads_at(model, results, body: str, row: int) -> InstantLoads:
     R, pc = st.R[i], st.pc[i]
     loads, notes = [], []
 
-    # hinges: the reaction on the input body, its opposite on the output body
-    for h in model.hinges:
-        sides = [s for s, ref in (("input", h.input), ("output", h.output)) if ref.body == body]
-        if not sides:
-            continue
+    # hinges: the reaction on the input body, its opposite on the output body, both at the
+    # point of the columns (the input marker of the model as run), each carried to the body's
+    # own marker of the hinge
+    hinges = [h for h in model.hinges if body in (h.input.body, h.output.body)]
+    run_model = resolve(model)[0] if hinges else model
+    for h in hinges:
         prefix = _hinge_prefix(model, h)
         F = np.array([results.data[row, results._index[f"{prefix}.F{a}"]] for a in "xyz"])
         T = np.array([results.data[row, results._index[f"{prefix}.T{a}"]] for a in "xyz"])
-        p = st.marker(model, h.input)
-        for side in sides:
+        p = st.marker(run_model, run_model.hinge(h.name).input)
+        for side, ref in (("input", h.input), ("output", h.output)):
+            if ref.body != body:
+                continue
             sign = 1.0 if side == "input" else -1.0
-            ref = h.input if side == "input" else h.output
             other = h.output.body if side == "input" else h.input.body
-            loads.append(Load(h.name, "hinge", sign * F, sign * T, p.copy(), ref,
-                              f"{h.type} hinge to {other}"))
+            at = st.marker(model, ref)
+            loads.append(Load(h.name, "hinge", sign * F, sign * T + np.cross(p - at, sign * F),
+                              at, ref, f"{h.type} hinge to {other}"))
     # force elements, contacts, stops: one element at a time
     for f in model.forces:
         ends = [f.input] + ([f.output] if f.output is not None else [])
