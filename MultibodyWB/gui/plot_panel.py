@@ -31,6 +31,7 @@ import numpy as np
 from ..solver.elements.couplers import COUPLER_COLUMNS
 from ..solver.elements.forces.contact import COLUMNS as CONTACT_COLUMNS
 from ..solver.model.columns import describe, unit_of
+from ..solver.model.files import atomic_write
 from . import qt
 from .qt import QtCore, QtWidgets
 
@@ -641,7 +642,9 @@ class PlotPanel(QtWidgets.QWidget):
     # -- export -------------------------------------------------------------------------------
     def export_png(self, path, dpi=None):
         """Save the figure (with the cursor) as an image; the format follows the extension."""
-        self.figure.savefig(str(path), dpi=dpi or self.figure.dpi, facecolor="white")
+        fmt = os.path.splitext(str(path))[1].lstrip(".").lower() or "png"
+        with atomic_write(path, "wb") as fh:      # complete or not at all (issue 33)
+            self.figure.savefig(fh, format=fmt, dpi=dpi or self.figure.dpi, facecolor="white")
         return str(path)
 
     def export_csv(self, path, units="display"):
@@ -693,7 +696,7 @@ class PlotPanel(QtWidgets.QWidget):
             note = (f"# MultibodyWB results: values in the units FreeCAD shows "
                     f"(unit schema: {schema_name()}), not SI")
         n = max((len(s) for s in series), default=0)
-        with open(path, "w", newline="", encoding="utf-8") as fh:
+        with atomic_write(path, "w", newline="", encoding="utf-8") as fh:
             fh.write(note + "\n")
             writer = csv.writer(fh)
             writer.writerow(header)
