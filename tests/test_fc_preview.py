@@ -115,7 +115,9 @@ def test_drawing_gaps_name_the_hinge_in_user_units(freecad, engine):
     assert KinematicPreview(mech).drawing_gaps() == []         # the engine is drawn assembled
     marker = doc.getObject("FrameMain")                        # the main bearing, frame side
     offset = marker.AttachmentOffset
-    marker.AttachmentOffset = freecad.Placement(offset.Base + freecad.Vector(0, 0, 10),
+    # 10 mm off the shaft (across it: along it, the run and the preview keep the offset, as
+    # for markers picked on stacked bores, tests/test_fc_stacked_layers.py)
+    marker.AttachmentOffset = freecad.Placement(offset.Base + freecad.Vector(10, 0, 0),
                                                 offset.Rotation)
     doc.recompute()
     gaps = KinematicPreview(mech).drawing_gaps()

@@ -12,6 +12,12 @@ forward kinematics and the solids and markers are moved by an
 step, and :meth:`~KinematicPreview.restore` puts every placement back and leaves the document
 unmodified.
 
+The model moved is the one a run integrates: the export resolved by the solver
+(:func:`MultibodyWB.solver.analysis.start.resolve`), so a revolute hinge whose markers were picked
+on the bores of stacked parts (apart along the pin) keeps that axial offset here as in the run:
+the parts turn about their pins and stay on their layers. Which coordinates are driven is read
+from the export as drawn (a motor's hinge stays free to drag).
+
 Nothing here computes kinematics: the solver does. Units: the methods take and give FreeCAD's
 internal units (mm for translations, deg for rotations); messages are written in the user's unit
 schema.
@@ -29,6 +35,7 @@ from ..objects.mechanism import members
 from ..solver.analysis.assembly import assemble
 from ..solver.analysis.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
                                 loop_jacobian, loop_residual, mobility)
+from ..solver.analysis.start import resolve
 from ..solver.model import COORDINATE_KIND, ModelError
 from ..solver.analysis.topology import analyse
 
@@ -74,7 +81,8 @@ class KinematicPreview:
     Attributes
     ----------
     model : MultibodySystem
-        The exported model (SI).
+        The exported model as a run integrates it (SI; resolved by the solver, see the module
+        doc).
     topology : Topology
     labels : tuple of str
         The tree coordinates, ``'<hinge label>.<coordinate>'``.
@@ -88,7 +96,9 @@ class KinematicPreview:
 
     def __init__(self, mechanism):
         self.mechanism = mechanism
-        self.model = export.to_model(mechanism)
+        drawn = export.to_model(mechanism)
+        #: what the solver's resolve did that moves nothing (axial offsets kept), in words
+        self.model, self.notes = resolve(drawn)
         self.topology = analyse(self.model)
         self.labels = coordinate_labels(self.model, self.topology)
         self._index = {lab: i for i, lab in enumerate(self.labels)}
@@ -96,7 +106,7 @@ class KinematicPreview:
         self.q_drawn = drawn_coordinates(self.model, self.topology)
         self.q = self.q_drawn.copy()
         self.driven = tuple(f"{name}.{d.coordinate}" for name in self.topology.tree_hinges
-                            for d in self.model.hinge(name).drivers)
+                            for d in drawn.hinge(name).drivers)
         by_label = {h.Label: h for h in members(mechanism, HINGE)}
         self._hinge_objects = {lab: by_label[lab.rsplit(".", 1)[0]] for lab in self.labels}
         # the order in which coordinates are preferred as independent: hinges near the ground
