@@ -646,6 +646,11 @@ def prepare(study_obj) -> Prepared:
     except StudyError as exc:
         problems += [p for p in exc.problems
                      if not (problems and p.field == "Parameters")]
+    from ..solver.study.executors import executor_problems
+    scheduler = str(study_obj.Scheduler).strip() or preferred_scheduler()
+    problems += [Problem(f"Study '{study_obj.Label}'", p.field, p.message)
+                 for p in executor_problems(scheduler, None if scheduler
+                                            else int(study_obj.Workers))]
     if problems:
         raise StudyError(problems)
     return Prepared(study_obj, mechanism, params, study, model, columns,
