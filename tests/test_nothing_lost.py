@@ -355,3 +355,32 @@ def test_read_only_folder_refused_before_the_run(tmp_path, long_model, capsys):
         err = capsys.readouterr().err
         assert code == 2
         assert str(out) in err and "does not allow writing" in err, err
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_a_study_writes_the_finished_rows_and_ends_in_one_line(tmp_path, sig,
+                                                                                 code):
+    model = tmp_path / "qc.mbs.xml"
+    assert main(["example", "quarter_car", "-o", str(model)]) == 0
+    table = tmp_path / "s.csv"
+    table.write_text("previous table\n")
+    p = subprocess.Popen([PYTHON, "-m", "MultibodyWB.solver", "study", str(model),
+                          "--param", "Suspension.Stiffness=1e4:6e4:200", "--objective",
+                          "rms(Hull.az)", "--serial", "--out", str(table)],
+                         env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and p.poll() is None:
+        time.sleep(0.5)
+        if time.time() > deadline - 110:          # ten seconds in: some variants have run
+            break
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == code, (out, err)
+    assert "Traceback" not in err, err
+    last = [ln for ln in err.splitlines() if ln.strip()][-1]
+    assert last.startswith("interrupted (") and "finished variants' rows are written" in last
+    import csv as _csv
+    with open(table, newline="") as fh:
+        rows = list(_csv.reader(fh))
+    statuses = {r[rows[0].index("status")] for r in rows[1:]}
+    assert len(rows) - 1 == 200 and "ok" in statuses and "cancelled" in statuses, statuses
