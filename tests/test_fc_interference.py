@@ -127,6 +127,7 @@ def test_a_pin_drawn_too_large_for_its_bore_is_a_hinged_overlap_listed_last(free
                                                     {"Bored body", "Pin body"}]
     ring = found.overlaps[1]
     assert ring.hinged and [h.Label for h in ring.hinges] == ["Axle"]
+    assert ring.excused and [h.Label for h in ring.pins] == ["Axle"]       # at the pin
     assert ring.volume == pytest.approx(math.pi * (5.1 ** 2 - 5 ** 2) * 10, rel=1e-6)
     assert ring.depth == pytest.approx(0.1, rel=0.02)
     assert ring.centre == pytest.approx((10, 50, 5), abs=1e-6)
@@ -150,7 +151,7 @@ def test_the_volume_tolerance_is_relative_to_the_smaller_body(freecad, doc):
     assert interference.check(mech, rtol=1e-4).overlaps == []
 
 
-def test_unjoined_overlaps_leave_out_hinged_and_contact_pairs(freecad, doc):
+def test_unjoined_overlaps_leave_out_pins_in_bores_and_contact_pairs(freecad, doc):
     """The floating cube's overlap with the base is one the Simulate panel warns about; a
     contact between them (the solver judges such a contact drawn overlapping) takes it out, and
     so does a spherical hinge instead of the free one."""
@@ -167,10 +168,16 @@ def test_unjoined_overlaps_leave_out_hinged_and_contact_pairs(freecad, doc):
     (o,) = interference.check(mech).overlaps
     assert o.contacts == [contact] and o.joined_text() == "contact 'Rest'" and not o.hinged
     doc.removeObject(contact.Name)
+    # a spherical hinge instead of the free one joins them, but the cubes overlap away from
+    # its ball (a 5 mm slab, not a thin shell about the hinge's centre): still warned about
+    # (issue 32.4: a hinge excuses only a pin in its bore)
     doc.getObjectsByLabel("Float")[0].HingeType = "spherical"
     doc.recompute()
-    assert interference.unjoined_overlaps(mech).overlaps == []
-    assert interference.check(mech).overlaps[0].hinged
+    (o,) = interference.unjoined_overlaps(mech).overlaps
+    assert _labels(o) == {"Base body", "Cube body"}
+    assert o.hinged and not o.excused and o.pins == []
+    assert o.joined_text() == ("hinged by 'Float', but not at the pin: the parts themselves "
+                               "overlap")
 
 
 def test_the_check_changes_nothing_in_the_document(freecad, doc):

@@ -12,10 +12,15 @@ body's volume: a pin drawn exactly in its bore (coincident cylinders) gives a ze
 common, which is not an overlap. Each overlap has its volume, a depth estimate (the smallest
 extent of the common's bounding box: exact for boxes pressed into each other along an axis; the
 mean thickness of a thin shell such as a pin drawn too large in its bore) and its location (the
-common's centre of mass), and says whether a hinge holds the two bodies together directly (a
-pin in a bore drawn with interference; not a free or bushing hinge, which lets a body float)
-and whether a Contact is defined between them (the solver refuses
-such a contact drawn overlapping by itself).
+common's centre of mass), and says whether a hinge holds the two bodies together directly (not
+a free or bushing hinge, which lets a body float) and whether a Contact is defined between them
+(the solver refuses such a contact drawn overlapping by itself).
+
+A hinge excuses an overlap only **at its pin**: when the common is a thin shell about the
+hinge's axis (revolute, cylindrical) or centre (spherical, universal), its distance from the
+axis varying by at most :data:`PIN_FIT` of the largest (a pin drawn a little larger than its
+bore). Links stacked along a pin and drawn into each other's layer overlap away from the pin:
+that is a real overlap, whatever hinge joins them (:attr:`Overlap.excused`).
 
 Nothing in the document is changed: no recompute, no property set, no undo step.
 
@@ -37,6 +42,13 @@ from ..solver.model import HINGE_TYPES
 #: of a pin drawn in its bore, of faces drawn touching).
 VOLUME_RTOL = 1e-6
 
+#: A hinged overlap is at the hinge's pin when its distance from the hinge's axis (or centre)
+#: varies by at most this fraction of its largest distance: a thin shell, a pin in its bore.
+PIN_FIT = 0.1
+#: Hinge types with a pin axis (the markers' z) and with a ball centre (the markers' origin).
+AXIS_TYPES = ("revolute", "cylindrical")
+CENTRE_TYPES = ("spherical", "universal")
+
 
 @dataclass
 class Overlap:
@@ -57,6 +69,9 @@ class Overlap:
     hinges, contacts : list
         The Hinge objects holding the two bodies together directly (:func:`holds`) and the
         Contact objects between them.
+    pins : list
+        The hinges of ``hinges`` at whose pin the whole overlap lies (:func:`at_pin`): a pin
+        drawn in its bore.
     """
 
     first: object
@@ -67,11 +82,19 @@ class Overlap:
     shape: object = None
     hinges: list = field(default_factory=list)
     contacts: list = field(default_factory=list)
+    pins: list = field(default_factory=list)
 
     @property
     def hinged(self):
         """A hinge holds the two bodies together directly."""
         return bool(self.hinges)
+
+    @property
+    def excused(self):
+        """The overlap is no problem of the drawing: a pin in its bore (the overlap lies at
+        the pin of a hinge joining the two bodies), or a contact between them (judged by the
+        solver's start check). A hinge does not excuse an overlap away from its pin."""
+        return bool(self.pins or self.contacts)
 
     @property
     def pair(self):
@@ -90,8 +113,11 @@ class Overlap:
     def joined_text(self):
         """``hinged by 'J1'``, ``contact 'C1'``, or ``""``."""
         words = []
-        if self.hinges:
+        if self.pins:
             words.append("hinged by " + ", ".join(f"'{h.Label}'" for h in self.hinges))
+        elif self.hinges:
+            words.append("hinged by " + ", ".join(f"'{h.Label}'" for h in self.hinges)
+                         + ", but not at the pin: the parts themselves overlap")
         if self.contacts:
             words.append("contact " + ", ".join(f"'{c.Label}'" for c in self.contacts))
         return "; ".join(words)
@@ -117,7 +143,8 @@ class Interference:
     candidates : int
         How many of them had meeting bounding boxes (a boolean common was computed).
     overlaps : list of Overlap
-        Pairs without a hinge first, then the hinged ones; larger volumes first.
+        The pairs no pin or contact excuses first, then the excused ones
+        (:attr:`Overlap.excused`); larger volumes first.
     failures : list of str
         Pairs whose common OCC could not compute, with OCC's reason.
     """
@@ -138,7 +165,7 @@ class Interference:
                 return f"No overlaps: {name} has fewer than two bodies"
             return f"No overlaps between the {self.bodies} bodies of {name}"
         n = len(self.overlaps)
-        hinged = sum(1 for o in self.overlaps if o.hinged)
+        hinged = sum(1 for o in self.overlaps if o.pins)
         head = f"{n} overlapping pair{'s' if n != 1 else ''} of bodies in {name}"
         if hinged:
             head += f" ({hinged} hinged)" if hinged < n else " (hinged)" if n == 1 else \
@@ -182,6 +209,60 @@ def joints(mechanism):
             if a is None or b is None or a.Name == b.Name:
                 continue
             out.setdefault(frozenset((a.Name, b.Name)), ([], []))[slot].append(obj)
+    return out
+
+
+def _axis(hinge):
+    """``(origin, unit z or None)`` (mm, global) of ``hinge``'s pin: its input marker's
+    origin and z axis (None for a ball's centre); None when it has no pin."""
+    import FreeCAD
+    kind = getattr(hinge, "HingeType", None)
+    marker = getattr(hinge, "InputMarker", None)
+    if marker is None or kind not in AXIS_TYPES + CENTRE_TYPES:
+        return None
+    pl = marker.Placement
+    z = pl.Rotation.multVec(FreeCAD.Vector(0, 0, 1)) if kind in AXIS_TYPES else None
+    return FreeCAD.Vector(pl.Base), z
+
+
+def radial_extent(piece, origin, z=None):
+    """The smallest and largest distance (mm) of a solid ``piece`` from the line through
+    ``origin`` along ``z`` (from the point ``origin`` when ``z`` is None): the smallest by OCC's
+    distance (0 when the line passes through it), the largest over its vertices and points
+    along its edges."""
+    import Part
+    if z is None:
+        target = Part.Vertex(origin)
+
+        def dist(p):
+            return (p - origin).Length
+    else:
+        box = piece.BoundBox
+        reach = box.DiagonalLength + (box.Center - origin).Length + 1.0
+        target = Part.LineSegment(origin - z * reach, origin + z * reach).toShape()
+
+        def dist(p):
+            d = p - origin
+            return (d - z * d.dot(z)).Length
+    points = [v.Point for v in piece.Vertexes]
+    for edge in piece.Edges:
+        points.extend(edge.discretize(24))
+    r_max = max((dist(p) for p in points), default=0.0)
+    return float(piece.distToShape(target)[0]), float(r_max)
+
+
+def at_pin(pieces, hinges, fit=PIN_FIT):
+    """The hinges of ``hinges`` at whose pin every solid of ``pieces`` (an overlap's common)
+    lies: a thin shell about the pin's axis or the ball's centre, its distance from it varying
+    by at most ``fit`` of the largest (:func:`radial_extent`)."""
+    out = []
+    for hinge in hinges:
+        axis = _axis(hinge)
+        if axis is None or not pieces:
+            continue
+        extents = [radial_extent(piece, *axis) for piece in pieces]
+        if all(r_max > 0.0 and r_max - r_min <= fit * r_max for r_min, r_max in extents):
+            out.append(hinge)
     return out
 
 
@@ -240,6 +321,10 @@ def overlap_of(first, second, solids_first, solids_second, rtol=VOLUME_RTOL):
     return Overlap(first, second, volume, depth, tuple(centre), Part.Compound(pieces))
 
 
+def _pieces(overlap):
+    return list(overlap.shape.Solids) if overlap.shape is not None else []
+
+
 def check(mechanism, include=None, rtol=VOLUME_RTOL):
     """The overlaps between the bodies of ``mechanism`` as drawn (see the module's doc).
 
@@ -281,14 +366,21 @@ def check(mechanism, include=None, rtol=VOLUME_RTOL):
                 continue
             if found is not None:
                 found.hinges, found.contacts = list(hinges), list(contacts)
+                try:
+                    found.pins = at_pin(_pieces(found), hinges)
+                except Exception:  # noqa: BLE001 - OCC's distance failed: no excuse
+                    found.pins = []
                 result.overlaps.append(found)
-    result.overlaps.sort(key=lambda o: (o.hinged, -o.volume))
+    result.overlaps.sort(key=lambda o: (o.excused, -o.volume))
     return result
 
 
 def unjoined_overlaps(mechanism):
-    """The overlaps between bodies that no hinge holds together (:func:`holds`) and no contact
-    is defined between: what a run would let pass through each other without a word (a contact
-    drawn overlapping is refused by the solver's start check, a hinge's pin may sit in its
-    bore)."""
-    return check(mechanism, include=lambda a, b, hinges, contacts: not hinges and not contacts)
+    """The overlaps nothing excuses (:attr:`Overlap.excused`): bodies that no contact is
+    defined between, overlapping anywhere but at the pin of a hinge joining them (a pin may sit
+    in its bore; links drawn into each other's layer may not). What a run would let pass
+    through each other without a word (a contact drawn overlapping is refused by the solver's
+    start check)."""
+    found = check(mechanism, include=lambda a, b, hinges, contacts: not contacts)
+    found.overlaps = [o for o in found.overlaps if not o.excused]
+    return found

@@ -6,7 +6,9 @@ Opened by the Interference check command for the active mechanism. It runs
 - a headline: ``No overlaps between the 4 bodies of 'Engine'``, or how many pairs overlap;
 - one row per overlapping pair: the two bodies, the common volume, its depth estimate, its
   centre (the user's unit schema) and whether a hinge (or a contact) joins them ("hinged": a pin
-  drawn in its bore; listed after the pairs that nothing joins);
+  drawn in its bore, listed after the pairs nothing excuses; "hinged, not at the pin": a hinge
+  joins them but they overlap away from its pin, as links drawn into each other's layer do, a
+  real overlap, listed with those nothing joins);
 - the overlapping volumes drawn in red over the solids in the 3D view. Clicking a row selects
   the pair's bodies and solids (tree and 3D view) and draws its volume brighter.
 
@@ -30,7 +32,9 @@ COLUMNS = (
     ("Volume", "Volume of the overlap (OCC's boolean common of their solids)"),
     ("Depth", "How deep the overlap is: the smallest extent of its bounding box (the mean "
               "thickness of a thin shell, such as a pin drawn too large in its bore)"),
-    ("Joined", "'hinged': a hinge holds the two bodies together (a pin in its bore); "
+    ("Joined", "'hinged': a hinge holds the two bodies together and they overlap at its pin "
+               "(a pin in its bore); 'hinged, not at the pin': a hinge joins them but the parts "
+               "themselves overlap (layers drawn into each other): a real overlap; "
                "'contact': a contact element is defined between them"),
     ("Location", "Centre of the overlapping volume, global coordinates"),
 )
@@ -111,14 +115,15 @@ class InterferencePanel(TaskPanel):
         self.result = result = interference.check(self.mechanism)
         self.headline.setText(result.headline())
         self.headline.setStyleSheet(
-            "color: #a40000;" if any(not o.hinged for o in result.overlaps) else "")
+            "color: #a40000;" if any(not o.excused for o in result.overlaps) else "")
         self.table.blockSignals(True)
         self.table.clear()
         for overlap in result.overlaps:
             item = QtWidgets.QTreeWidgetItem([
                 f"{overlap.first.Label} \u2013 {overlap.second.Label}", overlap.volume_text(),
                 overlap.depth_text(),
-                ("hinged" if overlap.hinged else "contact" if overlap.contacts else ""),
+                ("hinged" if overlap.pins else "hinged, not at the pin" if overlap.hinged
+                 else "contact" if overlap.contacts else ""),
                 overlap.centre_text()])
             item.setToolTip(0, overlap.text())
             item.setToolTip(3, overlap.joined_text() or "No hinge holds these bodies "
@@ -130,7 +135,7 @@ class InterferencePanel(TaskPanel):
         self.table.setVisible(bool(result.overlaps))
         self.show_details(None)
         lines = []
-        if result.overlaps and all(o.hinged for o in result.overlaps):
+        if result.overlaps and all(o.pins for o in result.overlaps):
             lines.append("Only hinged pairs overlap: a pin drawn larger than its bore, or parts "
                          "of a hinge drawn into each other.")
         lines.append(f"{result.pairs} pair{'s' if result.pairs != 1 else ''} of bodies, "
