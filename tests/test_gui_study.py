@@ -66,7 +66,9 @@ def test_run_on_a_local_cluster_fills_the_table_and_the_plot(run):
     # at 80 mm the link swings faster than 400 deg/s: run, but not feasible
     assert run["cells"][0][3].startswith("-") and run["cells"][0][4] == "ok (infeasible)"
     assert run["headers"][:2] == ["#", "Spreadsheet.LinkLength [mm]"]
-    assert run["headers"][2:4] == ["period(Pivot.rz)", "margin: max(Pivot.rz_rate) <= 400 deg/s"]
+    # objectives and margins with their units (issue 32 item 6): a margin in its bound's unit
+    assert run["headers"][2:4] == ["period(Pivot.rz) [s]",
+                                   "margin: max(Pivot.rz_rate) <= 400 deg/s [deg/s]"]
     assert [float(c[1]) for c in run["cells"]] == pytest.approx(LENGTHS_MM)
     # 2700 kg/m^3 x L x 10 mm x 10 mm: the shapes and mass properties follow the length
     assert run["masses"] == pytest.approx([2700 * L * 1e-7 for L in LENGTHS_MM], rel=1e-9)
@@ -77,7 +79,7 @@ def test_run_on_a_local_cluster_fills_the_table_and_the_plot(run):
     assert run["stored"] == {"best": 1, "units": ["m"], "rows": 5}
     assert run["plot"]["axes"] == 1 and run["plot"]["points"] == [5, 1]
     assert run["plot"]["xlabel"] == "Spreadsheet.LinkLength [mm]"
-    assert run["plot"]["ylabel"] == "period(Pivot.rz)"
+    assert run["plot"]["ylabel"] == "period(Pivot.rz) [s]"
     shot = run["shot_results"]
     assert shot["saved"] and shot["distinct_colors"] > 20
 

@@ -29,7 +29,7 @@ from ..document import fem_loads, runs
 from ..objects import units
 from ..objects.base import members
 from ..objects.body import TYPE as BODY
-from .qt import QtCore, QtWidgets, push_button
+from .qt import QtCore, QtWidgets, compact, push_button
 from .watch import DocumentWatch, TaskPanel, later, track
 
 #: Object name of the panel's widget (tests find it by this name).
@@ -83,6 +83,7 @@ class FemLoadsPanel(TaskPanel):
         w.setWindowTitle("FEM loads")
         layout = QtWidgets.QVBoxLayout(w)
         form = QtWidgets.QFormLayout()
+        form.setRowWrapPolicy(QtWidgets.QFormLayout.WrapLongRows)
         self.result_box = QtWidgets.QComboBox()
         self.result_box.setObjectName("Result")
         self.result_box.setToolTip("The stored run the loads are taken from")
@@ -119,8 +120,6 @@ class FemLoadsPanel(TaskPanel):
         self.result_box.currentIndexChanged.connect(lambda *_: self._result_changed())
         self.body_box.currentIndexChanged.connect(lambda *_: self._clear_preview())
         self.curve = self._canvas()
-        if self.curve is not None:
-            layout.addWidget(self.curve)
         buttons = QtWidgets.QHBoxLayout()
         self.preview_button = push_button("Preview", "Preview",
                                           "Collect the loads on the body at the instant: table, "
@@ -135,9 +134,16 @@ class FemLoadsPanel(TaskPanel):
                                          "listed instant, or of the one shown; mesh and solve it "
                                          "with CalculiX when installed",
                                          self.create)
-        for b in (self.preview_button, self.add_button, self.create_button):
+        # two rows: the three buttons side by side are wider than the default combo view
+        for b in (self.preview_button, self.add_button):
             buttons.addWidget(b)
+        buttons.addStretch(1)
         layout.addLayout(buttons)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.create_button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        compact(self.result_box, self.body_box, self.peak_box)
         self.headline = QtWidgets.QLabel()
         self.headline.setObjectName("Headline")
         self.headline.setWordWrap(True)
@@ -152,6 +158,8 @@ class FemLoadsPanel(TaskPanel):
             self.table.headerItem().setToolTip(k, tip)
         self.table.setMinimumHeight(130)
         layout.addWidget(self.table)
+        if self.curve is not None:        # under the table: the loads come first in view
+            layout.addWidget(self.curve)
         self.instant_list = QtWidgets.QListWidget()
         self.instant_list.setObjectName("Instants")
         self.instant_list.setToolTip("Instants to analyse (Create analysis makes one each)")
@@ -170,11 +178,12 @@ class FemLoadsPanel(TaskPanel):
             from matplotlib.figure import Figure
         except Exception:  # no matplotlib Qt backend: the panel works without the curve
             return None
-        self.figure = Figure(figsize=(4.0, 1.6), dpi=80)
+        self.figure = Figure(figsize=(2.8, 1.5), dpi=80)
         self.axes = self.figure.add_subplot(111)
         canvas = FigureCanvasQTAgg(self.figure)
         canvas.setObjectName("Curve")
-        canvas.setMinimumHeight(130)
+        canvas.setMinimumHeight(110)
+        canvas.setMinimumWidth(120)
         return canvas
 
     # -- choices ---------------------------------------------------------------------------------
@@ -297,6 +306,9 @@ class FemLoadsPanel(TaskPanel):
                 if np.any(np.abs(ld.torque) > 1e-9 * max(1.0, loads.scale()[1])) else "",
                 faces.get(id(ld), "" if ld.kind in ("gravity", "inertia") else "-")])
             item.setToolTip(0, ld.detail)
+            for k in range(1, len(COLUMNS)):       # a cut cell read whole on hover
+                if item.text(k):
+                    item.setToolTip(k, f"{COLUMNS[k][0]}: {item.text(k)}")
             self.table.addTopLevelItem(item)
         for k in range(len(COLUMNS)):
             self.table.resizeColumnToContents(k)

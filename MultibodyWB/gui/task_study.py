@@ -40,6 +40,7 @@ import FreeCADGui
 
 from ..document import study as dstudy
 from ..solver.study import METHODS, OPTIMISERS, StudyError
+from . import qt
 from .qt import QtCore, QtGui, QtWidgets, Signal, compact, push_button
 from .watch import DocumentWatch, TaskPanel, later, object_alive, track
 
@@ -51,6 +52,37 @@ POLL_MS = 50
 DOCK_NAME = "MultibodyStudyPlots"
 #: Columns of the parameters table.
 PARAMETER_COLUMNS = ("Parameter", "Low", "High", "Levels", "List")
+#: Their titles (the panel is narrow: the default combo view) and tool tips.
+PARAMETER_HEADERS = ("Parameter", "Low", "High", "N", "List")
+PARAMETER_TIPS = ("OBJECT.PROPERTY: a Name or Label and a property, or Spreadsheet.alias",
+                  "A range's low end, with its unit (80 mm)",
+                  "A range's high end, with its unit (120 mm)",
+                  "Levels: how many values a grid takes in the range",
+                  "Or a list of values: 80 mm, 100 mm")
+#: Widths (px) of the columns after the first (which takes the rest).
+PARAMETER_WIDTHS = {1: 40, 2: 40, 3: 22, 4: 32}
+#: Objectives and constraints: the tool tip and the Help (rich text).
+OBJECTIVES_TIP = ("One per line, e.g. period(Pivot.rz), rms(Hull.az), max(abs(Pin.Fx)); "
+                  "optimisers minimise the first. Name a result as the plot dock lists it, "
+                  "the element by its label as it is (any characters: "
+                  "rms(Crank – Ground revolute.rz_drive)) or its Name (Hinge001.rz_drive). "
+                  "Help lists the functions and units")
+OBJECTIVES_HELP = (
+    "<b>Results</b> are named as the plot dock lists them: the element's label, a dot, the "
+    "quantity: <tt>Crank – Ground revolute.rz_drive</tt>, <tt>Rod.az</tt>, "
+    "<tt>energy.total</tt>, <tt>time</tt>. A label is written as it is, with any characters; "
+    "the object's Name works too (<tt>Hinge001.rz_drive</tt>), and so does "
+    "<tt>col('any name')</tt>. A misspelt name is refused before any run, with the nearest "
+    "names.<br><b>Reductions</b> (a column to a number, optionally over a window t0, t1 in s): "
+    "<tt>rms mean std max min ptp integral argmax argmin period</tt>, <tt>initial final</tt>, "
+    "<tt>at(x, t)</tt>. <b>Element by element</b>: <tt>abs sqrt exp log sin cos tan "
+    "hypot(a, b) norm(a, b, c) maximum(a, b) minimum(a, b)</tt>, with + - * / ** and numbers."
+    "<br><b>Units</b>: results are SI inside an expression (m, rad, N, N m, s); the table shows "
+    "each objective in the document's units when it has one unit (<tt>max(abs(Pin.Fx))</tt>: "
+    "N). A <b>constraint</b> is an expression, &lt;= &gt;= &lt; or &gt;, and a bound with its "
+    "unit: <tt>max(Piston.z) &lt;= 180 mm</tt>, <tt>max(abs(Crank.rz_rate)) &lt; 3000 "
+    "rpm</tt>; its margin (positive when met) is shown in the bound's unit."
+    "<br>Optimisers minimise the first objective.")
 
 #: The panel being shown (one at a time), for tests and the commands.
 current = None
@@ -153,18 +185,26 @@ class StudyPanel(TaskPanel):
         w.setObjectName(PANEL_NAME)
         w.setWindowTitle("Design study")
         layout = QtWidgets.QVBoxLayout(w)
-        layout.addWidget(QtWidgets.QLabel("Parameters (quantities with their unit: 80 mm):"))
+        layout.addWidget(QtWidgets.QLabel("Parameters, with units:"))
         self.parameters = QtWidgets.QTableWidget(0, len(PARAMETER_COLUMNS))
         self.parameters.setObjectName("Parameters")
-        self.parameters.setHorizontalHeaderLabels(list(PARAMETER_COLUMNS))
+        self.parameters.setHorizontalHeaderLabels(list(PARAMETER_HEADERS))
+        for c, tip in enumerate(PARAMETER_TIPS):
+            self.parameters.horizontalHeaderItem(c).setToolTip(tip)
         self.parameters.setToolTip(
             "One row per parameter: OBJECT.PROPERTY (a Name or Label, a property or a "
-            "spreadsheet alias: Spreadsheet.LinkLength), then a range Low, High (Levels for a "
-            "grid) or a List of values (80 mm, 100 mm)")
+            "spreadsheet alias: Spreadsheet.LinkLength), then a range Low, High (N: the levels "
+            "of a grid) or a List of values (80 mm, 100 mm)")
+        self.parameters.verticalHeader().setVisible(False)
         header = self.parameters.horizontalHeader()
+        header.setMinimumSectionSize(22)
         header.setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
-        self.parameters.setMinimumHeight(90)
-        self.parameters.setMaximumHeight(140)
+        for c, width in PARAMETER_WIDTHS.items():
+            header.setSectionResizeMode(c, QtWidgets.QHeaderView.Interactive)
+            self.parameters.setColumnWidth(c, width)
+        self.parameters.itemChanged.connect(lambda item: item.setToolTip(item.text()))
+        self.parameters.setMinimumHeight(70)
+        self.parameters.setMaximumHeight(90)
         layout.addWidget(self.parameters)
         row = QtWidgets.QHBoxLayout()
         for text, slot, name in (("Add", self.add_row, "AddParameter"),
@@ -175,18 +215,39 @@ class StudyPanel(TaskPanel):
             compact(b)
             row.addWidget(b)
         row.addStretch(1)
+        self.help_button = QtWidgets.QPushButton("Help")
+        self.help_button.setObjectName("ObjectivesHelp")
+        self.help_button.setCheckable(True)
+        self.help_button.setToolTip("How objectives and constraints name the results, the "
+                                    "functions and the units")
+        compact(self.help_button)
+        row.addWidget(self.help_button)
         layout.addLayout(row)
         form = QtWidgets.QFormLayout()
+        form.setRowWrapPolicy(QtWidgets.QFormLayout.WrapLongRows)
+        self.help_text = _wrapped(OBJECTIVES_HELP)
+        self.help_text.setObjectName("ObjectivesHelpText")
+        self.help_text.setTextFormat(QtCore.Qt.RichText)
+        self.help_text.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
+        self.help_text.setFrameShape(QtWidgets.QFrame.StyledPanel)
+        self.help_text.setVisible(False)
+        self.help_button.toggled.connect(self.help_text.setVisible)
         self.objectives = QtWidgets.QPlainTextEdit()
         self.objectives.setObjectName("Objectives")
-        self.objectives.setToolTip("One per line: period(Pivot.rz), rms(Hull.az), "
-                                   "max(abs(Pin.Fx)); optimisers minimise the first")
+        self.objectives.setToolTip(OBJECTIVES_TIP)
+        self.objectives.setPlaceholderText("one per line")
         self.constraints = QtWidgets.QPlainTextEdit()
         self.constraints.setObjectName("Constraints")
-        self.constraints.setToolTip("One per line: max(Piston.z) <= 180 mm, min(Cam.Fn) > 0")
+        self.constraints.setToolTip("One per line, a bound with its unit: max(Piston.z) <= "
+                                    "180 mm, min(Cam.Fn) > 0 N; the margin is shown in the "
+                                    "bound's unit. Names as for the objectives (Help)")
+        self.constraints.setPlaceholderText("one per line, a bound with its unit")
         for edit in (self.objectives, self.constraints):
-            edit.setMaximumHeight(52)
+            edit.setMaximumHeight(46)
+            edit.setMinimumWidth(60)
+            edit.setLineWrapMode(QtWidgets.QPlainTextEdit.WidgetWidth)
         form.addRow("Objectives", self.objectives)
+        form.addRow(self.help_text)
         form.addRow("Constraints", self.constraints)
         self.method = QtWidgets.QComboBox()
         self.method.setObjectName("Method")
@@ -203,16 +264,27 @@ class StudyPanel(TaskPanel):
         self.tolerance = QtWidgets.QLineEdit()
         self.tolerance.setObjectName("Tolerance")
         self.tolerance.setToolTip("nelder-mead, powell, de: a fraction of each range")
-        options = QtWidgets.QHBoxLayout()
-        for label, widget in (("Samples", self.samples), ("Seed", self.seed)):
-            options.addWidget(QtWidgets.QLabel(label))
-            options.addWidget(widget)
-        form.addRow(options)
-        options = QtWidgets.QHBoxLayout()
-        for label, widget in (("Runs", self.max_evaluations), ("Tolerance", self.tolerance)):
-            options.addWidget(QtWidgets.QLabel(label))
-            options.addWidget(widget)
-        form.addRow(options)
+        self.options_form = form
+        for label, widget in (("Samples", self.samples), ("Seed", self.seed),
+                              ("Runs", self.max_evaluations), ("Tolerance", self.tolerance)):
+            form.addRow(label, widget)
+        layout.addLayout(form)
+        # the Dask cluster: advanced, shown on demand
+        self.cluster_button = QtWidgets.QPushButton("Cluster...")
+        self.cluster_button.setObjectName("Cluster")
+        self.cluster_button.setCheckable(True)
+        self.cluster_button.setToolTip("Where the variants run: a Dask scheduler or a local "
+                                       "cluster, its workers")
+        compact(self.cluster_button)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.cluster_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.cluster = QtWidgets.QWidget()
+        self.cluster.setObjectName("ClusterFields")
+        cluster = QtWidgets.QFormLayout(self.cluster)
+        cluster.setContentsMargins(0, 0, 0, 0)
+        cluster.setRowWrapPolicy(QtWidgets.QFormLayout.WrapLongRows)
         self.scheduler = QtWidgets.QLineEdit()
         self.scheduler.setObjectName("Scheduler")
         self.scheduler.setPlaceholderText("local cluster")
@@ -220,12 +292,11 @@ class StudyPanel(TaskPanel):
                                   "cluster started for the study")
         self.workers = self._spin("Workers", 0, 1024, "Local cluster worker processes (0: one "
                                                       "per core)")
-        options = QtWidgets.QHBoxLayout()
-        options.addWidget(self.scheduler, 1)
-        options.addWidget(QtWidgets.QLabel("Workers"))
-        options.addWidget(self.workers)
-        form.addRow("Scheduler", options)
-        layout.addLayout(form)
+        cluster.addRow("Scheduler", self.scheduler)
+        cluster.addRow("Workers", self.workers)
+        self.cluster.setVisible(False)
+        self.cluster_button.toggled.connect(self.cluster.setVisible)
+        layout.addWidget(self.cluster)
         compact(self.method)
         return w
 
@@ -234,6 +305,7 @@ class StudyPanel(TaskPanel):
         spin.setObjectName(name)
         spin.setRange(low, high)
         spin.setToolTip(tip)
+        spin.setMaximumWidth(110)
         return spin
 
     def _run_widget(self):
@@ -280,6 +352,11 @@ class StudyPanel(TaskPanel):
         self.results.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
         self.results.setSelectionMode(QtWidgets.QAbstractItemView.SingleSelection)
         self.results.setMinimumHeight(120)
+        self.results.verticalHeader().setVisible(False)
+        self.results.horizontalHeader().setMinimumSectionSize(18)
+        # a title cut to the column's width shows its start (the whole title on hover)
+        self.results.horizontalHeader().setDefaultAlignment(QtCore.Qt.AlignLeft |
+                                                            QtCore.Qt.AlignVCenter)
         layout.addWidget(self.results)
         row = QtWidgets.QHBoxLayout()
         self.apply_button = push_button("Apply", "Apply",
@@ -296,11 +373,14 @@ class StudyPanel(TaskPanel):
                                        "and objectives (parallel coordinates)",
                                        self.show_dock)
         row.addWidget(self.apply_button)
-        row.addWidget(self.keep_button)
         row.addWidget(self.dock_button)
         row.addStretch(1)
         layout.addLayout(row)
-        self.figure = Figure(figsize=(4.0, 2.6), dpi=80)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.keep_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.figure = Figure(figsize=(2.8, 2.4), dpi=80)
         self.canvas = FigureCanvasQTAgg(self.figure)
         self.canvas.setObjectName("Plot")
         self.canvas.setMinimumHeight(200)
@@ -308,11 +388,20 @@ class StudyPanel(TaskPanel):
         return w
 
     def _enable_options(self, *_):
+        """Show the options of the method chosen only (the others are hidden, not greyed: the
+        panel stays short)."""
         method = self.method.currentText()
-        self.samples.setEnabled(method in ("lhs", "sobol"))
-        self.seed.setEnabled(method in ("lhs", "sobol", "de"))
-        self.max_evaluations.setEnabled(method in OPTIMISERS)
-        self.tolerance.setEnabled(method in OPTIMISERS)
+        for widget, used in ((self.samples, method in ("lhs", "sobol")),
+                             (self.seed, method in ("lhs", "sobol", "de")),
+                             (self.max_evaluations, method in OPTIMISERS),
+                             (self.tolerance, method in OPTIMISERS)):
+            widget.setEnabled(used)
+            widget.setVisible(used)
+            label = self.options_form.labelForField(widget)
+            if label is not None:
+                label.setVisible(used)
+        if self.scheduler.text().strip() or int(self.workers.value()):
+            self.cluster_button.setChecked(True)      # set: shown
 
     # -- the fields and the Study object ---------------------------------------------------------
     def load(self):
@@ -595,8 +684,11 @@ class StudyPanel(TaskPanel):
             if line.startswith("best:") and best is not None:    # in the document's units
                 at = ", ".join(f"{p.path} = {dstudy.shown(v, u)}" for p, v, u in
                                zip(table.study.parameters, best.values, table.units))
+                si = dstudy.objective_unit(table.study.objectives[0])
+                value = (dstudy.shown(best.objectives[0], si) if si else
+                         f"{best.objectives[0]:.6g}")
                 line = (f"best: variant {best.index}: {table.study.objectives[0]} = "
-                        f"{best.objectives[0]:.6g} at {at}")
+                        f"{value} at {at}")
             self.say(line)
         self.show_table()
 
@@ -626,10 +718,12 @@ class StudyPanel(TaskPanel):
             self.canvas.draw_idle()
             return
         scales = _scales(kept)
-        headers = ["#"] + [f"{p} [{label}]" if label else p
-                           for p, (_, label) in zip(kept.paths, scales)]
-        headers += list(kept.objectives) + [f"margin: {c}" for c in kept.constraints]
-        headers += ["status", "wall [s]"]
+        objs, margins = dstudy.objective_scales(kept), dstudy.margin_scales(kept)
+        headers = ["#"] + [_titled(p, label) for p, (_, label) in zip(kept.paths, scales)]
+        headers += [_titled(o, label) for o, (_, label) in zip(kept.objectives, objs)]
+        headers += [_titled(f"margin: {c}", label)
+                    for c, (_, label) in zip(kept.constraints, margins)]
+        headers += ["status"]
         self.results.setColumnCount(len(headers))
         self.results.setHorizontalHeaderLabels(headers)
         self.results.setRowCount(len(kept.rows))
@@ -638,14 +732,17 @@ class StudyPanel(TaskPanel):
         for i, r in enumerate(kept.rows):
             cells = [str(r.index)]
             cells += [f"{v * f:.6g}" for v, (f, _) in zip(r.values, scales)]
-            cells += [f"{v:.6g}" for v in r.objectives] + [f"{v:.6g}" for v in r.margins]
+            cells += [_number(v * f) for v, (f, _) in zip(r.objectives, objs)]
+            cells += [_number(v * f) for v, (f, _) in zip(r.margins, margins)]
             status = r.status if r.status != dstudy.OK or r.feasible else "ok (infeasible)"
-            cells += [status if not r.error else f"{r.status}: {r.error}", f"{r.wall:.3g}"]
+            cells += [status if not r.error else f"{r.status}: {r.error}"]
             for c, text in enumerate(cells):
                 item = QtWidgets.QTableWidgetItem(text)
                 item.setData(QtCore.Qt.UserRole, r.index)
-                if r.error:
-                    item.setToolTip(r.error)
+                tip = f"{headers[c]}: {text}"
+                if c == len(cells) - 1 and math.isfinite(r.wall):
+                    tip += f" (the run took {r.wall:.3g} s)"
+                item.setToolTip(r.error or tip)
                 if r.index == kept.best:
                     item.setFont(bold)
                 elif r.status != dstudy.OK:
@@ -653,8 +750,39 @@ class StudyPanel(TaskPanel):
                 elif not r.feasible:
                     item.setForeground(QtGui.QBrush(QtGui.QColor("#888a85")))
                 self.results.setItem(i, c, item)
-        self.results.resizeColumnsToContents()
+        for c, text in enumerate(headers):        # the whole expression on hover
+            self.results.horizontalHeaderItem(c).setToolTip(text)
+        self._fit_columns()
         self.plot(kept, scales)
+
+    def _fit_columns(self):
+        """Every column in the panel's width: as wide as its values, the titles cut (the whole
+        title on hover) when the values' widths leave too little for them."""
+        table = self.results
+        table.resizeColumnsToContents()
+        n = table.columnCount()
+        if not n:
+            return
+        # the default task view's width until the table is shown (then its own)
+        # room for a vertical scroll bar either way (more rows come as the study runs)
+        scroll = table.style().pixelMetric(QtWidgets.QStyle.PM_ScrollBarExtent)
+        available = (table.width() - 2 * table.frameWidth() if table.isVisible() else
+                     getattr(qt, "TASK_VIEW_WIDTH", 244) - 30) - scroll - 2
+        available = max(100, available)
+        metrics = table.fontMetrics()
+        values = []
+        for c in range(n):
+            widest = max((metrics.horizontalAdvance(table.item(r, c).text())
+                          for r in range(table.rowCount()) if table.item(r, c)), default=0)
+            values.append(min(widest, 90) + 10)
+        total = sum(table.columnWidth(c) for c in range(n))
+        if total <= available:
+            return
+        spare = max(0, available - sum(values))
+        wants = [max(0, table.columnWidth(c) - values[c]) for c in range(n)]
+        share = sum(wants) or 1
+        for c in range(n):
+            table.setColumnWidth(c, values[c] + int(spare * wants[c] / share))
 
     def plot(self, kept, scales):
         """The first objective against each parameter (ok runs; the best one marked)."""
@@ -666,17 +794,18 @@ class StudyPanel(TaskPanel):
             return
         axes = [fig.add_subplot(1, n, k + 1) for k in range(n)]
         ok = [r for r in kept.rows if r.status == dstudy.OK]
+        fy, ylabel = dstudy.objective_scales(kept)[0]
         for k, (ax, path, (f, label)) in enumerate(zip(axes, kept.paths, scales)):
             xs = [r.values[k] * f for r in ok]
-            ys = [r.objectives[0] for r in ok]
+            ys = [r.objectives[0] * fy for r in ok]
             ax.plot(xs, ys, "o", color="#3465a4", markersize=4, label="variants")
             best = [r for r in ok if r.index == kept.best]
             if best:
-                ax.plot([best[0].values[k] * f], [best[0].objectives[0]], "o", color="#73d216",
-                        markersize=8, markeredgecolor="black", label="best")
-            ax.set_xlabel(f"{path} [{label}]" if label else path, fontsize=8)
+                ax.plot([best[0].values[k] * f], [best[0].objectives[0] * fy], "o",
+                        color="#73d216", markersize=8, markeredgecolor="black", label="best")
+            ax.set_xlabel(_titled(path, label), fontsize=8)
             if k == 0:
-                ax.set_ylabel(kept.objectives[0], fontsize=8)
+                ax.set_ylabel(_titled(kept.objectives[0], ylabel), fontsize=8)
             ax.tick_params(labelsize=7)
             ax.grid(True, alpha=0.3)
         fig.tight_layout()
@@ -798,6 +927,22 @@ class StudyPanel(TaskPanel):
             later(self.close)
 
 
+def _wrapped(text):
+    """A label that wraps its text to the panel's width."""
+    label = QtWidgets.QLabel(text)
+    label.setWordWrap(True)
+    return label
+
+
+def _titled(name, label):
+    """A column's title with its unit: ``rms(Crank.rz_drive) [N·m]``."""
+    return f"{name} [{label}]" if label else name
+
+
+def _number(value):
+    return f"{value:.6g}"
+
+
 def _scales(kept):
     scales = []
     for k, unit in enumerate(kept.units):
@@ -820,30 +965,33 @@ def draw_dock_figure(figure, kept):
         from matplotlib import cm
         cmap = cm.get_cmap("viridis")
     scales = _scales(kept)
+    objs = dstudy.objective_scales(kept)
+    fy = objs[0][0] if objs else 1.0
     ok = [r for r in kept.rows if r.status == dstudy.OK]
     n = len(kept.paths)
     grid = figure.add_gridspec(1, n + 2)
     for k, (path, (f, label)) in enumerate(zip(kept.paths, scales)):
         ax = figure.add_subplot(grid[0, k])
-        ax.plot([r.values[k] * f for r in ok], [r.objectives[0] for r in ok], "o",
+        ax.plot([r.values[k] * f for r in ok], [r.objectives[0] * fy for r in ok], "o",
                 color="#3465a4", markersize=4)
         for r in ok:
             if r.index == kept.best:
-                ax.plot([r.values[k] * f], [r.objectives[0]], "o", color="#73d216",
+                ax.plot([r.values[k] * f], [r.objectives[0] * fy], "o", color="#73d216",
                         markersize=8, markeredgecolor="black")
-        ax.set_xlabel(f"{path} [{label}]" if label else path, fontsize=8)
-        if k == 0:
-            ax.set_ylabel(kept.objectives[0], fontsize=8)
+        ax.set_xlabel(_titled(path, label), fontsize=8)
+        if k == 0 and objs:
+            ax.set_ylabel(_titled(kept.objectives[0], objs[0][1]), fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.3)
     ax = figure.add_subplot(grid[0, n:])
-    names = [f"{p} [{label}]" if label else p for p, (_, label) in zip(kept.paths, scales)]
-    names += list(kept.objectives)
+    names = [_titled(p, label) for p, (_, label) in zip(kept.paths, scales)]
+    names += [_titled(o, label) for o, (_, label) in zip(kept.objectives, objs)]
     if not ok:
         ax.text(0.5, 0.5, "no variant ran", ha="center", transform=ax.transAxes)
         figure.tight_layout()
         return
-    data = np.array([[v * f for v, (f, _) in zip(r.values, scales)] + list(r.objectives)
+    data = np.array([[v * f for v, (f, _) in zip(r.values, scales)]
+                     + [v * f for v, (f, _) in zip(r.objectives, objs)]
                      for r in ok], dtype=float).reshape(len(ok), len(names))
     lo, hi = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
