@@ -29,6 +29,14 @@ from PySide import QtCore
 
 OUT = os.environ["MBWB_BENCH_OUT"]
 IDLE = float(os.environ.get("MBWB_BENCH_IDLE", "120"))
+#: When FreeCAD was launched (``time.time()``, set by the launcher), and, if given, how many
+#: seconds after it Simulate is pressed (instead of ``IDLE`` after the activation): the compile
+#: starts with FreeCAD's GUI (InitGui.py), so the user's time from the launch is what it has.
+T0 = float(os.environ.get("MBWB_BENCH_T0") or time.time())
+SIMULATE_AT = float(os.environ["MBWB_BENCH_SIMULATE_AT"]) if os.environ.get(
+    "MBWB_BENCH_SIMULATE_AT") else None
+#: "0": finish at the first frame (the background compile killed), not at the compile's end.
+WAIT_COMPILE = os.environ.get("MBWB_BENCH_WAIT_COMPILE", "1") != "0"
 POLL_MS = int(os.environ.get("MBWB_BENCH_POLL_MS", "10"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "gui"))
@@ -43,6 +51,10 @@ timers = []
 def loadavg():
     with open("/proc/loadavg") as f:
         return f.read().split()[:3]
+
+
+def since_launch():
+    return time.time() - T0
 
 
 def now():
@@ -75,6 +87,12 @@ def finish(error=None):
     out["children_cpu_seconds"] = usage.ru_utime + usage.ru_stime
     own = resource.getrusage(resource.RUSAGE_SELF)
     out["freecad_cpu_seconds"] = own.ru_utime + own.ru_stime
+    try:
+        from MultibodyWB.solver.run.warmup import durations_path
+        out["durations_recorded"] = (open(durations_path()).read()
+                                     if os.path.isfile(durations_path()) else None)
+    except Exception:                       # noqa: BLE001 - a benchmark's extra
+        out["durations_recorded"] = traceback.format_exc()[-500:]
     log = os.path.join(FreeCAD.getUserAppDataDir(), "multibodywb-warmup.log")
     out["warmup_log"] = open(log).read()[-2000:] if os.path.isfile(log) else None
     with open(OUT, "w") as f:
@@ -118,6 +136,10 @@ def activate():
     from MultibodyWB.gui import warmup
     out["package"] = os.path.dirname(MultibodyWB.__file__)
     state["t_activated"] = time.perf_counter()
+    out["activation_after_launch"] = since_launch()
+    out["warmup_running_before_activation"] = warmup.running()
+    out["warmup_processes_before_activation"] = [list(w.process.args)
+                                                 for w in getattr(warmup, "_warmups", [])]
     FreeCADGui.activateWorkbench("MultibodyWorkbench")
     event("workbench_active")
     state["warmup_started"] = warmup.running()
@@ -141,7 +163,8 @@ def draw():
     view.viewIsometric()
     view.fitAll()
     event("model_built")
-    wait = max(0.0, IDLE - now())
+    wait = max(0.0, IDLE - now()) if SIMULATE_AT is None else max(0.0, SIMULATE_AT -
+                                                                   since_launch())
     QtCore.QTimer.singleShot(int(1000 * wait), guarded(simulate))
 
 
@@ -156,6 +179,7 @@ def simulate():
     FreeCADGui.Selection.clearSelection()
     FreeCADGui.Selection.addSelection(mechanism)
     event("simulate_pressed")
+    out["simulate_after_launch"] = since_launch()
     FreeCADGui.runCommand("MultibodyWB_Simulate")
     panel = simulate_panel.current
     if panel is None:
@@ -180,6 +204,12 @@ def follow_run():
     if state.get("played"):
         return
     job = panel.job
+    if panel.compiling is not None:                 # what the panel says while it waits
+        shown = out.setdefault("compile_statuses", [])
+        text = panel.status.text()
+        if not shown or shown[-1][1] != text:
+            shown.append((now() - out["events"]["simulate_pressed"], text,
+                          panel.progress.value()))
     if panel.compiling is None and job is not None:
         event("job_started")
         if job.first_progress_time is not None:
@@ -235,11 +265,12 @@ def wait_for_compile():
     time it; then finish."""
     from MultibodyWB.gui import warmup
     watch_warmup()
-    if warmup.running() and now() < IDLE + 800:
+    if WAIT_COMPILE and warmup.running() and now() < IDLE + 800:
         QtCore.QTimer.singleShot(POLL_MS, guarded(wait_for_compile))
         return
     finish()
 
 
 QtCore.QTimer.singleShot(500, guarded(activate))
-QtCore.QTimer.singleShot(int(1000 * (IDLE + 900)), lambda: finish("watchdog: no first frame"))
+QtCore.QTimer.singleShot(int(1000 * (IDLE + (900 if SIMULATE_AT is None else 2100))),
+                         lambda: finish("watchdog: no first frame"))

@@ -123,11 +123,12 @@ STAGE_TEXT = {FIXED_STEP_STAGE: "mstmm with rk4 or euler",
               ADAPTIVE_STAGE: "mstmm with the adaptive integrators",
               CONSTRAINED_STAGE: "the constrained method",
               NEWTON_EULER_STAGE: "the Newton-Euler method"}
-#: CPU seconds each stage took into an empty cache when no compile of this user's has been
-#: recorded yet (:func:`durations`): measured with this module's own records on the project's
-#: 2-core test machine (AMD EPYC family 25, Python 3.11, numba 0.56; docs/benchmarks.md). The
-#: estimate only; the wall time follows the share of a core the compile gets.
-DEFAULT_CPU = {FIXED_STEP_STAGE: 90.0, ADAPTIVE_STAGE: 60.0, CONSTRAINED_STAGE: 5.0,
+#: CPU seconds each stage takes into an empty cache, for the estimate when no compile of this
+#: user's has been recorded yet (:func:`durations`): the project's 2-core test machines (AMD
+#: EPYC, Python 3.11, numba 0.56) took 37 to 150 s for the fixed-step stage and 90 to 100 s for
+#: the rest (docs/benchmarks.md: "The first Simulate after an install"). The wall time follows
+#: the share of a core the compile gets (:func:`estimate`).
+DEFAULT_CPU = {FIXED_STEP_STAGE: 120.0, ADAPTIVE_STAGE: 80.0, CONSTRAINED_STAGE: 5.0,
                NEWTON_EULER_STAGE: 25.0}
 
 
@@ -506,7 +507,7 @@ def wait_text(e: Estimate | None, stage: str, elapsed: float):
         return (f"Compiling the solver for this run ({what}; once after installing): "
                 f"{_seconds(elapsed)} elapsed; Cancel stops it", None)
     if e.late:
-        left = "longer than the last compile, a little more"
+        left = "taking longer than expected, a little more"
     elif e.remaining < 5:
         left = "a few seconds more"
     else:
