@@ -9,10 +9,13 @@ Geometry
     0 for a pointed cone, ``Length`` along the marker's z, centred) and a ``torus`` (``Radius``
     of the tube's centre circle in the marker's xy plane, ``Radius2`` of the tube). The
     supported pairs are :data:`PAIRS`; for each, the contact is a fixed set of candidate points
-    (a sphere's point nearest the other shape, a box's eight corners, a cylinder's two rim
-    points nearest the plane; a cone's rim points on both ends and a torus's tube points, each
-    the exact deepest point of its circle against the plane and two more on that circle a third
-    of a turn either side, which carry the body when it lies flat) with a penetration ``depth``
+    (a sphere's point nearest the other shape, a box's eight corners; a cylinder's and a
+    cone's rim points on both ends and a torus's tube points, each the exact deepest point of
+    its circle against the plane and two more on that circle a third of a turn either side,
+    which carry the body when it stands on an end face: three equal points whose centre is the
+    axis, so the weight is carried at the axis whatever the solid's turn about it; one rim
+    point per end made a cylinder standing on an end face rock from side to side, issue 32)
+    with a penetration ``depth``
     (m, > 0 when the shapes overlap) and the normal ``n`` that pushes the input shape out of the
     output shape.
     Both bodies get the load at the same point, midway between the two surfaces.
@@ -95,7 +98,7 @@ SHAPES = {
 #: Supported pairs (input shape, output shape) -> (code, number of candidate points); the
 #: reversed pair is accepted too (the sides are swapped inside, the results are the input's).
 PAIRS = {("sphere", "plane"): (0, 1), ("sphere", "sphere"): (1, 1), ("box", "plane"): (2, 8),
-         ("cylinder", "plane"): (3, 2), ("convex", "plane"): (4, None),
+         ("cylinder", "plane"): (3, 6), ("convex", "plane"): (4, None),
          ("sphere", "convex"): (5, 1), ("convex", "convex"): (6, None),
          ("sphere", "box"): (5, 1), ("box", "box"): (6, None), ("box", "convex"): (6, None),
          ("cone", "plane"): (7, 6), ("torus", "plane"): (8, 3)}
@@ -367,13 +370,11 @@ def _count(code, ints):
     """Number of candidate points of a pair (``ints``: its row of ``ct_int``)."""
     if code == 2:
         return 8
-    if code == 3:
-        return 2
     if code == 4:
         return ints[4]
     if code == 6:
         return ints[4] + ints[10]
-    if code == 7:
+    if code == 3 or code == 7:
         return 6
     if code == 8:
         return 3
@@ -621,11 +622,15 @@ def _candidate(code, dim, Ri, pi_, Ro, po, j):
         x0 = pi_[0] + Ri[0, 0] * a + Ri[0, 1] * b + Ri[0, 2] * c
         x1 = pi_[1] + Ri[1, 0] * a + Ri[1, 1] * b + Ri[1, 2] * c
         x2 = pi_[2] + Ri[2, 0] * a + Ri[2, 1] * b + Ri[2, 2] * c
-    elif code == 7 or code == 8:                        # cone rims, torus tube - plane
+    else:                                               # cylinder, cone rims, torus tube - plane
         # the circle (centre along the axis, radius rc) whose point is candidate j; its
         # deepest point against the plane, or a third of a turn either side of it
         a0, a1, a2 = Ri[0, 2], Ri[1, 2], Ri[2, 2]
-        if code == 7:
+        if code == 3:
+            end, k = j // 3, j % 3
+            s = dim[1] if end == 1 else -dim[1]
+            rc, tube = dim[0], 0.0
+        elif code == 7:
             end, k = j // 3, j % 3
             s = dim[2] if end == 1 else -dim[2]
             rc = dim[1] if end == 1 else dim[0]
@@ -648,18 +653,6 @@ def _candidate(code, dim, Ri, pi_, Ro, po, j):
         x0 = pi_[0] + s * a0 + rc * e0 - tube * n0
         x1 = pi_[1] + s * a1 + rc * e1 - tube * n1
         x2 = pi_[2] + s * a2 + rc * e2 - tube * n2
-    else:                                               # cylinder end j's rim - plane
-        s = dim[1] if j == 1 else -dim[1]
-        a0, a1, a2 = Ri[0, 2], Ri[1, 2], Ri[2, 2]
-        na = n0 * a0 + n1 * a1 + n2 * a2
-        u0, u1, u2 = n0 - na * a0, n1 - na * a1, n2 - na * a2
-        lu = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
-        if lu < 1e-12:                                  # axis along the normal: any rim point
-            u0, u1, u2, lu = Ri[0, 0], Ri[1, 0], Ri[2, 0], 1.0
-        r = dim[0] / lu
-        x0 = pi_[0] + s * a0 - r * u0
-        x1 = pi_[1] + s * a1 - r * u1
-        x2 = pi_[2] + s * a2 - r * u2
     depth = -(n0 * (x0 - po[0]) + n1 * (x1 - po[1]) + n2 * (x2 - po[2]))
     h = 0.5 * depth
     return depth, x0 + h * n0, x1 + h * n1, x2 + h * n2, n0, n1, n2
