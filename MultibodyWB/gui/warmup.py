@@ -128,14 +128,14 @@ def _launch(first=None, only=None, background=False):
     python = python_executable()
     if python is None:
         return None
+    for w in _warmups:                                  # the status files of those that ended
+        if not w.running():
+            _remove(w.status)
     folder = FreeCAD.getUserAppDataDir()
     name = f"multibodywb-warmup{'-' + only if only else ''}"
     log = os.path.join(folder, name + ".log")
     status = os.path.join(tempfile.gettempdir(), f"{name}-{os.getpid()}-{next(_count)}.json")
-    try:
-        os.remove(status)                               # a stale one would be read as its own
-    except OSError:
-        pass
+    _remove(status)                                     # a stale one would be read as its own
     command = [python, "-m", "MultibodyWB.solver.run.warmup", "--status", status]
     command += ["--only", only] if only else (["--first", first] if first else [])
     command += ["--background"] if background else []
@@ -257,8 +257,12 @@ def stop():
         if w.running():
             w.process.kill()
             w.process.wait(5)
-        try:
-            os.remove(w.status)
-        except OSError:
-            pass
+        _remove(w.status)
     _warmups.clear()
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
