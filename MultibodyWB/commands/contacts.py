@@ -31,23 +31,32 @@ from .selection import Pick, end_body
 
 
 def _end_shape(end):
-    """(recognised primitive or None, its convex hull or None, what the end is in words) of a
-    pick or a marker."""
+    """(recognised primitive or None, a function giving its convex hull or None, what the end
+    is in words) of a pick or a marker; the hull is computed only when it is asked for (a
+    planar face is a plane: its solid's hull is not needed)."""
     if isinstance(end, Pick):
         found = contact_module.recognise(end.solid, end.sub)
         words = found.what if found else contact_module.surface_name(end.solid, end.sub)
         element = end.sub[:4] if end.sub else ""
-        hull = contact_module.convex(end.solid) if element in ("", "Face") else None
+        # the marker of a convex shape is made on the whole solid (its offset to the hull's
+        # centre): its hull is the whole object's, all its solids
+        hull = (lambda: contact_module.convex(end.solid)) if element in ("", "Face") else \
+            (lambda: None)
         return found, hull, words
     solid_name, _, sub = end.PickedElement.partition(".")
     solid = end.Document.getObject(solid_name)
     attached = contact_module.marker_solid(end)
-    hull = None
-    if attached is not None and contact_module.convex(attached) is not None:
+
+    def hull():
+        on = contact_module.marker_sub(end)
+        if attached is None or contact_module.convex(attached, sub=on) is None:
+            return None
+        words = contact_module.contact_solid(attached, on)[1]
         # the marker is the hull's frame as it is
-        hull = contact_module.Recognised(
-            "convex", tolerance=contact_module.default_tolerance(attached),
-            what=f"marker '{end.Label}' ('{attached.Label}', its convex hull)")
+        return contact_module.Recognised(
+            "convex", tolerance=contact_module.default_tolerance(attached, on),
+            what=f"marker '{end.Label}' ('{attached.Label}', its convex hull"
+                 f"{f': {words}' if words else ''})")
     if solid is None or not sub:
         return None, hull, f"marker '{end.Label}' (not on a face)"
     found = contact_module.recognise(solid, sub)
@@ -57,12 +66,21 @@ def _end_shape(end):
                          f"marker '{end.Label}' on {contact_module.surface_name(solid, sub)}")
 
 
+def _shapes(primitives, hulls):
+    """The shapes of the two ends (:func:`~MultibodyWB.objects.contact.choose_shapes`): the
+    primitives when the solver takes them as they are, else with the convex hulls, computed
+    only then (``hulls``: per end, a function giving its hull or None)."""
+    if None not in primitives and contact_module.supported(*(p.type for p in primitives)):
+        return tuple(primitives)
+    return contact_module.choose_shapes(primitives, [h() for h in hulls])
+
+
 def plan(selection):
     """``(statements, None)`` making the contact of the selection, or ``(None, (text,
     details))`` saying why it cannot be made."""
     ends = ordered_ends(selection)
     primitives, hulls, words = zip(*(_end_shape(end) for end in ends))
-    shapes = contact_module.choose_shapes(primitives, hulls)
+    shapes = _shapes(primitives, hulls)
     if shapes is None:
         found = [f"{w}: {s.type}" if s else f"{w}: not a contact shape"
                  for s, w in zip(primitives, words)]

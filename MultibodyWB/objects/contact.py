@@ -214,11 +214,56 @@ def marker_solid(marker):
     return references[0][0] if references else None
 
 
-def default_tolerance(solid):
-    """The default tessellation tolerance (mm) of a convex shape on ``solid``:
-    :data:`TOLERANCE_FRACTION` of its bounding-box diagonal (the tight box: a B-spline's usual
-    one is its control points')."""
+def marker_sub(marker):
+    """The face (``"Face8"``) of :func:`marker_solid` the marker was picked on, else ""."""
+    solid = marker_solid(marker)
+    name, _, sub = str(getattr(marker, "PickedElement", "") or "").partition(".")
+    return sub if solid is not None and name == solid.Name else ""
+
+
+def contact_solid(solid, sub=""):
+    """The solid whose convex hull a convex shape on ``solid`` is, picked by ``sub``: ``(shape,
+    words)`` (global, mm), ``(None, "")`` when ``solid`` has no solid.
+
+    A Part Fuse or Cut gives a compound: a compound of one solid is that solid (``words`` "");
+    of several, the solid that face ``sub`` belongs to (``"solid 2 of 3, the one of Face8"``),
+    or, picked whole, all of them together (``"its 3 solids together"``: their common hull,
+    which fills the gaps between them; the words say so where the shape is shown).
+    """
     shape = solid_shape(solid)
+    solids = list(shape.Solids) if shape is not None else []
+    if not solids:
+        return None, ""
+    if len(solids) == 1:
+        return solids[0], ""
+    if sub.startswith("Face"):
+        try:
+            face = shape.getElement(sub)
+        except Exception:  # noqa: BLE001 - a missing element: the solids together
+            face = None
+        for i, one in enumerate(solids if face is not None else (), 1):
+            if any(f.isSame(face) for f in one.Faces):
+                return one, f"solid {i} of {len(solids)}, the one of {sub}"
+    import Part
+    return Part.makeCompound(solids), f"its {len(solids)} solids together"
+
+
+def centre_of_mass(shape):
+    """The centre of mass (FreeCAD.Vector, mm) of a solid or a compound of solids (which has no
+    ``CenterOfMass`` of its own in FreeCAD 0.20): the solids' centres weighted by volume."""
+    solids = list(shape.Solids) if shape.ShapeType == "Compound" else [shape]
+    volume = sum(s.Volume for s in solids)
+    total = FreeCAD.Vector()
+    for s in solids:
+        total += s.CenterOfMass * (s.Volume / volume)
+    return total
+
+
+def default_tolerance(solid, sub=""):
+    """The default tessellation tolerance (mm) of a convex shape on ``solid`` (picked by ``sub``,
+    :func:`contact_solid`): :data:`TOLERANCE_FRACTION` of its bounding-box diagonal (the tight
+    box: a B-spline's usual one is its control points')."""
+    shape = contact_solid(solid, sub)[0]
     if shape is None:
         return 0.0
     try:
@@ -264,17 +309,19 @@ def hull_points(obj, side):
     points = np.array([tuple(p) for p in getattr(obj, f"{side}Points")],
                       dtype=float).reshape(-1, 3)
     if len(points) == 0:
-        if solid is None or solid_shape(solid) is None:
+        sub = marker_sub(marker)
+        shape = contact_solid(solid, sub)[0] if solid is not None else None
+        if shape is None:
             raise ValueError("a convex shape is the hull of its marker's solid, and marker "
                              f"'{getattr(marker, 'Label', '?')}' is on no solid: attach it to a "
                              "solid")
         tolerance = float(getattr(obj, f"{side}Tolerance").Value)
         if not tolerance > 0.0:
             raise ValueError(f"{tolerance:g} mm; give the tessellation a positive tolerance "
-                             f"(e.g. {default_tolerance(solid):.3g} mm)")
+                             f"(e.g. {default_tolerance(solid, sub):.3g} mm)")
         inverse = marker.Placement.inverse()
         points = np.array([tuple(inverse.multVec(FreeCAD.Vector(*p)))
-                           for p in tessellation(solid_shape(solid), tolerance)])
+                           for p in tessellation(shape, tolerance)])
     try:
         return hull(points).vertices
     except ValueError as exc:
@@ -294,8 +341,9 @@ def hull_summary(obj, side):
         return f"Convex hull of {len(points)} given points"
     tolerance = FreeCAD.Units.Quantity(float(getattr(obj, f"{side}Tolerance").Value),
                                        FreeCAD.Units.Unit("mm")).UserString
-    return (f"Convex hull of the solid '{solid.Label}': {len(points)} points "
-            f"(tessellated to {tolerance})")
+    words = contact_solid(solid, marker_sub(marker))[1]
+    return (f"Convex hull of the solid '{solid.Label}'{f' ({words})' if words else ''}: "
+            f"{len(points)} points (tessellated to {tolerance})")
 
 
 # -- what a picked face is -----------------------------------------------------------------------
@@ -340,6 +388,7 @@ def _box_frame(shape, rotation):
     if len(shape.Solids) != 1 or len(shape.Faces) != 6 or len(shape.Edges) != 12 or \
             len(shape.Vertexes) != 8 or any(_surface_kind(f) != "Plane" for f in shape.Faces):
         return None
+    shape = shape.Solids[0]                  # a Part Fuse/Cut's compound of one solid: the solid
     normals = []
     for face in shape.Faces:
         n = face.normalAt(*face.Surface.parameter(face.CenterOfMass))
@@ -453,19 +502,21 @@ def _revolved(solid, face, kind, what):
                       what=f"{what} (a cone)")
 
 
-def convex(solid, what=""):
-    """The ``convex`` shape of a whole solid: the hull of its tessellation at the default
-    tolerance (:func:`default_tolerance`), its marker at the solid's centre of mass with the
-    solid's axes (``offset``: the marker's ``AttachmentOffset`` on the whole solid); None when
-    ``solid`` has no shape with a volume."""
-    shape = solid_shape(solid)
-    if shape is None or not shape.Solids or not shape.Volume > 0.0:
+def convex(solid, what="", sub=""):
+    """The ``convex`` shape of a solid picked whole or by face ``sub``: the hull of its
+    tessellation at the default tolerance (:func:`default_tolerance`) of the solid
+    :func:`contact_solid` takes (a Part Fuse or Cut is a compound: its one solid, the solid of
+    the picked face, or all its solids together, said in ``what``), its marker at that solid's
+    centre of mass with the object's axes (``offset``: the marker's ``AttachmentOffset`` on the
+    object); None when ``solid`` has no shape with a volume."""
+    shape, words = contact_solid(solid, sub)
+    if shape is None or not shape.Volume > 0.0:
         return None
     placement = solid_placement(solid)
-    wanted = FreeCAD.Placement(shape.CenterOfMass, placement.Rotation)
+    wanted = FreeCAD.Placement(centre_of_mass(shape), placement.Rotation)
+    what = what or f"'{solid.Label}' (its convex hull{f': {words}' if words else ''})"
     return Recognised("convex", offset=placement.inverse().multiply(wanted),
-                      tolerance=default_tolerance(solid),
-                      what=what or f"'{solid.Label}' (its convex hull)")
+                      tolerance=default_tolerance(solid, sub), what=what)
 
 
 def surface_name(solid, sub):
