@@ -22,8 +22,8 @@ hundredths of a millimetre); above it the valve leaves the cam near full lift (`
 overshoots and lands on the cam again later; from about 9000 rpm it flies into its upper stop.
 
 The follower is drawn touching the cam (depth 0), so it settles to the depth its preload gives
-(about 0.02 mm) in the first milliseconds (the start would also accept it drawn at that depth:
-a preload's microns are no overlap, :data:`...analysis.start.OVERLAP_SIZE`).
+(about 0.01 mm) in the first milliseconds (the start would also accept it drawn at that depth:
+the spring's preload balances the contact's force, :data:`...analysis.start.OVERLAP_WEIGHTS`).
 """
 
 from __future__ import annotations

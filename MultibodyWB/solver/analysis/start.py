@@ -450,22 +450,144 @@ def _zero_length_springs(model, poses, drawn) -> list[Problem]:
     return out
 
 
-#: A contact whose shapes overlap at the start is refused when both its force is more than this
-#: many times the weight of the lighter body it moves and its depth is more than
-#: :data:`OVERLAP_SIZE` of its smallest shape dimension: a drawing that overlaps, not one that
-#: rests or is preloaded (a valve spring presses its follower on a cam by microns).
+#: A contact whose shapes overlap at the start is refused when its force is more than this many
+#: times the weight of the lighter body it moves and more than this many times the static
+#: loads it balances (:class:`_StaticBalance`: springs' preloads, applied forces, gravity, the
+#: other contacts), and its depth is more than :data:`OVERLAP_SIZE` of its smallest shape
+#: dimension: a drawing that overlaps, not one that rests or is preloaded (a valve spring
+#: presses its follower on a cam by microns).
 OVERLAP_WEIGHTS = 10.0
 #: See :data:`OVERLAP_WEIGHTS`: the depth's share of the smallest radius or half edge.
 OVERLAP_SIZE = 1e-3
 
 
-def _start_overlaps(model, poses) -> list[Problem]:
-    """Contacts whose shapes overlap at the start by more than a resting contact would: refused,
-    naming the pair and the depth (the run would throw them apart; nothing is moved)."""
+class _StaticBalance:
+    """The static loads at the start as generalised forces on the mechanism's free motions.
+
+    Every load is taken with the bodies at rest in the start configuration: gravity, the force
+    elements (point forces and torques at their magnitudes' values at t = 0, spring-dampers'
+    and rotational springs' elastic parts, the hinges' stops) and the contacts, by the force
+    laws' own compiled code (:func:`...elements.forces.applied_loads`), and the tree hinges'
+    springs ``-k (q - q_ref)`` (of free and bushing hinges the translations: the springs of
+    their rotations and of spherical hinges act on rotation vectors and are left out). A
+    body's load (force at its mass centre, torque) gives the generalised force ``J^T [T; F]``
+    on the tree coordinates (:func:`.kinematics.twist_jacobian`), projected onto the motions
+    the constraints leave free (the null space of the loops' and couplers' rows and of the
+    driven coordinates: a driver or a loop holds what acts on the others).
+
+    :meth:`carried` says how much of a contact's generalised force the other static loads
+    oppose: a follower pressed onto its cam by a spring's preload, at the depth that preload
+    gives, is carried entirely (the spring's load is the contact's, reversed); a drawing whose
+    shapes overlap throws the bodies apart with a force nothing else balances.
+    """
+
+    def __init__(self, model, topology, q, poses, driven):
+        from scipy.linalg import null_space
+        from ..elements import forces as laws
+        from ..elements.hinges import QUATERNION_TYPES
+        from .kinematics import (coordinate_labels, coordinate_slices, drawn_distance_of,
+                                 loop_jacobian, twist_jacobian)
+        self.model = model
+        names = [b.name for b in model.bodies]
+        n = len(names)
+        self.R = np.array([poses[b].R for b in names]).reshape(n, 3, 3)
+        self.pb = np.array([poses[b].p for b in names], dtype=float).reshape(n, 3)
+        self.pc = self.pb + np.einsum("nij,nj->ni", self.R, np.array(
+            [b.mass_center.position for b in model.bodies], dtype=float).reshape(n, 3))
+        self.mass = np.array([b.mass for b in model.bodies], dtype=float)
+        self.J = [twist_jacobian(model, topology, b, q, poses, self.pc[i])
+                  for i, b in enumerate(names)]
+        self.poses, self.index, self.laws = poses, {b: i for i, b in enumerate(names)}, laws
+        self.distance = drawn_distance_of(model)
+        # the motions left free
+        labels = coordinate_labels(model, topology)
+        rows = [loop_jacobian(model, topology, q, poses)[0]] if (
+            topology.cut_hinges or getattr(model, "couplers", ())) else []
+        for lab in driven:
+            e = np.zeros((1, len(labels)))
+            e[0, labels.index(lab)] = 1.0
+            rows.append(e)
+        C = np.vstack(rows) if rows else np.zeros((0, len(labels)))
+        self.free = null_space(C) if C.shape[0] else np.eye(len(labels))
+        # the static loads but the contacts', and each contact's
+        Q = self._generalised({"forces": list(model.forces), "hinges": list(model.hinges)},
+                              np.asarray(model.gravity, dtype=float))
+        slices = coordinate_slices(model, topology)
+        for name in topology.tree_hinges:
+            h = model.hinge(name)
+            if h.stiffness is None:
+                continue
+            k, ref, sl = h.vector("stiffness"), h.vector("spring_reference"), slices[name]
+            # rotation vectors' springs (spherical, free, bushing) left out: translations
+            used = len(h.kind.translations) if h.type in QUATERNION_TYPES else len(k)
+            Q[sl.start:sl.start + used] -= (k * (q[sl] - ref))[:used]
+        self.contacts = {c.name: self._generalised({"contacts": [c]}, np.zeros(3))
+                         for c in model.contacts}
+        self.total = Q + sum(self.contacts.values(), np.zeros_like(Q))
+
+    def _marker(self, ref):
+        """A marker's attachment as the force laws' ``pack`` wants it."""
+        from .kinematics import _marker_local
+        Rm, pm = _marker_local(self.model, ref)
+        if ref.body in self.index:
+            return self.index[ref.body], Rm, pm
+        base = self.poses[ref.body]                     # the ground: in global axes
+        return -1, base.R @ Rm, base.p + base.R @ pm
+
+    def _generalised(self, elements, gravity) -> np.ndarray:
+        """The generalised force (tree coordinates) of ``elements`` (force laws' model lists)
+        and ``gravity`` with the bodies at rest where they start."""
+        from types import SimpleNamespace
+        shim = SimpleNamespace(gravity=gravity, forces=elements.get("forces", []),
+                               contacts=elements.get("contacts", []),
+                               hinges=elements.get("hinges", []))
+        functions = []
+
+        def magnitude(f):
+            functions.append(parse(f.magnitude or "0", f"Force '{f.name}'", "Magnitude"))
+            return len(functions) - 1
+
+        packed = self.laws.pack(shim, self._marker, magnitude, self.distance)
+        mags = np.array([fn(0.0) for fn in functions] or [0.0], dtype=float)
+        n = len(self.mass)
+        FC, TC, zero = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
+        self.laws.applied_loads(mags, packed, self.mass, self.R, self.pb, self.pc, self.pb,
+                                zero, zero, FC, TC)
+        Q = np.zeros(self.free.shape[0])
+        for i, J in enumerate(self.J):
+            Q += J.T @ np.concatenate([TC[i], FC[i]])
+        return Q
+
+    def moves(self, contact) -> bool:
+        """Whether every body of ``contact`` moves with the tree (an island body has no
+        coordinates: no generalised force to weigh)."""
+        return all(np.any(self.J[self.index[r.body]]) for r in (contact.input, contact.output)
+                   if r.body in self.index)
+
+    def carried(self, contact) -> tuple[float, float]:
+        """``(its, carried)``: the size of ``contact``'s generalised force on the free motions
+        and the part of it the other static loads oppose (0 when they push the same way or
+        across); in N, N m, mixed as the coordinates are (the measure is exact for a load
+        balanced entirely: ``carried == its``)."""
+        own = self.free.T @ self.contacts[contact.name]
+        rest = self.free.T @ (self.total - self.contacts[contact.name])
+        its = float(np.linalg.norm(own))
+        if its == 0.0:
+            return 0.0, 0.0
+        return its, max(0.0, -float(rest @ own) / its)
+
+
+def _start_overlaps(model, poses, topology=None, q=None, driven=()) -> list[Problem]:
+    """Contacts whose shapes overlap at the start by more than a resting or preloaded contact
+    would: refused, naming the pair and the depth (the run would throw them apart; nothing is
+    moved). With ``topology``, the start coordinates ``q`` and the ``driven`` coordinates'
+    labels, a contact that the static loads balance (:class:`_StaticBalance`) is accepted
+    however far its force is above the weight."""
     from .kinematics import marker_pose
     from ..elements.forces.contact import canonical, depths
     out = []
     g = float(np.linalg.norm(model.gravity)) or 9.81
+    balance = None
     for k in model.contacts:
         pair = canonical(k)
         mi, mo = marker_pose(model, pair.input, poses), marker_pose(model, pair.output, poses)
@@ -488,12 +610,22 @@ def _start_overlaps(model, poses) -> list[Problem]:
         size = min(dims) if dims else math.inf
         if force <= OVERLAP_WEIGHTS * weight or float(d.max()) <= OVERLAP_SIZE * size:
             continue
+        carried = ""
+        if topology is not None:
+            if balance is None:
+                balance = _StaticBalance(model, topology, q, poses, driven)
+            if balance.moves(k):
+                its, held = balance.carried(k)
+                if its <= OVERLAP_WEIGHTS * held:
+                    continue            # preloaded: the static loads balance it
+                carried = (" and more than ten times the static loads it balances"
+                           if held > 0.0 else " and no static load balances it")
         out.append(Problem(
             f"Contact '{k.name}'", "Input",
             f"'{k.input.body}' and '{k.output.body}' overlap by {format_length(float(d.max()))} "
             f"at the start: the contact would throw them apart with {force:.3g} N, "
-            f"{force / weight:.3g} times the weight of '{body.name}'; draw them touching or "
-            "apart (nothing is moved)"))
+            f"{force / weight:.3g} times the weight of '{body.name}'{carried}; draw them "
+            "touching or apart (nothing is moved)"))
     return out
 
 
@@ -577,7 +709,8 @@ def start_report(model: MultibodySystem, notes=(), topology=None, drawn=None,
                    else _forward(model, topology, q_intended, drawn, steps))
     poses = (dict(fk_intended) if np.array_equal(q_start, q_intended)
              else _forward(model, topology, q_start, drawn, steps))
-    springs = _zero_length_springs(model, poses, drawn) + _start_overlaps(model, poses)
+    springs = _zero_length_springs(model, poses, drawn) + _start_overlaps(
+        model, poses, topology, q_start, [lab for lab in driven if lab in index])
     if springs:
         raise ModelError(springs)
     intended, corrected = _intended_and_moves(model, drawn, fk_drawn, fk_intended, poses)
