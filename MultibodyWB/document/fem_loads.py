@@ -20,6 +20,10 @@ places them on the body's solid and makes FreeCAD's own FEM objects (``ObjectsFe
   FEM's own result viewer) and the support's reaction, which is near zero because the applied
   loads are in equilibrium (:class:`Check`).
 
+A hinge's load is given at the body's own marker of the hinge, where its face was picked, with
+its torque carried there from the point of the run's reaction columns: markers picked on the
+bores of stacked parts (apart along the pin) balance as exactly as coincident ones.
+
 Approximations (said in the analysis's report and the README): a hinge's force is spread evenly
 over its face's nodes (no contact pressure distribution); hinge torques are not applied (a
 force constraint carries no moment); the rotational inertia load ``-(J_C alpha + omega x J_C
@@ -116,8 +120,9 @@ def instant(result, body, time=None, peak=None) -> Instant:
     if max(rf, rm) > 0.005:
         loads.notes.append(
             f"The loads sum to {rf * 100:.2g} % of the largest force and {rm * 100:.2g} % of "
-            "the largest moment, not zero: has the mechanism changed since the run? (Run "
-            "again.)")
+            "the largest moment, not zero: the fixed support of an analysis takes the "
+            "difference. Loads not collected (see the notes above) or a mechanism edited since "
+            "the run (masses, markers, hinges) make it; run again after an edit.")
     return Instant(result, body, model, results, loads, loads.drawn(model), markers, how)
 
 
