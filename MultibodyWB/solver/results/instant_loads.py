@@ -47,6 +47,7 @@ from ..analysis.start import resolve
 from ..elements import forces as force_laws
 from ..elements.forces import stop
 from ..maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
+from ..model.problems import ModelError
 from ..model.timefunction import parse
 
 #: The kinds of :class:`Load`, in the order :func:`loads_at` lists them.
@@ -323,6 +324,15 @@ def _element_loads(model, st, elements, times_value):
     return FC, TC
 
 
+def _as_run(model):
+    """``model`` as the run integrated it (:func:`~..analysis.start.resolve`); ``model`` itself
+    when it cannot be resolved any more (edited since the run: the residual then says so)."""
+    try:
+        return resolve(model)[0]
+    except ModelError:
+        return model
+
+
 def _hinge_prefix(model, h) -> str:
     bodies = {b.name for b in model.bodies}
     return f"hinge:{h.name}" if h.name in bodies else h.name
@@ -364,7 +374,7 @@ def loads_at(model, results, body: str, row: int) -> InstantLoads:
     # point of the columns (the input marker of the model as run), each carried to the body's
     # own marker of the hinge
     hinges = [h for h in model.hinges if body in (h.input.body, h.output.body)]
-    run_model = resolve(model)[0] if hinges else model
+    run_model = _as_run(model) if hinges else model
     for h in hinges:
         prefix = _hinge_prefix(model, h)
         F = np.array([results.data[row, results._index[f"{prefix}.F{a}"]] for a in "xyz"])
