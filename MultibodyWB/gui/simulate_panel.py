@@ -506,9 +506,11 @@ class SimulatePanel(TaskPanel):
                       f"{exc}")
             return
         for overlap in found.overlaps:
-            self.warn(f"{overlap.text()} as drawn, with no contact between them and no hinge "
-                      "holding them together: the run lets them pass through each other (the "
-                      "Interference check shows where)")
+            # a hinged pair overlapping away from its pin (layers drawn into each other): the
+            # overlap's text says so
+            held = "" if overlap.hinges else " and no hinge holding them together"
+            self.warn(f"{overlap.text()} as drawn, with no contact between them{held}: the run "
+                      "lets them pass through each other (the Interference check shows where)")
         for failure in found.failures:
             self.warn(f"Overlap not checked: {failure}")
 
