@@ -460,9 +460,33 @@ def _check_points(k, field, points, c):
         c.add(k, field, f"Points: {p.size} numbers; give x, y, z (m) for every point")
         return
     try:
-        hull(p)
+        h = hull(p)
     except ValueError as e:
         c.add(k, field, f"Points: {e}")
+        return
+    width, size = _hull_width(h)
+    if not width >= MIN_THICKNESS * size:
+        c.add(k, field, f"Points: their hull is {width:.3g} m thick across {size:.3g} m (flat "
+                        f"or on a line: under {MIN_THICKNESS:g} of its size, its faces' "
+                        "normals are round-off); give points that span a volume")
+
+
+#: A contact shape's thinnest extent must be at least this fraction of its largest (a box's
+#: shortest edge, a convex hull's width): below it, the corners of a box do not span a volume
+#: in double precision (Qhull refuses a 1 m box 1e-15 m thick) and the faces' normals of a
+#: hull are made of round-off (issue 33).
+MIN_THICKNESS = 1e-9
+
+
+def _hull_width(h):
+    """(width, size) (m) of a :class:`~..elements.forces.contact.Hull`: its smallest extent
+    across its faces (the largest distance of a vertex below each face's plane, least over
+    the faces) and the largest distance between two of its vertices' coordinates."""
+    v = h.vertices
+    depth = -(v @ h.planes[:, :3].T + h.planes[:, 3])          # (n, f): >= 0 inside
+    width = float(depth.max(axis=0).min()) if depth.size else 0.0
+    size = float(np.ptp(v, axis=0).max()) if len(v) else 0.0
+    return width, size
 
 
 def _check_contact(model, k, c):
@@ -507,6 +531,11 @@ def _check_contact(model, k, c):
         if "size" in CONTACT_SHAPES[shape.type][0] and not (
                 shape.size is not None and _finite(shape.size, 3) and np.all(shape.size > 0)):
             c.add(k, field, "Size: a box needs three positive edge lengths (m)")
+        elif "size" in CONTACT_SHAPES[shape.type][0] and \
+                not shape.size.min() >= MIN_THICKNESS * shape.size.max():
+            c.add(k, field, f"Size: edges {', '.join(f'{e:.3g}' for e in shape.size)} m; the "
+                            f"shortest is under {MIN_THICKNESS:g} of the longest (its corners "
+                            "do not span a volume in double precision): give it a thickness")
         if "points" in CONTACT_SHAPES[shape.type][0]:
             if shape.file_error:
                 c.add(k, field, shape.file_error)
