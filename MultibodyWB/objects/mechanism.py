@@ -89,6 +89,10 @@ class Status:
         cannot be analysed yet.
     driven : list of str
         ``"'Crank' rz = 2*pi*t"``: the coordinates with drivers.
+    loops : list of str
+        Each closed loop in words: the hinge that closes it (its cut hinge: its coordinates
+        follow from the others', which is why a start value typed into it is refused) and the
+        parts and hinges it runs through.
     redundant : list of str
         The redundant loop constraints in words, with their directions.
     problems : list of str
@@ -104,6 +108,7 @@ class Status:
     dof: object = None
     dof_gruebler: object = None
     driven: list = field(default_factory=list)
+    loops: list = field(default_factory=list)
     redundant: list = field(default_factory=list)
     problems: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
@@ -126,6 +131,7 @@ class Status:
             lines.append(f"Degrees of freedom: {self.dof} ({gk})")
         if self.driven:
             lines.append("Driven: " + "; ".join(self.driven))
+        lines += self.loops
         for line in self.redundant:
             lines.append(f"Redundant: {line}")
         return lines
@@ -170,6 +176,22 @@ def redundant_in_words(model, rows):
     return out
 
 
+def loops_in_words(model, topology):
+    """Each closed loop of ``topology`` in words: ``"Loop 1: closed by 'Rocker pivot' (through
+    'Rocker', 'Coupler', 'Crank', 'Ground')"``, labels as the tree shows them."""
+    def label(name):
+        for items in (model.hinges, model.bodies, model.grounds):
+            for e in items:
+                if e.name == name:
+                    return getattr(e, "label", "") or name
+        return name
+
+    many = len(topology.loops) > 1
+    return [f"Loop{f' {i}' if many else ''}: closed by '{label(lp.cut_hinge)}' (through "
+            + ", ".join(f"'{label(p)}'" for p in dict.fromkeys(lp.bodies)) + ")"
+            for i, lp in enumerate(topology.loops, 1)]
+
+
 def mechanism_status(mechanism, result=None):
     """The :class:`Status` of ``mechanism`` (``result``: its
     :func:`MultibodyWB.objects.export.collect`, made when not given). Never raises."""
@@ -193,6 +215,7 @@ def mechanism_status(mechanism, result=None):
         if m is not None:
             status.dof, status.dof_gruebler = m.dof, m.dof_gruebler
             status.redundant = redundant_in_words(model, m.redundant_constraints)
+            status.loops = loops_in_words(model, topology)
     if not model.bodies and not model.grounds:
         status.headline = "Empty: select solids and press Body"
     elif not model.grounds:

@@ -107,10 +107,12 @@ def summary(model, topo=None, mob=None) -> str:
                                          f"{b.mass:.6g} kg, {len(b.markers)} marker(s)", "bodies")
     lines.append(f"  hinges   {len(model.hinges)}")
 
+    loop_of = {lp.cut_hinge: i for i, lp in enumerate(topo.loops, 1)}
+
     def hinge_row(h):
         extra = []
-        if h.name in topo.cut_hinges:
-            extra.append("cut")
+        if h.name in loop_of:
+            extra.append(f"cut: closes loop {loop_of[h.name]}")
         if h.name in topo.elastic_closures:
             extra.append("elastic closure")
         if h.drivers:
@@ -139,7 +141,8 @@ def summary(model, topo=None, mob=None) -> str:
                      "unique")
     lines.append(f"  loops    {len(topo.loops)}")
     _rows(lines, list(enumerate(topo.loops, 1)),
-          lambda il: f"    loop {il[0]}: cut hinge {il[1].cut_hinge}: {' - '.join(il[1].path)}",
+          lambda il: f"    loop {il[0]}: cut hinge {il[1].cut_hinge} closes it: "
+                     f"{' - '.join(il[1].path)}",
           "loops")
     if topo.elastic_closures:
         lines.append(f"  elastic closures (bushings acting as force elements): "

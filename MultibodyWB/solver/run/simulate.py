@@ -597,7 +597,7 @@ def _loop_report(system, report, rec, monitor, times, states) -> dict:
         warnings.append(f"{len(found)} singular configuration{'s' if len(found) > 1 else ''} "
                         f"passed ({shown}{' ...' if len(found) > 10 else ''}); accelerations "
                         "and reactions near them are ill-conditioned")
-    info["loop_closure"] = dict(max_residual=rec.max_gap)
+    info["loop_closure"] = dict(max_residual=rec.max_gap, cut_hinges=list(system.cuts))
     info["warnings"] = warnings
     return info
 

@@ -18,7 +18,7 @@ A law's module holds:
   elements do work (magnitudes, dampers, friction);
 - ``ELEMENTS`` (optional): the model's list its elements come from, when it is not
   ``forces`` filtered by the law's types (:mod:`.contact` packs ``contacts``, :mod:`.stop`
-  the hinges' limits).
+  the hinges' limits; :mod:`.cut_spring` the cut hinges a formulation gives :func:`pack`).
 
 Adding a force law: write its module (the existing ones are the examples:
 :mod:`.spring_damper` is the fullest) and register it here, in :data:`LAWS` and in the compiled
@@ -34,11 +34,11 @@ import numpy as np
 from numba import njit
 
 from ...maths.small import _INL
-from . import contact, point, rotational_spring_damper, spring_damper, stop
+from . import contact, cut_spring, point, rotational_spring_damper, spring_damper, stop
 from .base import ForceType
 
 #: The registered laws, in the order their arrays are in :data:`Forces`.
-LAWS = (point, spring_damper, rotational_spring_damper, contact, stop)
+LAWS = (point, spring_damper, rotational_spring_damper, contact, stop, cut_spring)
 
 #: Every force type: name -> :class:`~.base.ForceType`.
 FORCE_TYPES: dict[str, ForceType] = {t.name: t for law in LAWS for t in law.TYPES}
@@ -68,7 +68,7 @@ __all__ = ["FORCE_TYPES", "Forces", "ForceType", "LAWS", "LAW_OF", "applied_load
            "force_power", "add_potential", "does_work", "has_loads", "pack"]
 
 
-def pack(model, marker, magnitude, drawn_distance) -> Forces:
+def pack(model, marker, magnitude, drawn_distance, cut_hinges=()) -> Forces:
     """The :data:`Forces` struct of ``model``'s forces.
 
     Parameters
@@ -81,6 +81,9 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
         Index of the force's magnitude among the time functions the caller evaluates (-1: none).
     drawn_distance : callable(Force) -> float
         The distance of a two-marker force's origins as drawn (m).
+    cut_hinges : sequence of str
+        The hinges that close loops by constraint loads in the caller's formulation (its order):
+        their springs and dampers are :mod:`.cut_spring`'s elements (none by default).
     """
     structs = {"gravity": np.array(model.gravity, dtype=float)}
     # magnitudes numbered in the model's order of forces, whatever their laws
@@ -90,6 +93,8 @@ def pack(model, marker, magnitude, drawn_distance) -> Forces:
         if source == "forces":
             names = {t.name for t in law.TYPES}
             elements = [f for f in model.forces if f.type in names]
+        elif source == "cut_hinges":
+            elements = [model.hinge(name) for name in cut_hinges]
         else:                                       # a list of its own (contacts)
             elements = list(getattr(model, source, ()))
         values = law.pack(elements, marker, lambda f: index[id(f)], drawn_distance)
@@ -109,7 +114,7 @@ def has_loads(F):
     """Whether any force element or contact is there (gravity alone: False)."""
     return (F.point.pf_body.size + F.spring_damper.sd_bi.size
             + F.rotational_spring_damper.rs_bi.size + F.contact.ct_int.shape[0]
-            + F.stop.st_int.shape[0] > 0)
+            + F.stop.st_int.shape[0] + F.cut_spring.cs_int.shape[0] > 0)
 
 
 @njit(**_INL)
@@ -139,6 +144,8 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
         dissipated = contact.add_loads(F.contact, mags, R, pb, pc, hp, w, vh, FC, TC)
     if F.stop.st_int.shape[0] > 0:
         stop.add_loads(F.stop, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.cut_spring.cs_int.shape[0] > 0:
+        cut_spring.add_loads(F.cut_spring, mags, R, pb, pc, hp, w, vh, FC, TC)
     return dissipated
 
 
@@ -156,6 +163,8 @@ def force_power(mags, F, R, pb, pc, hp, w, vh, out):
         contact.add_power(F.contact, mags, R, pb, pc, hp, w, vh, out)
     if F.stop.st_int.shape[0] > 0:
         stop.add_power(F.stop, mags, R, pb, pc, hp, w, vh, out)
+    if F.cut_spring.cs_int.shape[0] > 0:
+        cut_spring.add_power(F.cut_spring, mags, R, pb, pc, hp, w, vh, out)
 
 
 def does_work(F) -> bool:

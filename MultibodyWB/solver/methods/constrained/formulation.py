@@ -89,7 +89,7 @@ import scipy.linalg
 
 from ...analysis.kinematics import (constrained_directions, coordinates_from_pose,
                                     local_motion_subspace)
-from ...elements.forces import applied_loads
+from ...elements.forces import applied_loads, cut_spring
 from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
 from ...maths.rotations import (bryant_to_matrix, inertia_vector_to_tensor, parallel_axis, rot_x,
                                 rot_y, rotation_vector, skew)
@@ -941,9 +941,13 @@ def accelerations(system, t: float, y, details: bool = True) -> GlobalResult:
     for i, cf in enumerate(cuts):
         r = cf.P.shape[1]
         cut_in[i] = cf.P @ lam[r0:r0 + r]
+        r0 += r
+    # what a cut hinge applies on its input part: its springs' and dampers' loads too (they
+    # act through the applied loads, :mod:`...elements.forces.cut_spring`)
+    cut_spring.add_wrenches(system.forces.cut_spring, B.R, B.pb, B.pc, B.w, B.vc, cut_in)
+    for i, cf in enumerate(cuts):
         cut_out[i, :3] = -cut_in[i, :3] - _cross(cf.p - cf.pA, cut_in[i, 3:])
         cut_out[i, 3:] = -cut_in[i, 3:]
-        r0 += r
     CP = system.tree.loops
     ncp = CP.cp_ab.shape[0]
     coupler_lam = lam[r0:r0 + ncp].copy()

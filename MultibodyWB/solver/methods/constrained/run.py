@@ -623,7 +623,8 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
             newton_iterations=dc.iterations,
             min_singular_value_ratio=dc.min_ratio if np.isfinite(dc.min_ratio) else None,
             min_singular_value_ratio_driven_held=(dc.min_ratio_free
-                                                  if np.isfinite(dc.min_ratio_free) else None))
+                                                  if np.isfinite(dc.min_ratio_free) else None),
+            cut_hinges=list(system.topology.cut_hinges))
     info["warnings"] = warnings
     data = np.array(rows.data)
     fill_residual(rec.names, data)

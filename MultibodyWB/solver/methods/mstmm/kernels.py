@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from ...maths.small import _INL, _JIT, _cr, _mm, _mv, quat_into, quat_to_matrix, rotvec
-from ...elements.forces import (applied_loads, contact, force_power, has_loads, point,
-                                 rotational_spring_damper, spring_damper, stop)
+from ...elements.forces import (applied_loads, contact, cut_spring, force_power, has_loads,
+                                 point, rotational_spring_damper, spring_damper, stop)
 from ...elements.hinges import HINGE_TYPES, TYPE_CODES
 
 # hinge type codes (:data:`...elements.hinges.TYPE_CODES`: the table's order); the compiled
@@ -801,6 +801,8 @@ def evaluate_into(y, drv, mags, T, F, W, ydot):
         close_loops(T.loops, W.loops, T.parent, T.code, T.uo, T.nu, T.driven, W.R, W.pb, W.w,
                     W.vh, W.hp, W.Sg, W.IA, W.U, W.Dinv, W.nfree, W.fidx, W.x, W.udot, W.Wh,
                     W.tau, bool(True))
+        # what a cut hinge applies on its input body: its springs' and dampers' loads too
+        cut_spring.add_wrenches(F.cut_spring, W.R, W.pb, W.hp, W.w, W.vh, W.loops.Wcut)
     _state_rate(W.q, W.u, W.udot, T.code, T.qo, T.uo, T.nq, T.nu, T.nq_tot, ydot)
 
 
@@ -974,8 +976,9 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     applied = has_loads(F)
     f_pt, f_sd, f_rs, f_ct, f_st = F.point, F.spring_damper, F.rotational_spring_damper, \
         F.contact, F.stop
+    f_cs = F.cut_spring
     n_pt, n_sd, n_rs = f_pt.pf_body.size, f_sd.sd_bi.size, f_rs.rs_bi.size
-    n_ct, n_st = f_ct.ct_int.shape[0], f_st.st_int.shape[0]
+    n_ct, n_st, n_cs = f_ct.ct_int.shape[0], f_st.st_int.shape[0], f_cs.cs_int.shape[0]
     # work
     q, u, dd, R, pb, pc, hp, w, vh = W.q, W.u, W.dd, W.R, W.pb, W.pc, W.hp, W.w, W.vh
     Sg, cg, RA, Wext, tau, udot, x, Wh = W.Sg, W.cg, W.RA, W.Wext, W.tau, W.udot, W.x, W.Wh
@@ -1025,6 +1028,8 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                     dissipated = contact.add_loads(f_ct, mags, R, pb, pc, hp, w, vh, FC, TC)
                 if n_st > 0:
                     stop.add_loads(f_st, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_cs > 0:
+                    cut_spring.add_loads(f_cs, mags, R, pb, pc, hp, w, vh, FC, TC)
                 if track:
                     pf[1] = 0.0
                     pf[2] = 0.0
@@ -1037,6 +1042,8 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                     pf[2] += dissipated
                     if n_st > 0:
                         stop.add_power(f_st, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_cs > 0:
+                        cut_spring.add_power(f_cs, mags, R, pb, pc, hp, w, vh, pf)
             loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp,
                   FC, TC, Wext, tau)
             riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau,
@@ -1055,6 +1062,9 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                                  udot, x, Wh, tau, wr)
                 if st == 0 and monitor.size > 0 and s < nsteps:
                     monitor[s] = svr[0]
+                if wr and n_cs > 0:
+                    # a row's cut hinges: their springs' and dampers' loads in what they apply
+                    cut_spring.add_wrenches(f_cs, R, pb, hp, w, vh, Wcut)
             if wr:
                 # the row's evaluation, as instants_into copies it
                 _copy_row(B, pending, q, u, udot, tau, R, pb, pc, hp, w, vh, x, Wh, Wext, loops,

@@ -290,10 +290,6 @@ class System:
             if h.drivers:
                 problems.append(Problem(f"Hinge '{name}'", "Driver", "a hinge that closes a loop "
                                         "cannot be driven; drive a hinge of the tree instead"))
-            if any(getattr(h, v) is not None and np.any(getattr(h, v) != 0)
-                   for v in ("stiffness", "damping")):
-                problems.append(Problem(f"Hinge '{name}'", "Stiffness", "a hinge that closes a "
-                                        "loop cannot carry a spring or damper yet"))
         # couplers: rows after the cut hinges' (a u1 + b u2 = 0 on two tree coordinates)
         cp_u, cp_ab = self._coupler_arrays(problems)
         if problems:
@@ -383,7 +379,10 @@ class System:
             self.magnitudes.append(parse(text, f"Force '{f.name}'", "Magnitude"))
             return len(self.magnitudes) - 1
 
-        self.forces = forces.pack(model, self._marker, magnitude, drawn_distance_of(model))
+        # the cut hinges' springs and dampers act as forces between their markers
+        # (elements.forces.cut_spring), their hinges' loads on the tree's coordinates
+        self.forces = forces.pack(model, self._marker, magnitude, drawn_distance_of(model),
+                                  cut_hinges=self.cuts)
 
     def _build_time_functions(self):
         self._drv_fns = [(f, f.derivative(1), f.derivative(2)) for _, _, f in self.drivers]

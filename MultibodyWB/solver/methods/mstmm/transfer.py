@@ -147,6 +147,7 @@ import numpy as np
 import scipy.linalg
 
 from . import kernels as K
+from ...elements.forces import cut_spring
 from ...elements.hinges import HINGE_TYPES
 from ...model.problems import ModelError, Problem
 
@@ -988,6 +989,10 @@ def solve(system, t: float, y) -> MstmmResult:
                 k, Gp = end
                 rel = rel + side * (Gp @ states[k])
         residual = max(residual, np.abs(cb.N @ rel - cb.rhs).max(initial=0.0))
+    # what the cut hinges apply on their input bodies: their springs' and dampers' loads too
+    # (applied loads of the instant, elements.forces.cut_spring)
+    cut_spring.add_wrenches(system.forces.cut_spring, inst.R, inst.pb, inst.hp, inst.w, inst.vh,
+                            Wcut)
     # the couplers: a driven coordinate's share is not the driver's; their rows' residuals
     for kc, (cu, lc) in enumerate(zip(eq.couplers, lam_cp)):
         j1, j2 = int(T.loops.cp_u[kc, 0]), int(T.loops.cp_u[kc, 1])

@@ -182,7 +182,8 @@ def run(model: MultibodySystem, t_end: float, step: float, output_step: float, p
                 joint_frequency=ne.joint_omega / (2 * np.pi), joint_damping_ratio=ne.joint_zeta,
                 joint_parameters={k: list(v) for k, v in ne.joint_parameters.items()})
     if rec.cuts:
-        info["loop_closure"] = dict(max_residual=rec.max_closure)
+        info["loop_closure"] = dict(max_residual=rec.max_closure,
+                                    cut_hinges=list(ne.topology.cut_hinges))
     data = np.array(data)
     fill_residual(rec.names, data)
     return (np.array(times), np.array(states).reshape(len(times), ne.ny), data, info, rec)
