@@ -246,7 +246,7 @@ def test_too_stiff_contact_for_the_step_is_named_with_a_stable_step():
         simulate(m, method="mstmm", integrator="rk4", t_end=0.05, step=1e-3, output_step=1e-3)
     p = info.value.problems[0]
     assert p.element == "Contact 'Hit'" and p.field == "Stiffness"
-    step = float(p.message.split("a Step below ")[1].split(" s")[0])
+    step = float(p.message.split("unstable above ")[1].split(" s")[0])
     # a step just below it runs; well below it (a twentieth), the ball bounces at the law's
     # restitution
     just_below = 1e-3 / math.ceil(1e-3 / (0.9 * step))       # whole steps per output step

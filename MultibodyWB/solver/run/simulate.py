@@ -293,16 +293,39 @@ def _check_contact_steps(model, step, method, integrator) -> None:
     it penetrates far). Its stiffness at the depth of an impact at its impact speed
     (:func:`..methods.runtime.stiff_elements`) against the step's stability limit
     (:func:`..methods.runtime.step_limit`: RK4's, or symplectic Euler's for euler and
-    newton-euler)."""
-    from ..methods.runtime import step_limit, stiff_elements
+    newton-euler). The advice is the step that keeps the energy (the contact's period resolved,
+    :func:`..methods.runtime.contact_step`), not the stability limit: just below that limit a
+    run goes on and its energy balance does not close (issue 32)."""
+    from ..methods.runtime import contact_step, nice_step, step_limit, stiff_elements
     most = step_limit(integrator, method)
     for rate, element, field, text in stiff_elements(model):
         if not element.startswith("Contact ") or not rate * step > most:
             continue
         limit = most / rate
+        advice = contact_step(model, integrator, method)
+        good = nice_step(advice[0], model.simulation.output_step) if advice else limit / 20
+        use = ("the method mstmm with the integrator rk4 and " if method == "newton-euler" else
+               "the integrator rk4 with " if integrator == "euler" else "")
         raise RunError(element, field, (
-            f"too stiff for the fixed step {step:g} s ({method}, {integrator}): {text}; use a "
-            f"Step below {limit:.2g} s, an adaptive integrator (mstmm), or a softer contact"))
+            f"too stiff for the fixed step {step:g} s ({method}, {integrator}): {text}; it is "
+            f"unstable above {limit:.2g} s. Use {use}a Step of {good:.2g} s"
+            + (f" ({advice[2]})" if advice else "")
+            + ", an adaptive integrator (mstmm), or a softer contact"))
+
+
+def _contact_step_warning(model, results, step, method, integrator):
+    """``results`` with the contacts' step advice added to an energy warning of a fixed-step run
+    whose step is longer than :func:`..methods.runtime.contact_step`: what to change, not only
+    that the balance does not close."""
+    from ..methods.runtime import contact_step
+    warnings = results.meta.get("warnings") or []
+    advice = contact_step(model, integrator, method) if model.contacts else None
+    if advice is None or not step > advice[0] * (1 + 1e-9):
+        return results
+    for i, w in enumerate(warnings):
+        if w.startswith("the energy balance does not close"):
+            warnings[i] = f"{w}; the Step {step:g} s is too long for the contacts: {advice[2]}"
+    return results
 
 
 def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
@@ -410,6 +433,8 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
             f"the run broke down near t = {watch.t:.6g} s ({method}, {integrator}): "
             f"{type(exc).__name__}: {_first_line(exc)}; {advice}")) from exc
     _check_finite(model, results)
+    if fixed:
+        results = _contact_step_warning(model, results, step, method, integrator)
     return _with_start(results, start_meta)
 
 
