@@ -141,3 +141,22 @@ def test_the_fem_loads_of_the_stacked_coupler_balance(motor_run, time):
     assert {p.load.name: p.face for p in places} == {
         "CrankPin": sfb.bore_face(parts["Coupler"], P["A"]),
         "RockerPin": sfb.bore_face(parts["Coupler"], P["B"])}
+
+
+def test_radial_extent_of_shells_and_solids(freecad):
+    """What tells a pin in its bore from parts overlapping: a ring 5..5.1 mm about its axis is
+    a thin shell; a solid cylinder about its axis and a solid ball about its centre reach it
+    (smallest distance 0: no shell, no excuse)."""
+    import Part
+    from MultibodyWB.document import interference
+    V = freecad.Vector
+    ring = Part.makeCylinder(5.1, 10).cut(Part.makeCylinder(5, 10)).Solids[0]
+    r_min, r_max = interference.radial_extent(ring, V(0, 0, 5), V(0, 0, 1))
+    assert (r_min, r_max) == (pytest.approx(5.0), pytest.approx(5.1))
+    rod = Part.makeCylinder(5, 10).Solids[0]
+    assert interference.radial_extent(rod, V(0, 0, 5), V(0, 0, 1)) == (0.0, pytest.approx(5.0))
+    ball = Part.makeSphere(5).Solids[0]
+    assert interference.radial_extent(ball, V(0, 0, 0)) == (0.0, pytest.approx(5.0))
+    shell = Part.makeSphere(5.1).cut(Part.makeSphere(5)).Solids[0]
+    r_min, r_max = interference.radial_extent(shell, V(0, 0, 0))
+    assert r_min == pytest.approx(5.0) and r_max == pytest.approx(5.1)

@@ -246,9 +246,14 @@ def radial_extent(piece, origin, z=None):
             return (d - z * d.dot(z)).Length
     points = [v.Point for v in piece.Vertexes]
     for edge in piece.Edges:
+        if edge.Degenerated:            # a sphere's pole: a point, already a vertex
+            continue
         points.extend(edge.discretize(24))
     r_max = max((dist(p) for p in points), default=0.0)
-    return float(piece.distToShape(target)[0]), float(r_max)
+    r_min = float(piece.distToShape(target)[0])
+    if r_min > 0.0 and piece.isInside(origin, 1e-9, True):
+        r_min = 0.0                     # the pin's axis or the ball's centre inside the piece
+    return r_min, float(r_max)
 
 
 def at_pin(pieces, hinges, fit=PIN_FIT):
