@@ -282,6 +282,7 @@ class Animator:
         self._original = [obj.Placement for obj in objects]
         self._touched = ["Touched" in obj.State for obj in objects]
         self._gui_modified = self._gui_document_modified()
+        self._quieted = []                      # (object, property) marked NoModify by _set
         self._hinges = self._hinge_table()
         self._last = None                       # what apply set last (frame or time)
         self.moved = False
@@ -418,6 +419,8 @@ class Animator:
     def _set(self, q, p):
         if not self.objects:
             return
+        if not self.moved:
+            self._quiet()
         qo, po = self._compose(q, p)
         Placement, Vector, Rotation = FreeCAD.Placement, FreeCAD.Vector, FreeCAD.Rotation
         for obj, (x, y, z), (qx, qy, qz, qw) in zip(self.objects, po.tolist(), qo.tolist()):
@@ -436,8 +439,34 @@ class Animator:
                 continue
         self._last = None
         self.moved = False
+        self._unquiet()
         if self._gui_modified is False:
             self._set_gui_document_modified(False)
+
+    #: Properties a played frame changes (a solid's shape follows its placement).
+    MOVED_PROPERTIES = ("Placement", "Shape")
+
+    def _quiet(self):
+        """Played frames do not mark the document modified: the moved objects' placements
+        (and shapes) get FreeCAD's ``NoModify`` status until :meth:`restore` (FreeCAD 0.20 has
+        no way to clear the mark afterwards)."""
+        for obj in self.objects:
+            for prop in self.MOVED_PROPERTIES:
+                try:
+                    if prop in obj.PropertiesList and \
+                            "NoModify" not in obj.getPropertyStatus(prop):
+                        obj.setPropertyStatus(prop, "NoModify")
+                        self._quieted.append((obj, prop))
+                except (AttributeError, ValueError, ReferenceError, RuntimeError):
+                    continue                 # no such status in this FreeCAD, or object gone
+
+    def _unquiet(self):
+        for obj, prop in self._quieted:
+            try:
+                obj.setPropertyStatus(prop, "-NoModify")
+            except (AttributeError, ValueError, ReferenceError, RuntimeError):
+                continue
+        self._quieted = []
 
     def __enter__(self):
         return self

@@ -171,6 +171,7 @@ class PlayerPanel(TaskPanel):
         self.motion = ViewMotion(self.animator)
         self._view_ahead = False        # the view shows another time than the document
         self.times = np.asarray(self.animator.times, dtype=float)
+        self.time_decimals = time_decimals(self.times)
         self.t = float(self.times[0])
         self.playing = False
         self.last_tick = 0.0
@@ -599,7 +600,8 @@ class PlayerPanel(TaskPanel):
         self.slider.blockSignals(True)
         self.slider.setValue(self.frame_of(self.t))
         self.slider.blockSignals(False)
-        self.time_label.setText(f"t = {self.t:.6g} s   (frame {self.frame_of(self.t) + 1} of "
+        self.time_label.setText(f"t = {self.t:.{self.time_decimals}f} s   "
+                                f"(frame {self.frame_of(self.t) + 1} of "
                                 f"{len(self.times)})")
         if self.plot_panel is not None:
             try:
@@ -810,6 +812,16 @@ class PlayerPanel(TaskPanel):
         if self.playing:
             self.last_tick = time.perf_counter()
             self.timer.start()
+
+
+def time_decimals(times):
+    """Decimals the player shows a time with: one more than the output step needs (a step of
+    0.01 s: t = 0.123 s), not six significant digits that change at every tick."""
+    steps = np.diff(np.asarray(times, dtype=float))
+    steps = steps[steps > 0]
+    if not len(steps):
+        return 3
+    return int(min(9, max(0, -math.floor(math.log10(float(steps.min()) * (1 + 1e-9)))) + 1))
 
 
 def open_player(mechanism, result_obj=None):

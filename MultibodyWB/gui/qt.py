@@ -26,9 +26,11 @@ def process_events():
 
 
 #: Width (px) FreeCAD's task view gives a panel in its default layout: measured under Xvfb on
-#: a fresh user folder (FreeCAD 0.20.2, 1280 x 1024 screen, Fusion style, 9 pt font): the combo
+#: a fresh user folder (1280 x 1024 screen, Fusion style, 9 pt font). FreeCAD 0.20.2: the combo
 #: view is 264 px wide, its task view's viewport 258 px, 244 px once the panel is taller than
-#: the view and the vertical scroll bar shows; a task box takes 26 px of it for its margins.
+#: the view and the vertical scroll bar shows; a task box takes 26 px of it for its margins; a
+#: wider panel is cut off on the right. FreeCAD 1.0.0: the task view is a dock of its own
+#: ("Tasks"), 260 px wide, which a wider panel pushes wider (the 3D view shrinks).
 #: ``tests/gui/check_panel_widths.py`` measures it again and checks every panel against it.
 TASK_VIEW_WIDTH = 244
 
@@ -46,7 +48,7 @@ def compact(*widgets):
             w.setMinimumContentsLength(6)
         else:
             text = w.text().replace("&&", "\0").replace("&", "").replace("\0", "&")
-            need = w.fontMetrics().horizontalAdvance(text) + 20
+            need = w.fontMetrics().horizontalAdvance(text) + 16
             if not w.icon().isNull():
                 need += w.iconSize().width() + 4
             w.setMinimumWidth(need)
@@ -76,6 +78,8 @@ def fit_task_buttons():
         return
     for box in view.findChildren(QtWidgets.QDialogButtonBox):
         compact(*box.buttons())
+        if box.layout() is not None:
+            box.layout().setSpacing(2)
 
 
 def push_button(text, name, tip, slot):

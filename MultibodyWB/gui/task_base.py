@@ -209,11 +209,29 @@ UNIT_PROPERTIES = ("App::PropertyLength", "App::PropertyDistance", "App::Propert
                    "App::PropertyAcceleration", "App::PropertyForce", "App::PropertyAngle")
 
 
+#: FreeCAD's UiLoader that makes the quantity spin boxes (:func:`quantity_spin_box`).
+_ui_loader = None
+
+
 def quantity_spin_box(unit):
     """FreeCAD's ``Gui::QuantitySpinBox`` showing a quantity in ``unit`` (typed in any unit of
     the kind, shown in the user's unit schema); a :class:`QuantityEdit` if FreeCAD makes none."""
+    global _ui_loader
+    w = None
     try:
-        w = FreeCADGui.UiLoader().createWidget("Gui::QuantitySpinBox")
+        if _ui_loader is None:
+            _ui_loader = FreeCADGui.UiLoader()
+        for _ in range(2):
+            w = _ui_loader.createWidget("Gui::QuantitySpinBox")
+            try:
+                w.objectName()
+                break
+            except RuntimeError:
+                # PySide handed back the wrapper of a widget deleted in C++ (a closed
+                # panel's) that had the same address: collected, the next one is fresh
+                import gc
+                gc.collect()
+                w = None
     except Exception:  # noqa: BLE001 - no UiLoader: the workbench's own field
         w = None
     if w is None:
@@ -356,6 +374,10 @@ def fit_narrow(widget):
     for w in widget.findChildren(QtWidgets.QDoubleSpinBox):
         w.setMinimumWidth(40)
         w.setButtonSymbols(QtWidgets.QAbstractSpinBox.NoButtons)
+    for w in widget.findChildren(QtWidgets.QAbstractSpinBox):
+        if not isinstance(w, QtWidgets.QDoubleSpinBox):
+            # FreeCAD's quantity spin box asks for room for its whole range (174 px)
+            w.setMinimumWidth(90)
     for w in widget.findChildren(QtWidgets.QListWidget):
         w.setMinimumWidth(60)
     combos = widget.findChildren(QtWidgets.QComboBox)
