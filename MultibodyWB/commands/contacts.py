@@ -6,7 +6,9 @@ spherical face a sphere, a cylindrical face a cylinder, a box solid a box), a ma
 it as the Marker command makes one (the face's middle and outward normal, the sphere's centre,
 the cylinder's axis halfway along the face; a box's centre and edges, through the marker's
 offset), then the Contact with the stiffness of :func:`~MultibodyWB.objects.contact.
-default_stiffness`, all in one undo step; the contact's task panel then opens.
+default_stiffness`, all in one undo step, in which the mechanism's Simulation gets an rk4
+step short enough for the contact (:func:`~MultibodyWB.objects.contact.fit_simulation_step`,
+said in the Report view); the contact's task panel then opens.
 
 A pick that is no primitive (a cone, a torus, a free-form face, a solid that is not a box), and a
 pair of primitives the solver does not take (a cylinder against a box, two planes), becomes the
@@ -28,6 +30,9 @@ from .base import ACTIONS, DOC, Command, message, ref, run_script
 from .hinges import ordered_ends
 from .model import FACTORY, end_script, pick_argument
 from .selection import Pick, end_body
+
+#: The module whose functions the command's statements call besides the factory's.
+CONTACT_MODULE = "MultibodyWB.objects.contact"
 
 
 def _end_shape(end):
@@ -107,6 +112,8 @@ def plan(selection):
     arguments = ", ".join(repr((s.type, s.dimensions())) for s in shapes)
     statements.append(f"{FACTORY}.make_contact({DOC}, {ref(mechanism)}, {names[0]}, {names[1]}, "
                       f"{arguments}, {stiffness!r}, stiffness_rule={rule!r})")
+    # the Simulation's rk4 step shortened to what the contact needs, said in the Report view
+    statements.append(f"{CONTACT_MODULE}.fit_simulation_step({ref(mechanism)})")
     return statements, None
 
 
@@ -116,7 +123,7 @@ def _contact(command, selection):
         text, details = refusal
         message(command.MENU_TEXT, text, details)
         return False
-    return run_script(command.MENU_TEXT, statements)
+    return run_script(command.MENU_TEXT, statements, modules=(FACTORY, CONTACT_MODULE))
 
 
 _contact.builder = lambda selection: plan(selection)[0]

@@ -10,8 +10,8 @@ again when the tolerance changes. Live edits, one undo step on OK, Cancel puts e
 (:mod:`.task_base`).
 """
 
-from ..objects.contact import (ContactProxy, default_tolerance, hull_summary, marker_solid,
-                               pairs_text, supported)
+from ..objects.contact import (ContactProxy, contact_step_advice, default_tolerance,
+                               hull_summary, marker_solid, pairs_text, supported, time_text)
 from .qt import QtCore, QtWidgets
 from .task_base import EditPanel, EndsBox, describe_marker, label_of
 
@@ -25,6 +25,23 @@ def _label(prop):
         if prop.name.startswith(side):
             return label_of(prop)[len(side):].strip().capitalize()
     return label_of(prop)
+
+
+def _step_note(obj):
+    """The mechanism's Simulation step against what its contacts need, in words ("" when it
+    has an adaptive integrator or the model cannot say)."""
+    from ..objects.base import mechanism_of
+    try:
+        found = contact_step_advice(mechanism_of(obj))
+    except Exception:  # noqa: BLE001 - a model being edited: no note rather than an error
+        return ""
+    if found is None:
+        return ""
+    sim, step, advised, text = found
+    if step <= advised * (1 + 1e-9):
+        return f"Simulation step {time_text(step)}: {text}"
+    return (f"Simulation step {time_text(step)} is too long for the contacts: {text} (set it "
+            f"in '{sim.Label}')")
 
 
 class ContactPanel(EditPanel):
@@ -62,6 +79,11 @@ class ContactPanel(EditPanel):
         self.rule.setWordWrap(True)
         self.rule.setToolTip(ContactProxy.prop("StiffnessRule").doc)
         self.groups["Normal force"][1].addRow(self.rule)
+        # the Simulation's step against what the contacts need (fit_simulation_step)
+        self.step_note = QtWidgets.QLabel()
+        self.step_note.setObjectName("StepNote")
+        self.step_note.setWordWrap(True)
+        self.groups["Normal force"][1].addRow(self.step_note)
         self._refresh()
         return main
 
@@ -72,6 +94,7 @@ class ContactPanel(EditPanel):
             f"{obj.OutputShape} on {describe_marker(obj.OutputMarker)}")
         self.ends.show([obj.InputMarker, obj.OutputMarker])
         self.rule.setText(f"Default rule: {obj.StiffnessRule}" if obj.StiffnessRule else "")
+        self.step_note.setText(_step_note(obj))
         for side, hull in self.hulls.items():
             convex = getattr(obj, f"{side}Shape") == "convex"
             hull.setText(hull_summary(obj, side) if convex else "")
