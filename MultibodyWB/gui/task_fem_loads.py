@@ -117,6 +117,9 @@ class FemLoadsPanel(TaskPanel):
         self.by_peak.setChecked(True)
         self.by_time.toggled.connect(self._mode_changed)
         self.peak_box.currentIndexChanged.connect(lambda *_: self._draw_curve())
+        # a name longer than the narrow box is shown from its start, not its end
+        self.peak_box.currentIndexChanged.connect(
+            lambda *_: self.peak_box.lineEdit().setCursorPosition(0))
         self.result_box.currentIndexChanged.connect(lambda *_: self._result_changed())
         self.body_box.currentIndexChanged.connect(lambda *_: self._clear_preview())
         self.curve = self._canvas()
@@ -232,6 +235,7 @@ class FemLoadsPanel(TaskPanel):
                 self.note.setText(f"{type(exc).__name__}: {exc}")
                 self._model = self._results_table = None
         self.peak_box.blockSignals(False)
+        self.peak_box.lineEdit().setCursorPosition(0)
         if not self.time_edit.text() and getattr(self, "_results_table", None) is not None:
             t = self._results_table.time
             self.time_edit.setText(units.user_text(units.from_si(float(t[-1]) / 2, "s"), "s"))
