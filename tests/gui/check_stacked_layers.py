@@ -92,6 +92,8 @@ def properties(doc):
                 value = (value,)
             else:
                 value = repr(value)
+                if " at 0x" in value:       # an object shown by its address (1.0's materials)
+                    continue
             out[f"{o.Name}.{p}"] = value
     return out
 
