@@ -565,11 +565,19 @@ class EditPanel(TaskPanel):
                     box = QtWidgets.QGroupBox(prop.group)
                     box.setObjectName(prop.group)
                     self.groups[prop.group] = (box, QtWidgets.QFormLayout(box))
+                # narrow margins: the task view is narrow (see .qt.TASK_VIEW_WIDTH)
+                self.groups[prop.group][1].setContentsMargins(4, 4, 4, 4)
                 layout.addWidget(box)
-            text = QtWidgets.QLabel(label(prop))
-            text.setToolTip(prop.doc)
-            self.groups[prop.group][1].addRow(text, field.widget)
-            field.label = text
+            if isinstance(field.widget, QtWidgets.QCheckBox):
+                # a switch carries its own text: one row, the box never squeezed by the label
+                field.widget.setText(label(prop))
+                self.groups[prop.group][1].addRow(field.widget)
+                field.label = field.widget
+            else:
+                text = QtWidgets.QLabel(label(prop))
+                text.setToolTip(prop.doc)
+                self.groups[prop.group][1].addRow(text, field.widget)
+                field.label = text
             field.connect(self._field_changed)
             self.fields[prop.name] = field
 
