@@ -25,8 +25,10 @@ Integrators (``Simulation/Integrator``)
     (:func:`.kernels.euler_run`, run in chunks as rk4). First order, but symplectic: without
     dampers the energy error stays bounded instead of drifting; an undamped oscillator is
     stable for ``h w < 2`` (:data:`..methods.runtime.EULER_LIMIT`), against rk4's 2.78 for four
-    evaluations. The step of contact-rich simulators; its results converge as ``h`` (rk4's as
-    ``h^4``). ``OutputStep`` and ``EndTime`` as for rk4.
+    evaluations. Its results converge as ``h`` (rk4's as ``h^4``): it keeps the energy of
+    contacts that rest or slide, but an impact's only at some 10^5 steps per contact period,
+    so the advice for contacts is rk4 at :func:`..methods.runtime.contact_step` (issue 32).
+    ``OutputStep`` and ``EndTime`` as for rk4.
 
     ``DOP853``, ``RK45``, ``Radau``, ``BDF``, ``LSODA``: scipy's adaptive integrators (as in
     ``scipy.integrate.solve_ivp``) with the model's ``RelativeTolerance`` and
