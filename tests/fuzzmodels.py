@@ -396,28 +396,597 @@ def mutants(seed: int, count: int):
 
 
 # --------------------------------------------------------------------------------------------------
+# The run stage of the new elements (issue 33): mutations that matter when the model runs
+# --------------------------------------------------------------------------------------------------
+
+#: Tags that make a model one "with the new elements" (contacts, couplers, stops, motors).
+NEW_ELEMENT_TAGS = ("<Contact ", "<Coupler ", "<Motor ", "<StopStiffness>")
+#: Coefficients at run time: huge, tiny, zero (each must be answered cleanly: refused, a one-line
+#: run error, or a run whose every result is finite).
+RUN_EXTREME = ["0", "1e-300", "1e-12", "1e-6", "1e3", "1e6", "1e9", "1e12", "1e15", "1e30",
+               "1e100", "1e300", "1.7e308", "5e-324", "0.5", "2"]
+#: Values that are never a valid coefficient, speed or dimension.
+RUN_NOT_FINITE = ["nan", "inf", "-inf", "1e309", "-1e309"]
+#: Fields of the new elements and their values (XML tag, or tag/attribute).
+CONTACT_FIELDS = ("Stiffness", "Exponent", "Restitution", "ImpactSpeed", "StaticFriction",
+                  "DynamicFriction", "StictionVelocity")
+#: Fields that cannot be negative (a negative value must be refused).
+NON_NEGATIVE = {"Stiffness", "StaticFriction", "DynamicFriction", "StictionVelocity",
+                "ImpactSpeed", "StopStiffness", "StopImpactSpeed", "Radius", "Length", "Size",
+                "RampTime"}
+#: Degenerate hulls (the points of a convex shape): coincident, collinear, coplanar, tiny.
+DEGENERATE_POINTS = {
+    "one point": ("0, 0, 0", True),
+    "coincident": ("0.01, 0, 0, 0.01, 0, 0, 0.01, 0, 0, 0.01, 0, 0", True),
+    "collinear": ("0, 0, 0, 0.01, 0, 0, 0.02, 0, 0, 0.03, 0, 0", True),
+    "coplanar": ("0, 0, 0, 0.01, 0, 0, 0, 0.01, 0, 0.01, 0.01, 0", True),
+    "a 1e-15 tetrahedron": ("0, 0, 0, 1e-15, 0, 0, 0, 1e-15, 0, 0, 0, 1e-15", False),
+    "nearly flat": ("0, 0, 0, 0.01, 0, 0, 0, 0.01, 0, 0.01, 0.01, 1e-15", False),
+    "a huge tetrahedron": ("0, 0, 0, 1e6, 0, 0, 0, 1e6, 0, 0, 0, 1e6", False),
+    "two values": ("0, 0", True),
+}
+#: Other shapes put in place of a contact's shape: (type, attributes, must be refused).
+SHAPES = [("sphere", {"Radius": "0"}, True), ("sphere", {"Radius": "1e-15"}, False),
+          ("sphere", {"Radius": "1e6"}, False), ("sphere", {"Radius": "-0.01"}, True),
+          ("box", {"Size": "0.02, 0.02, 1e-15"}, False), ("box", {"Size": "0, 0.02, 0.02"}, True),
+          ("box", {"Size": "0.02, 0.02"}, True), ("box", {"Size": "1e-15, 1e-15, 1e-15"}, False),
+          ("box", {"Size": "0.02, 0.03, 0.04"}, False),
+          ("cylinder", {"Radius": "0.01", "Length": "0"}, True),
+          ("cylinder", {"Radius": "1e-15", "Length": "0.02"}, False),
+          ("cylinder", {"Radius": "0.01", "Length": "1e-15"}, False),
+          ("cone", {"Radius": "0.01", "Radius2": "0", "Length": "0.02"}, False),
+          ("cone", {"Radius": "0", "Radius2": "0", "Length": "0.02"}, True),
+          ("cone", {"Radius": "0.01", "Radius2": "0.01", "Length": "1e-15"}, False),
+          ("torus", {"Radius": "0.02", "Radius2": "0.005"}, False),
+          ("torus", {"Radius": "0.005", "Radius2": "0.02"}, False),
+          ("torus", {"Radius": "0", "Radius2": "0"}, True),
+          ("plane", {}, False), ("bogus", {}, True)]
+
+
+def has_new_elements(text: str) -> bool:
+    """The model has a contact, a coupler, a motor or a stop, or runs with the euler
+    integrator."""
+    return any(t in text for t in NEW_ELEMENT_TAGS) or "<Integrator>euler<" in text
+
+
+def run_mutate(text: str, rng) -> Mutant:
+    """One random mutation that matters when the model *runs* (issue 33): huge, tiny and zero
+    coefficients of contacts, stops, motors and couplers, fast motors and initial speeds, big
+    gravity, degenerate contact geometry (edges and radii down to 0, coincident, collinear and
+    coplanar hulls), other shapes, the euler integrator and the other methods, and contacts,
+    motors, stops and couplers added to models that had none; sometimes with one of
+    :func:`mutate`'s mutations too."""
+    for _ in range(20):
+        try:
+            m = _run_mutate(text, rng)
+        except (AttributeError, IndexError, ValueError, TypeError, KeyError, ET.ParseError):
+            continue
+        if m is not None:
+            return m
+    return Mutant(text, "unchanged", False)
+
+
+def _value(rng, field):
+    """A run-time value for ``field`` and whether it must be refused."""
+    r = rng.random()
+    if r < 0.12:
+        v = _pick(rng, RUN_NOT_FINITE)
+        return v, True
+    if r < 0.22:
+        v = "-" + _pick(rng, ["1", "1e-12", "1e12", "1e300"])
+        return v, field in NON_NEGATIVE
+    return _pick(rng, RUN_EXTREME), False
+
+
+def _run_mutate(text: str, rng):
+    root = ET.fromstring(text)
+    contacts = root.findall("Contact")
+    couplers = root.findall("Coupler")
+    hinges = root.findall("Hinge")
+    motors = [(h, m) for h in hinges for m in h.findall("Motor")]
+    stops = [h for h in hinges if h.find("StopStiffness") is not None]
+    bodies = root.findall("RigidBody")
+    kinds = ["integrator", "gravity", "speed", "add contact", "add motor", "add stop",
+             "add coupler", "and a check mutation"]
+    if contacts:
+        kinds += ["contact coefficient"] * 4 + ["contact geometry"] * 3 + ["contact shape"] * 2
+    if couplers:
+        kinds += ["coupler"] * 2
+    if motors:
+        kinds += ["motor"] * 3
+    if stops:
+        kinds += ["stop"] * 3
+    kind = _pick(rng, kinds)
+    must = False
+    sim = root.find("Simulation")
+    if kind == "integrator":
+        method = _pick(rng, ["mstmm", "constrained", "newton-euler", None])
+        integrator = _pick(rng, ["euler", "euler", "rk4", "DOP853", "Radau", "BDF", "LSODA"])
+        if method:
+            sim.find("Method").text = method
+        sim.find("Integrator").text = integrator
+        what = f"Simulation: {sim.find('Method').text} {integrator}"
+    elif kind == "gravity":
+        g = _pick(rng, ["0, 0, -9.81e4", "0, 0, -9.81e7", "0, 0, -1e8", "1e8, 1e8, 1e8",
+                        "0, 0, -1.1e8", "0, 0, 9.81", "0, 0, 0", "0, 0, -1e300"])
+        root.find("Gravity").text = g
+        what = f"Gravity = {g}"
+        must = g.endswith("1e300") or "1.1e8" in g
+    elif kind == "speed":
+        h = _pick(rng, hinges)
+        dof = len(_coordinates(h.get("Type")))
+        v = _pick(rng, ["1e3", "1e6", "1e9", "1e12", "-1e6", "1e100"])
+        rates = h.find("InitialRates")
+        if rates is None:
+            rates = ET.Element("InitialRates")
+            h.insert(2, rates)
+        rates.text = ", ".join([v] + ["0"] * (dof - 1))
+        what = f"Hinge[{h.get('Name')}]/InitialRates = {rates.text}"
+        if dof == 0:
+            return None
+    elif kind == "contact coefficient":
+        c = _pick(rng, contacts)
+        tag = _pick(rng, CONTACT_FIELDS)
+        el = c.find(tag)
+        if el is None:
+            el = ET.SubElement(c, tag)
+        el.text, must = _value(rng, tag)
+        what = f"Contact[{c.get('Name')}]/{tag} = {el.text}"
+    elif kind == "contact geometry":
+        c = _pick(rng, contacts)
+        side = c.find(_pick(rng, ["InputShape", "OutputShape"]))
+        t = side.get("Type")
+        if t == "convex":
+            name = _pick(rng, sorted(DEGENERATE_POINTS) + ["scaled"])
+            if name == "scaled":
+                f = _pick(rng, ["1e-15", "1e-9", "0", "1e6"])
+                side.set("Points", ", ".join(repr(float(v) * float(f))
+                                             for v in side.get("Points").split(",")))
+                must = f == "0"
+                what = f"Contact[{c.get('Name')}]/{side.tag} points scaled by {f}"
+            else:
+                points, must = DEGENERATE_POINTS[name]
+                side.set("Points", points)
+                what = f"Contact[{c.get('Name')}]/{side.tag} points {name}"
+        else:
+            attrs = [a for a in ("Radius", "Radius2", "Length", "Size") if side.get(a)]
+            if not attrs:
+                return None
+            a = _pick(rng, attrs)
+            v, must = _value(rng, a)
+            if a == "Size":
+                vals = side.get("Size").split(",")
+                vals[int(rng.integers(len(vals)))] = v
+                v = ", ".join(x.strip() for x in vals)
+            side.set(a, v)
+            what = f"Contact[{c.get('Name')}]/{side.tag} {a}={v}"
+            # a sphere, box or cylinder with a zero dimension has no volume
+            must = must or (t in ("sphere", "box", "cylinder") and
+                            any(float(x) == 0 for x in v.split(",")))
+    elif kind == "contact shape":
+        c = _pick(rng, contacts)
+        side = c.find(_pick(rng, ["InputShape", "OutputShape"]))
+        t, attrs, must = SHAPES[int(rng.integers(len(SHAPES)))]
+        side.attrib.clear()
+        side.set("Type", t)
+        for k, v in attrs.items():
+            side.set(k, v)
+        what = f"Contact[{c.get('Name')}]/{side.tag} = {t} {attrs}"
+    elif kind == "coupler":
+        c = _pick(rng, couplers)
+        tag = _pick(rng, ["Ratio", "PitchRadius", "Coefficients"]) if rng.random() < 0.2 else None
+        tag = tag or next(t for t in ("Ratio", "PitchRadius", "Coefficients")
+                          if c.find(t) is not None)
+        el = c.find(tag)
+        if el is None:
+            el = ET.SubElement(c, tag)
+        v, must = _value(rng, tag)
+        el.text = v if tag != "Coefficients" else f"1, {v}"
+        what = f"Coupler[{c.get('Name')}]/{tag} = {el.text}"
+    elif kind == "motor":
+        h, m = _pick(rng, motors)
+        a = _pick(rng, ["Speed", "Speed", "RampTime"])
+        v, must = _value(rng, a)
+        m.set(a, v)
+        what = f"Hinge[{h.get('Name')}]/Motor {a}={v}"
+    elif kind == "stop":
+        h = _pick(rng, stops)
+        tag = _pick(rng, ["StopStiffness", "StopRestitution", "StopImpactSpeed", "LowerLimits",
+                          "UpperLimits"])
+        el = h.find(tag)
+        v, must = _value(rng, tag)
+        if tag == "StopRestitution":
+            must = must or not (v not in ("0",) and _finite_in(v, 0, 1))
+        el.text = v
+        what = f"Hinge[{h.get('Name')}]/{tag} = {v}"
+    elif kind.startswith("add"):
+        added = _add_element(root, kind, rng, hinges, bodies)
+        if added is None:
+            return None
+        what, must = added if isinstance(added, tuple) else (added, False)
+    else:                            # a run-time mutation and one of check's
+        first = _run_mutate(text, rng)
+        if first is None:
+            return None
+        second = mutate(first.text, rng)
+        if second.raw:
+            return None
+        target = first.what.split(" ")[0]
+        must = second.must_refuse or (first.must_refuse and
+                                      not second.what.startswith("deleted")
+                                      and second.what.split(" ")[0] != target)
+        return Mutant(second.text, f"{first.what}; {second.what}", must, second.settings)
+    return Mutant(_serialise(root), what, must)
+
+
+def _finite_in(text, low, high):
+    try:
+        v = float(text)
+    except ValueError:
+        return False
+    return low <= v <= high
+
+
+def _add_element(root, kind, rng, hinges, bodies):
+    """A contact, a motor, limits with a stop or a coupler added to the model (the Simulation
+    element kept last)."""
+    revolute = [h for h in hinges if h.get("Type") == "revolute"]
+    if kind == "add contact":
+        if not bodies:
+            return None
+        b = _pick(rng, bodies)
+        m = b.find("Marker")
+        g = root.find("Ground")
+        gm = g.find("Marker")
+        shape, attrs, _must = SHAPES[int(rng.integers(len(SHAPES) - 2))]
+        el = ET.Element("Contact", Name=f"Added{int(rng.integers(100))}")
+        ET.SubElement(el, "Input", Body=b.get("Name"), Marker=m.get("ID"))
+        ET.SubElement(el, "InputShape", Type=shape, **attrs)
+        ET.SubElement(el, "Output", Body=g.get("Name"), Marker=gm.get("ID"))
+        ET.SubElement(el, "OutputShape", Type="plane")
+        for tag in CONTACT_FIELDS:
+            if rng.random() < 0.6:
+                ET.SubElement(el, tag).text = _value(rng, tag)[0] if rng.random() < 0.3 else {
+                    "Stiffness": "1e6", "Exponent": "1.5", "Restitution": "0.5",
+                    "ImpactSpeed": "0.5", "StaticFriction": "0.3", "DynamicFriction": "0.2",
+                    "StictionVelocity": "0.01"}[tag]
+        _before_simulation(root, el)
+        return (f"added a contact {b.get('Name')} {shape} {attrs} on the ground plane: "
+                + ", ".join(f"{e.tag}={e.text}" for e in el if e.text))
+    if kind == "add motor":
+        if not revolute:
+            return None
+        h = _pick(rng, revolute)
+        if h.find("Driver") is not None or h.find("Motor") is not None:
+            return None
+        speed = _pick(rng, ["1", "100", "1e4", "1e6", "-50", "0"])
+        ramp = _pick(rng, ["0", "0.001", "0.1", "1e-300"])
+        ET.SubElement(h, "Motor", Coordinate="rz", Speed=speed, RampTime=ramp)
+        return f"Hinge[{h.get('Name')}]: a motor Speed={speed} RampTime={ramp}"
+    if kind == "add stop":
+        cands = [h for h in hinges if _coordinates(h.get("Type"))
+                 and h.find("LowerLimits") is None]
+        if not cands:
+            return None
+        h = _pick(rng, cands)
+        dof = len(_coordinates(h.get("Type")))
+        lo, hi = _pick(rng, [("-0.1", "0.1"), ("0", "0"), ("-1e-12", "1e-12"), ("0.1", "-0.1"),
+                             ("-1e6", "1e6"), ("0.5", "1")])
+        k = _pick(rng, ["1e3", "1e6", "1e12", "0", "1e300"])
+        e = _pick(rng, ["0.5", "1", "0.01"])
+        for tag, v in (("LowerLimits", lo), ("UpperLimits", hi), ("StopStiffness", k),
+                       ("StopRestitution", e), ("StopImpactSpeed", "0.5")):
+            el = ET.Element(tag)
+            el.text = ", ".join([v] * dof)
+            h.append(el)
+        return f"Hinge[{h.get('Name')}]: limits {lo}..{hi}, stop stiffness {k}, restitution {e}"
+    # add coupler
+    if len(revolute) < 2:
+        return None
+    a, b = _pick(rng, revolute), _pick(rng, revolute)
+    t = _pick(rng, ["gear", "belt", "gear", "linear"])
+    el = ET.Element("Coupler", Name=f"Added{int(rng.integers(100))}", Type=t)
+    ET.SubElement(el, "First", Hinge=a.get("Name"), Coordinate="rz")
+    ET.SubElement(el, "Second", Hinge=b.get("Name"), Coordinate="rz")
+    v = _pick(rng, ["-2", "0.5", "1e-12", "1e12", "0", "1"])
+    if t == "linear":
+        ET.SubElement(el, "Coefficients").text = f"1, {v}"
+    else:
+        ET.SubElement(el, "Ratio").text = v
+    _before_simulation(root, el)
+    return f"added a {t} coupler {a.get('Name')} -> {b.get('Name')}, {v}"
+
+
+def _before_simulation(root, el):
+    sim = root.find("Simulation")
+    if sim is None:
+        root.append(el)
+    else:
+        root.insert(list(root).index(sim), el)
+
+
+def run_mutants(seed: int, count: int, new_share: float = 0.6):
+    """``count`` mutants for the run stage, from ``numpy.random.default_rng(seed)``: a share
+    ``new_share`` of them from the examples with the new elements (contacts, couplers, stops,
+    motors) with :func:`run_mutate`, the rest from every example in turn with
+    :func:`run_mutate` (adding new elements, the euler integrator) or :func:`mutate`.
+    A list of (example name, Mutant)."""
+    rng = np.random.default_rng(seed)
+    texts = example_texts()
+    names = sorted(texts)
+    new = [n for n in names if has_new_elements(texts[n])]
+    out = []
+    for k in range(count):
+        if rng.random() < new_share:
+            name = new[int(rng.integers(len(new)))]
+            out.append((name, run_mutate(texts[name], rng)))
+        else:
+            name = names[k % len(names)]
+            mutation = run_mutate if rng.random() < 0.6 else mutate
+            out.append((name, mutation(texts[name], rng)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# The study command (issue 33): mutated command lines
+# --------------------------------------------------------------------------------------------------
+
+#: A valid study of each model: a parameter of two levels, an objective and a constraint.
+STUDY_BASES = {
+    "quarter_car": ("Suspension.Stiffness=1e4:6e4:2", "rms(Hull.az)",
+                    "max(abs(Suspension.z)) <= 1"),
+    "cam_valve": ("ValveSpring.Stiffness=5e3:2e4:2", "max(CamContact.Fn)",
+                  "max(abs(CamContact.Ft)) <= 1e6"),
+    "gear_train": ("PinionShaft.Motor.Speed=50:150:2", "max(abs(Mesh2.T2))",
+                   "max(abs(Mesh1.angle_error)) <= 1"),
+    "bouncing_balls": ("Ball1Floor.Restitution=0.5:0.9:2", "max(Ball1Floor.Fn)",
+                       "max(Ball1.z) <= 10"),
+}
+#: Each run of a study: short (a study's variants are whole runs).
+STUDY_RUN = ["--t-end", "0.01", "--step", "1e-4", "--output-step", "1e-3"]
+#: Mutations of a study's command line: (option, values that must be refused, values that
+#: need only be answered cleanly). ``None`` as an option replaces the parameter, objective or
+#: constraint of the base; ``@`` in a value stands for the base's text.
+STUDY_MUTATIONS = {
+    "--scheduler": (["tls://127.0.0.1:8786", "ucx://127.0.0.1:8786", "garbage://x",
+                     "tcp://", "tcp://nohost", "", "inproc://x", "tcp://127.0.0.1:99999",
+                     "x" * 3000, "\u202etcp://a:1", "tcp://127.0.0.1:8786/path",
+                     "tcp://127.0.0.1:8786"], []),
+    "--workers": (["-1", "100000", str(2 ** 63), "-100000"], ["0", "1", "2", "abc", "1.5", ""]),
+    "--t-end": (["nan", "-1", "inf", "-inf", "0", "-0", "1e309"], ["1e-300", "abc"]),
+    "--step": (["nan", "-1", "inf", "0", "1e309"], ["1e-300", "5e-324", "1"]),
+    "--output-step": (["nan", "-1", "inf", "0", "-1e-3"], ["1e-300", "1", "abc"]),
+    "--samples": (["-1"], ["0", "3", "abc"]),
+    "--max-evaluations": (["0", "-5"], ["1", "3"]),
+    "--tolerance": (["0", "nan", "inf", "-1", "2"], ["1", "1e-300"]),
+    "--seed": ([], ["-1", "0", str(2 ** 70), "abc"]),
+    "--method": (["bogus", "", "GRID; rm -rf /"], ["lhs", "sobol", "nelder-mead", "powell",
+                                                   "de"]),
+    "--sim-method": (["bogus", ""], ["mstmm", "constrained", "newton-euler"]),
+    "--integrator": (["bogus", ""], ["euler", "rk4", "DOP853", "Radau"]),
+    "--out": (["{out}.txt", "/nonexistent/folder/s.csv", "", "{out}.npz"], []),
+    "bound": (["1e309", "-1e309", "inf", "nan", "1e999 mm", "inf mm", "", "1 parsec", "x"],
+              ["1e300", "-1", "0", "1 mm", "0.5 m"]),
+    "objective": (["rms(@, @)", "rms()", "rms(Nothing.x)", "max(@, @, 1)", "rms(@",
+                   "__import__('os').system('true')", "@.__class__", "lambda: 1",
+                   "open('/etc/passwd')", "", "x" * 5000, "rms(@); 1", "[1, 2]",
+                   "eval('1')", "rms(@) if 1 else 0", "@", "time", "'a'", "mean(@) + @"],
+                  ["rms(@) * 1e308 * 10", "1/(rms(@) - rms(@))", "log(max(@) - max(@))",
+                   "max(@) ** 9 ** 9", "rms(@) + 0 * max(@)", "-rms(@)", "abs(min(@))"]),
+    "parameter": (["Nothing.Stiffness=1:2:2", "@=nan:1:2", "@=1:2:0", "@=1:2:100000",
+                   "@=1e309:2:2", "@", "@=", "@=1:2:-1", "@=a:b:2", "=1:2:2",
+                   "@=1:2:2.5", "@=inf:1", "@=1,nan"],
+                  ["@=-1e6:1:2", "@=0:0:2", "@=1e300:1e301:2", "@=1,2", "@=2:1:2", "@=0,1e-300"]),
+}
+#: The study options that take a value of their own (``bound`` and the others are built).
+STUDY_OPTION_NAMES = [k for k in STUDY_MUTATIONS if k.startswith("--")]
+
+
+@dataclass
+class StudyMutant:
+    """A mutated study command line: its arguments (after the model file; ``{out}`` the table's
+    path), what was done, whether it must be refused."""
+
+    args: list
+    what: str
+    must_refuse: bool
+
+
+def _study_mutation(rng, base):
+    """One mutation of the study's command: (option, value, must be refused)."""
+    option = _pick(rng, list(STUDY_MUTATIONS))
+    refused, answered = STUDY_MUTATIONS[option]
+    must = bool(refused) and (not answered or rng.random() < 0.7)
+    value = _pick(rng, refused if must else answered)
+    param, objective, constraint = base
+    path, _, _ = param.partition("=")
+    column = re.search(r"\(([\w.]+)\)", objective).group(1)
+    value = value.replace("@", path if option == "parameter" else column)
+    return option, value, must
+
+
+def study_mutants(seed: int, count: int):
+    """``count`` mutated study command lines on the models of :data:`STUDY_BASES`, from
+    ``numpy.random.default_rng(seed)``: one or two mutations each (a scheduler of a scheme a
+    study cannot use, workers out of range, times and steps that are not finite and positive,
+    bounds that are not finite, objectives of the wrong arity, unknown columns and hostile text,
+    bad parameters, methods and settings); always ``--serial`` (a real Dask cluster would be too
+    slow for a campaign), except a few whose scheduler or workers must be refused before a
+    cluster starts. A list of (example name, StudyMutant)."""
+    rng = np.random.default_rng(seed)
+    names = sorted(STUDY_BASES)
+    out = []
+    for k in range(count):
+        name = names[k % len(names)]
+        base = STUDY_BASES[name]
+        param, objective, constraint = base
+        opts, musts, whats = {}, {}, []
+        for _ in range(1 if rng.random() < 0.7 else 2):
+            option, value, m = _study_mutation(rng, base)
+            if option == "parameter":
+                param = value
+            elif option == "objective":
+                objective = value
+            elif option == "bound":
+                constraint = f"{constraint.split('<=')[0].strip()} <= {value}"
+            else:
+                opts[option] = value
+            whats.append(f"{option} {value[:40]!r}" + ("..." if len(value) > 40 else ""))
+            musts[option] = m                 # a second mutation of an option replaces the first
+        must = any(musts.values())
+        serial = True
+        if must and set(opts) <= {"--scheduler", "--workers"} and opts and rng.random() < 0.3:
+            # the real executor: refused before a cluster starts (a valid address would wait for
+            # a scheduler that is not there, so only addresses and counts that are refused)
+            if opts.get("--scheduler", "tls://") not in ("tcp://127.0.0.1:8786",) and \
+                    (opts.get("--workers") in (None, "-1", "100000", str(2 ** 63), "-100000")):
+                serial = False
+        if opts.get("--method") in ("nelder-mead", "powell", "de", "lhs", "sobol"):
+            opts.setdefault("--max-evaluations", "4")       # a few runs, not a long search
+            opts.setdefault("--samples", "3")
+        args = ["--param", param, "--objective", objective, "--constraint", constraint]
+        run = dict(zip(STUDY_RUN[::2], STUDY_RUN[1::2]))
+        for option, value in opts.items():
+            run.pop(option, None)
+        for option, value in run.items():
+            args += [option, value]
+        for option, value in opts.items():
+            if option != "--out":
+                args += [option, value]
+        args += ["--out", opts.get("--out", "{out}")]
+        if serial:
+            args.append("--serial")
+        what = "; ".join(whats) + ("" if serial else " (the real executor)")
+        out.append((name, StudyMutant(args, what, must)))
+    return out
+
+
+def classify_study(mutant: StudyMutant, answer) -> str:
+    """``ok``, ``traceback`` (an exception out of ``cli.main``, an internal error, an exit code
+    but 0 and 2), ``hang``, ``wrong accept`` (exit 0 for a command line that must be refused)
+    or ``success with NaN`` (exit 0, and a row that ran has an objective that is not finite,
+    or no table)."""
+    if answer is None:
+        return "hang"
+    code, _, err, tb = answer[:4]
+    if tb or "internal error" in err or "Traceback" in err or code not in (0, 2):
+        return "traceback"
+    if code == 0 and mutant.must_refuse:
+        return "wrong accept"
+    if code == 0 and len(answer) > 4 and answer[4]:
+        return "success with NaN"
+    return "ok"
+
+
+# --------------------------------------------------------------------------------------------------
 # Running mutants in worker processes with a timeout
 # --------------------------------------------------------------------------------------------------
 
 RUN_OPTIONS = ["--t-end", "0.01", "--step", "1e-3", "--output-step", "1e-3"]
+#: The run stage of the new elements: stiff contacts and stops need a finer step; a run that
+#: the model's adaptive integrator makes crawl (a ball pressed into the floor at 1e4 g, rtol
+#: 1e-9) is stopped by the run's own wall-clock budget (exit 1, one line), not the timeout.
+WALL_BUDGET = 10.0
+RUN_OPTIONS_FINE = ["--t-end", "0.01", "--step", "1e-4", "--output-step", "1e-3",
+                    "--wall-budget", str(WALL_BUDGET)]
 
 
 def _answer(command, path, out_dir):
-    """``cli.main`` on one file in this process: (exit code, stdout, stderr, traceback text)."""
+    """``cli.main`` on one file in this process: (exit code, stdout, stderr, traceback text,
+    what is wrong with the results file after exit 0: ``""`` when it is complete and every
+    value in it is finite).
+
+    ``command`` is ``check``, ``run`` (the short run, results to an NPZ file read back),
+    ``run fine`` (the same with a step of 1e-4 s), ``run as written`` (the model's own
+    settings) or ``("study", args)`` (the study command with ``args``; ``{out}`` in them is the
+    table's path, the table read back after exit 0)."""
     from MultibodyWB.solver import cli
-    argv = [command, path]
-    if command == "run":
-        argv += RUN_OPTIONS + ["--out", os.path.join(out_dir, "r.csv")]
+    results = os.path.join(out_dir, "r.npz")
+    if isinstance(command, tuple):              # ("study", args)
+        results = os.path.join(out_dir, "study.csv")
+        argv = ["study", path] + [a.replace("{out}", results) for a in command[1]]
+    elif command == "run":
+        argv = ["run", path] + RUN_OPTIONS + ["--out", results]
+    elif command == "run fine":
+        argv = ["run", path] + RUN_OPTIONS_FINE + ["--out", results]
     elif command == "run as written":           # the model's own settings
-        argv = ["run", path, "--out", os.path.join(out_dir, "r.csv")]
+        argv = ["run", path, "--out", results]
+    else:
+        argv = [command, path]
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(results)
     out, err = io.StringIO(), io.StringIO()
     tb = ""
     try:
         with contextlib.redirect_stderr(err):
             code = cli.main(argv, out=out)
+    except SystemExit as exc:       # argparse's usage error: a message and exit 2, not a bug
+        code = exc.code if isinstance(exc.code, int) else 2
+        if code != 2:
+            tb = traceback.format_exc()
     except BaseException:           # noqa: BLE001 - what escapes cli.main is what we look for
         code, tb = -1, traceback.format_exc()
-    return code, _ends(out.getvalue()), _ends(err.getvalue()), tb[-3000:]
+    wrong = ""
+    if code == 0 and argv[0] in ("run", "study") and "--out" in " ".join(argv):
+        wrong = (_study_table_problem(results) if argv[0] == "study"
+                 else _results_problem(results))
+    return code, _ends(out.getvalue()), _ends(err.getvalue()), tb[-3000:], wrong
+
+
+def _results_problem(path) -> str:
+    """What is wrong with a run's results file: missing, unreadable, or columns (or states)
+    holding a value that is not finite (named, with the first time); ``""`` if nothing."""
+    from MultibodyWB.solver.results.table import Results
+    if not os.path.exists(path):
+        return "exit 0 and no results file"
+    try:
+        res = Results.from_npz(path)
+    except Exception as exc:         # noqa: BLE001
+        return f"the results file cannot be read back: {type(exc).__name__}: {exc}"
+    data = np.asarray(res.data, dtype=float)
+    bad = ~np.isfinite(data)
+    if bad.any():
+        cols = [res.names[j] for j in np.flatnonzero(bad.any(axis=0))]
+        row = int(np.flatnonzero(bad.any(axis=1))[0])
+        return (f"{len(cols)} columns not finite ({', '.join(cols[:8])}"
+                f"{', ...' if len(cols) > 8 else ''}) from t = {data[row, 0]:g} s")
+    if res.states is not None and not np.isfinite(np.asarray(res.states, dtype=float)).all():
+        return "the states are not finite"
+    if len(data) == 0:
+        return "no rows"
+    return ""
+
+
+def _study_table_problem(path) -> str:
+    """What is wrong with a study's table after exit 0: missing, or a row that ran ("ok")
+    with an objective, constraint or margin that is not finite."""
+    import csv
+    if not os.path.exists(path):
+        return "exit 0 and no study table"
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    if not rows:
+        return "an empty study table"
+    head = rows[0]
+    if "status" not in head:
+        return f"a study table without a status column: {head[:6]}"
+    status = head.index("status")
+    skip = {"variant", "status", "error", "feasible", "wall_s"}
+    for row in rows[1:]:
+        if len(row) != len(head):
+            return f"a row of {len(row)} fields under a header of {len(head)}"
+        if row[status] != "ok":
+            continue
+        for name, value in zip(head, row):
+            if name in skip:
+                continue
+            try:
+                v = float(value)
+            except ValueError:
+                return f"variant {row[0]}: {name} = {value!r} is not a number"
+            if not np.isfinite(v):
+                return f"variant {row[0]} ran ok with {name} = {value}"
+    return ""
 
 
 def _ends(text, head=500, tail=2000):
@@ -515,15 +1084,19 @@ def problem_lines(text: str) -> list:
 
 
 def classify(mutant: Mutant, command: str, answer, check_code=None) -> str:
-    """``ok``, ``traceback``, ``hang``, ``wrong accept`` or ``disagree`` (see the module
-    docstring)."""
+    """``ok``, ``traceback``, ``hang``, ``wrong accept``, ``disagree`` or ``success with NaN``
+    (see the module docstring)."""
     if answer is None:
         return "hang"
-    code, _, err, tb = answer
+    code, _, err, tb = answer[:4]
     if tb or "internal error" in err or code not in (0, 1, 2):
         return "traceback"
+    is_run = str(command).startswith("run")
     if code == 1:               # run: a numerical failure reported on one line ("error: ...")
-        return "run error" if command == "run" and err.strip() else "traceback"
+        return "run error" if is_run and err.strip() else "traceback"
+    if code == 0 and len(answer) > 4 and answer[4]:
+        return "success with NaN"
+    command = "run" if is_run else command
     if code == 0 and mutant.must_refuse and not (command == "run" and mutant.settings):
         return "wrong accept"
     if (command == "run" and code == 0 and check_code == 2 and not mutant.settings):
