@@ -201,7 +201,9 @@ def check():
         math.sqrt(sum(float(res[f"{CONTACT}.F{a}"][i]) ** 2 for a in "xyz"))
         for i in range(len(fn)))
 
-    # the screenshot: the peak frame, contact arrows on
+    # the screenshot: the peak frame, contact arrows on (dragged there from the start: paused
+    # between two output times, the slider may show the peak's frame already and not move)
+    slider.setValue(0)
     slider.setValue(peak)
     in_freecad.process_events()
     view = FreeCADGui.ActiveDocument.ActiveView
