@@ -36,7 +36,12 @@ PANELS = ("body", "hinge_revolute", "hinge_fixed", "hinge_prismatic", "hinge_cyl
 
 #: Panels other helpers of issue 32 are making fit (their owners': the Simulate panel, the
 #: design study, the FEM loads); marked so while they do not fit yet.
-NOT_YET = {}
+NOT_YET = {
+    "simulate": "the Simulate panel needs 261 px where the task view has 244 (FreeCAD 0.20.2, "
+                "a tall panel): its Run box's right edge is cut (helper G's, issue 32.8)",
+    "simulate_after_run": "the Simulate panel needs 261 px where the task view has 244 "
+                          "(helper G's, issue 32.8)",
+}
 
 
 @pytest.fixture(scope="module")
