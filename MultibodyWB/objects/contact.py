@@ -244,8 +244,9 @@ def contact_solid(solid, sub=""):
         for i, one in enumerate(solids if face is not None else (), 1):
             if any(f.isSame(face) for f in one.Faces):
                 return one, f"solid {i} of {len(solids)}, the one of {sub}"
-    import Part
-    return Part.makeCompound(solids), f"its {len(solids)} solids together"
+    # the compound itself (Part.makeCompound of its solids ends the process on FreeCAD 1.0.0
+    # in console mode): its solids, and whatever else it holds, are what the drawing shows
+    return shape, f"its {len(solids)} solids together"
 
 
 def centre_of_mass(shape):
