@@ -373,13 +373,16 @@ def _optimise(model, study, targets, variants, executor, reductions, on_result, 
         room = study.max_evaluations - used[0]
         if room <= 0:
             raise _Stop("the most evaluations were run")
+        asked = len(U)
         U = U[:room]
         X = lo + np.clip(U, 0.0, 1.0) * span
         used[0] += len(X)
         rows = executor.run(list(variants(X)), reductions, on_result, cancel)
         if any(r.status == CANCELLED for r in rows):
             raise _Stop("cancelled")
-        return [score(r) for r in rows]
+        # the members past the evaluations left are not run; the optimiser (de's population)
+        # still gets a score for each, the worst, and stops at its next call
+        return [score(r) for r in rows] + [math.inf] * (asked - len(rows))
 
     def fun(u):
         return evaluate_many([u])[0]
