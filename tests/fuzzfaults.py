@@ -174,8 +174,11 @@ def kill_trials(work, models, count, rng, timeout):
                 problems.append(f"exit {code}, not {EXIT_OF[sig]}")
             elif len(lines) != 1 or not lines[0].startswith("interrupted ("):
                 problems.append(f"stderr is not one line 'interrupted (...)': {lines[:4]}")
-        left = _leftovers(work, os.path.basename(out))
-        left = [f for f in left if not f.endswith((".mbs.xml", ".npz", ".csv"))]
+        # the other commands' files, and a killed writer's temporary file of any of them (the
+        # next write of that file removes it) are not this trial's leftovers
+        left = [f for f in _leftovers(work, os.path.basename(out))
+                if not f.endswith((".mbs.xml", ".npz", ".csv"))
+                and not (f.startswith(".") and f.endswith(".part"))]
         if left:
             problems.append(f"files left: {left}")
         trials.append(Trial(label, "; ".join(problems) or "ok", code, err[-600:], secs))
