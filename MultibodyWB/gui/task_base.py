@@ -368,16 +368,19 @@ def fit_narrow(widget):
         form.setFieldGrowthPolicy(QtWidgets.QFormLayout.AllNonFixedFieldsGrow)
     for w in widget.findChildren(QtWidgets.QLineEdit):
         example = w.property("unit_example")
-        # a text quantity keeps room for a number and its unit (its row wraps if need be)
-        w.setMinimumWidth(max(50, w.fontMetrics().horizontalAdvance(example) + 12)
-                          if example else 50)
+        # a text quantity keeps room for a number and its unit, a number for the one it
+        # shows (a contact's 1.191687144e+10): the row wraps, the field under its label
+        example = example or (w.text() if not isinstance(w.parentWidget(),
+                                                         QtWidgets.QAbstractSpinBox) else "")
+        w.setMinimumWidth(min(180, max(50, w.fontMetrics().horizontalAdvance(example) + 12)))
     for w in widget.findChildren(QtWidgets.QDoubleSpinBox):
         w.setMinimumWidth(40)
         w.setButtonSymbols(QtWidgets.QAbstractSpinBox.NoButtons)
     for w in widget.findChildren(QtWidgets.QAbstractSpinBox):
         if not isinstance(w, QtWidgets.QDoubleSpinBox):
-            # FreeCAD's quantity spin box asks for room for its whole range (174 px)
-            w.setMinimumWidth(90)
+            # FreeCAD's quantity spin box asks for room for its whole range (174 px): room for
+            # the value it shows and its arrows instead (the row wraps if need be)
+            w.setMinimumWidth(min(180, w.fontMetrics().horizontalAdvance(w.text()) + 40))
     for w in widget.findChildren(QtWidgets.QListWidget):
         w.setMinimumWidth(60)
     combos = widget.findChildren(QtWidgets.QComboBox)

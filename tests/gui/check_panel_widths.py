@@ -227,6 +227,15 @@ def measure(key, shots=True):
         need = lab.minimumSizeHint().width()
         if lab.width() + 1 < need:
             cut.append(f"label {describe(lab)}: {lab.width()} px < {need} px")
+    for edit in children(content, W.QLineEdit):
+        # a field's text cut (a spin box's too; an editable combo box shows its start)
+        if not edit.isVisible() or isinstance(edit.parentWidget(), W.QComboBox):
+            continue
+        need = edit.fontMetrics().horizontalAdvance(edit.text()) + 6
+        if edit.width() < need:
+            spin = isinstance(edit.parentWidget(), W.QAbstractSpinBox)
+            cut.append(f"field {describe(edit.parentWidget() if spin else edit)}: "
+                       f"{edit.width()} px < {need} px")
     for box in children(content, W.QGroupBox):
         if box.isVisible() and box.title():
             need = box.fontMetrics().horizontalAdvance(box.title()) + 16
