@@ -527,6 +527,7 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
     if system.cuts:
         monitor.finish()
         meta.update(_loop_report(system, report, rec, monitor, times, states))
+        meta["warnings"] = list(meta.get("warnings", [])) + rec.half_turn_warnings(data)
     if coupled:
         meta["warnings"] = list(meta.get("warnings", [])) + coupled
     return _with_energy_check(Results(rec.names, data, meta, states))

@@ -150,6 +150,36 @@ class ConstrainedRecorder:
         self.base.reset()
         self._prev = {}
 
+    def half_turn_warnings(self, data) -> list:
+        """Warnings for the cut hinges whose springs passed half a turn from their reference
+        in the result rows ``data`` (rows, columns in :attr:`names`): a cut hinge's spring
+        measures its angles within (-180, 180] degrees of the reference
+        (:mod:`...elements.forces.cut_spring`), so its torque reverses there, where a tree
+        hinge's spring would wind up."""
+        out = []
+        model = self.system.model
+        bodies = {b.name for b in model.bodies}
+        for spec in self.cut_specs:
+            h = model.hinge(spec["name"])
+            if spec["quat"]:
+                continue
+            k, ref = h.vector("stiffness"), h.vector("spring_reference")
+            prefix = f"hinge:{h.name}" if h.name in bodies else h.name
+            for j, c in enumerate(h.kind.coordinates):
+                if c not in ("rx", "ry", "rz") or k[j] == 0.0:
+                    continue
+                beyond = np.abs(data[:, self.names.index(f"{prefix}.{c}")] - ref[j]) > np.pi
+                if beyond.any():
+                    t = float(data[int(np.argmax(beyond)), 0])
+                    out.append(
+                        f"Hinge '{h.label or h.name}' closes a loop, and its spring's {c} passed "
+                        f"half a turn from its reference at t = {t:.6g} s: the spring of the hinge "
+                        "that closes a loop acts within half a turn (its torque reverses there, "
+                        "where a spring on another hinge winds up); put the spring on another "
+                        "hinge of the loop, or have another hinge close it (of the loop's "
+                        "hinges with the fewest constraints, the last in the model closes it)")
+        return out
+
     def row(self, t: float, y, flows=None) -> np.ndarray:
         """The result row at (t, y); ``flows`` as in :meth:`.recorder.Recorder.row`."""
         base = self.base.row(t, y, flows=flows)
@@ -611,6 +641,7 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
     warnings += [str(s) for s in dc.singularities]
     warnings += coupled
     info["repartitions"] = [dict(time=t, independent=list(ind)) for t, ind in dc.repartitions]
+    warnings += rec.half_turn_warnings(np.array(rows.data))
     if system.topology.cut_hinges:
         cl = np.array(rows.data)
         gap_cols = [i for i, n in enumerate(rec.names) if n.endswith(".closure_gap")]
