@@ -202,3 +202,23 @@ def test_sparse_mesh_file_refused_by_check_naming_the_contact(tmp_path, capsys):
     assert code == 2
     assert time.perf_counter() - t0 < 5.0
     assert "Contact 'Hit'" in out and "InputShape" in out and "huge.stl: 1074 MB" in out, out
+
+
+def test_a_study_row_with_an_infinite_objective_is_failed_not_ok(tmp_path, capsys):
+    """Found by the campaign's study stage: ``rms(...) * 1e308 * 10`` was an ok row holding
+    inf (exit 0). A row is ok only with finite objectives and constraints."""
+    import csv
+    model = tmp_path / "qc.mbs.xml"
+    assert main(["example", "quarter_car", "-o", str(model)]) == 0
+    out = tmp_path / "s.csv"
+    code = main(["study", str(model), "--param", "Suspension.Stiffness=2e4:3e4:2",
+                 "--objective", "(rms(Hull.az) + 1) * 1e308 * 10", "--objective", "rms(Hull.az)",
+                 "--t-end", "0.2", "--serial", "--out", str(out)])
+    capsys.readouterr()
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2
+    for r in rows:
+        assert r["status"] == "failed", r
+        assert "objective '(rms(Hull.az) + 1) * 1e308 * 10' is inf" in r["error"], r
+    assert code == 0          # a study whose variants failed ran: each row says why

@@ -1,14 +1,26 @@
 """``python3 -m MultibodyWB.solver``: see :mod:`MultibodyWB.solver.cli`.
 
 Ctrl-C or SIGTERM while the solver's libraries load (numpy, scipy, numba take a second or more)
-ends with one line and exit 130 or 143, as it does later in :func:`~.cli.main`."""
+ends with one line and exit 130 or 143, as it does later in :func:`~.cli.main`; so does one that
+arrives after the command's work, while the interpreter shuts down (a second or more on a
+loaded machine): its files are complete by then, and the line says so."""
 
+import os
 import signal
 import sys
 
 
 def _stopped(signum, frame):
     raise KeyboardInterrupt(signum)
+
+
+def _after_the_work(signum, frame):
+    name = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"
+    try:
+        sys.stderr.write(f"interrupted ({name}): after the command had finished\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(143 if signum == signal.SIGTERM else 130)
 
 
 def _run() -> int:
@@ -21,7 +33,10 @@ def _run() -> int:
         return 143 if term else 130
     finally:
         signal.signal(signal.SIGTERM, previous)
-    return main()
+    code = main()
+    signal.signal(signal.SIGTERM, _after_the_work)
+    signal.signal(signal.SIGINT, _after_the_work)
+    return code
 
 
 sys.exit(_run())

@@ -139,6 +139,12 @@ def run_variant(index: int, model, paths: Sequence[str], values: Sequence[float]
         cvals = tuple(c.expression.evaluate(results) for c in constraints)
         out.constraints = cvals
         out.margins = tuple(c.margin(v) for c, v in zip(constraints, cvals))
+        bad = [f"objective '{o.text}' is {v!r}" for o, v in zip(objectives, out.objectives)
+               if not math.isfinite(v)]
+        bad += [f"constraint '{c.text}' is {v!r}" for c, v in zip(constraints, cvals)
+                if not math.isfinite(v)]
+        if bad:                              # never an ok row with NaN or inf in it
+            raise ArithmeticError("; ".join(bad) + " (not a finite number)")
         if keep:
             out.results = results
     except Cancelled:
