@@ -2,8 +2,8 @@
 
 Ctrl-C or SIGTERM while the solver's libraries load (numpy, scipy, numba take a second or more)
 ends with one line and exit 130 or 143, as it does later in :func:`~.cli.main`; so does one that
-arrives after the command's work, while the interpreter shuts down (a second or more on a
-loaded machine): its files are complete by then, and the line says so."""
+arrives after the command's work (its files are complete by then, and the line says so), and the
+process then ends at once, without the interpreter's shutdown, in which no handler can answer."""
 
 import os
 import signal
@@ -39,4 +39,16 @@ def _run() -> int:
     return code
 
 
-sys.exit(_run())
+def _exit(code) -> None:
+    """End the process now, its output flushed: skipping the interpreter's shutdown leaves no
+    moment in which Python has put back the default signal handlers (a signal there ended the
+    process with status -2 and no line). Every file is complete and closed by then."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):        # a closed pipe: nothing more can be said
+            pass
+    os._exit(code if isinstance(code, int) else 1)
+
+
+_exit(_run())
