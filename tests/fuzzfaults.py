@@ -61,6 +61,18 @@ def _env():
     return env
 
 
+def _catches_sigterm(pid) -> bool:
+    """Whether process ``pid`` has a SIGTERM handler installed (Linux: SigCgt in /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    except OSError:
+        pass
+    return False
+
+
 def _cli(args, signal_at=None, sig=None, timeout=300.0):
     """Run the solver's command line; send ``sig`` after ``signal_at`` s. (exit code, stderr,
     seconds); exit code ``None`` for a command that did not end in ``timeout`` s."""
@@ -68,6 +80,14 @@ def _cli(args, signal_at=None, sig=None, timeout=300.0):
     p = subprocess.Popen([PYTHON, "-m", "MultibodyWB.solver", *args], env=_env(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if signal_at is not None:
+        if sig != signal.SIGKILL:
+            # Ctrl-C and SIGTERM count from the moment the command's own handler is installed
+            # (the first thing ``python3 -m MultibodyWB.solver`` does): before it, in the
+            # interpreter's start-up, no program can answer a signal with one line
+            deadline = time.time() + 60
+            while (not _catches_sigterm(p.pid) and p.poll() is None
+                   and time.time() < deadline):
+                time.sleep(0.002)
         try:
             p.wait(signal_at)
         except subprocess.TimeoutExpired:

@@ -22,6 +22,7 @@ import time
 import numpy as np
 import pytest
 
+from fuzzfaults import _catches_sigterm
 from MultibodyWB.solver.cli import main
 from MultibodyWB.solver.model import files
 from MultibodyWB.solver.model.files import FileWriteError, atomic_write, check_writable
@@ -248,20 +249,6 @@ def test_sigkill_during_a_run_command_keeps_the_previous_results(tmp_path, long_
 
 
 # -- Ctrl-C and SIGTERM: one line, exit 130 or 143 ---------------------------------------------
-
-def _catches_sigterm(pid) -> bool:
-    """Whether process ``pid`` has a handler of SIGTERM installed (Linux: SigCgt in /proc):
-    from then on the command is its own, past the interpreter's start-up, which no program
-    can make answer a signal in one line."""
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("SigCgt:"):
-                    return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
-    except OSError:
-        pass
-    return False
-
 
 def _cli(*args, signal_at=None, sig=signal.SIGINT, cwd=None):
     """Run the command line; ``signal_at`` seconds after it has started (its SIGTERM handler is
