@@ -7,7 +7,7 @@ it as the Marker command makes one (the face's middle and outward normal, the sp
 the cylinder's axis halfway along the face; a box's centre and edges, through the marker's
 offset), then the Contact with the stiffness of :func:`~MultibodyWB.objects.contact.
 default_stiffness`, all in one undo step, in which the mechanism's Simulation gets an rk4
-step short enough for the contact (:func:`~MultibodyWB.objects.contact.fit_simulation_step`,
+step short enough for the contact (:func:`~MultibodyWB.document.contact_step.fit_simulation_step`,
 said in the Report view); the contact's task panel then opens.
 
 A pick that is no primitive (a cone, a torus, a free-form face, a solid that is not a box), and a
@@ -33,6 +33,7 @@ from .selection import Pick, end_body
 
 #: The module whose functions the command's statements call besides the factory's.
 CONTACT_MODULE = "MultibodyWB.objects.contact"
+STEP_MODULE = "MultibodyWB.document.contact_step"
 
 
 def _end_shape(end):
@@ -113,7 +114,7 @@ def plan(selection):
     statements.append(f"{FACTORY}.make_contact({DOC}, {ref(mechanism)}, {names[0]}, {names[1]}, "
                       f"{arguments}, {stiffness!r}, stiffness_rule={rule!r})")
     # the Simulation's rk4 step shortened to what the contact needs, said in the Report view
-    statements.append(f"{CONTACT_MODULE}.fit_simulation_step({ref(mechanism)})")
+    statements.append(f"{STEP_MODULE}.fit_simulation_step({ref(mechanism)})")
     return statements, None
 
 
@@ -123,7 +124,8 @@ def _contact(command, selection):
         text, details = refusal
         message(command.MENU_TEXT, text, details)
         return False
-    return run_script(command.MENU_TEXT, statements, modules=(FACTORY, CONTACT_MODULE))
+    return run_script(command.MENU_TEXT, statements, modules=(FACTORY, CONTACT_MODULE,
+                                                               STEP_MODULE))
 
 
 _contact.builder = lambda selection: plan(selection)[0]

@@ -10,7 +10,8 @@ again when the tolerance changes. Live edits, one undo step on OK, Cancel puts e
 (:mod:`.task_base`).
 """
 
-from ..objects.contact import (ContactProxy, contact_step_advice, default_tolerance,
+from ..document.contact_step import contact_step_advice
+from ..objects.contact import (ContactProxy, default_tolerance,
                                hull_summary, marker_solid, pairs_text, supported, time_text)
 from .qt import QtCore, QtWidgets
 from .task_base import EditPanel, EndsBox, describe_marker, label_of

@@ -1,0 +1,70 @@
+"""What a mechanism's contacts need of its Simulation's fixed step, and the Contact command's
+fit of that step (issue 32.2): the contact's period resolved by the solver's
+:func:`~MultibodyWB.solver.methods.runtime.contact_step`, the model read through the export (so
+this sits above ``objects``: ``objects.export`` imports ``objects.contact``)."""
+
+import FreeCAD
+
+from ..objects.contact import time_text
+
+
+def contact_step_advice(mechanism):
+    """What the mechanism's contacts need of its Simulation's fixed step: ``(simulation,
+    step, advised, text)`` (steps in s; ``advised`` the 1-2-5 step of
+    :func:`~MultibodyWB.solver.methods.runtime.nice_step` at most the contacts' step,
+    :func:`~MultibodyWB.solver.methods.runtime.contact_step`: their period resolved with 50 rk4
+    steps), or None when it has no Simulation, no contact, or an adaptive integrator."""
+    from ..solver.methods.runtime import contact_step, nice_step
+    from ..solver.model.settings import FIXED_STEP
+    from ..objects.base import members
+    from ..objects.export import collect
+    from ..objects.simulation import TYPE as SIMULATION
+    sims = members(mechanism, SIMULATION)
+    if not sims:
+        return None
+    model = collect(mechanism).model
+    s = model.simulation
+    if not model.contacts or (s.integrator not in FIXED_STEP and s.method != "newton-euler"):
+        return None
+    try:
+        advice = contact_step(model, s.integrator, s.method)
+    except Exception:  # noqa: BLE001 - an incomplete model (a contact being made): no advice
+        return None
+    if advice is None:
+        return None
+    step, element, _ = advice
+    advised = nice_step(step, float(s.output_step))
+    label = element.split("'", 1)[1].rsplit("'", 1)[0]
+    period = step * _steps_per_period()
+    text = (f"contact '{label}' swings with a period of {time_text(period)} at its impact "
+            f"speed; a Step of {time_text(advised)} resolves it with "
+            f"{period / advised:.0f} rk4 steps and keeps an impact's energy")
+    return sims[0], float(s.step), advised, text
+
+
+def _steps_per_period():
+    from ..solver.methods.runtime import CONTACT_STEPS_PER_PERIOD
+    return CONTACT_STEPS_PER_PERIOD
+
+
+def fit_simulation_step(mechanism):
+    """Shorten the mechanism's Simulation ``Step`` to what its contacts need (:func:`
+    contact_step_advice`) when it is rk4's and longer, so that the first run of a new contact
+    runs clean (the 1 ms default would be refused: a steel ball's Hertz contact lasts some
+    60 µs); said in the Report view with the old and new step and why. Returns that text, or ""
+    when nothing changed (an adaptive integrator, a step already short enough, euler or
+    newton-euler: their choice is the user's, the run's advice says what they need)."""
+    found = contact_step_advice(mechanism)
+    if found is None:
+        return ""
+    sim, step, advised, text = found
+    if sim.Integrator != "rk4" or sim.Method == "newton-euler" or \
+            not step > advised * (1 + 1e-9):
+        return ""
+    from ..objects.base import set_value
+    typed = f"{advised * 1e6:.6g} us" if advised < 1e-3 else f"{advised:.6g} s"
+    set_value(sim, sim.Proxy.prop("Step"), typed)
+    said = (f"Simulation '{sim.Label}': Step {time_text(step)} -> {time_text(advised)}, "
+            f"because {text}\n")
+    FreeCAD.Console.PrintMessage(said)
+    return said.strip()
