@@ -219,9 +219,14 @@ class HingePanel(EditPanel):
         preview, when the mechanism can be exported)."""
         if not getattr(self.obj, "InitialAsDrawn", False):
             return
+        self._fill_drawn()
+
+    def _fill_drawn(self):
+        """Show the drawn coordinates in the shown initial fields; the fields filled."""
         preview = self._preview()
         if preview is None:
-            return
+            return []
+        filled = []
         for c in COORDINATES:
             field = self.fields.get(property_name("Initial", c))
             if field is None or not shown(field):
@@ -231,6 +236,8 @@ class HingePanel(EditPanel):
             except KeyError:
                 continue
             field.show(FreeCAD.Units.Quantity(value, field.value().Unit))
+            filled.append(field)
+        return filled
 
     # -- the preview ------------------------------------------------------------------------------
     def _preview(self):
@@ -325,18 +332,7 @@ class HingePanel(EditPanel):
     def _keep_drawn(self):
         """InitialAsDrawn unticked: the initial values become the drawn ones (shown and set),
         so the start stays the drawing until the user types another value."""
-        preview = self._preview()
-        if preview is None:
-            return
-        for c in COORDINATES:
-            field = self.fields.get(property_name("Initial", c))
-            if field is None or not shown(field):
-                continue
-            try:
-                value = preview.value(self.obj, c)
-            except KeyError:
-                continue
-            field.show(FreeCAD.Units.Quantity(value, field.value().Unit))
+        for field in self._fill_drawn():
             self.set(self.obj, field.prop.name, field.value(), field.prop.unit)
 
     def _initial_changed(self, coordinate, value):
