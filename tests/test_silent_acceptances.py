@@ -100,7 +100,9 @@ def test_hinge_markers_5_8_m_apart_are_refused_alike_by_check_and_run(tmp_path):
     lines = problem_lines(check[1])
     assert any(line.startswith("  - Hinge 'Elbow', field Start:") and "5800 mm apart" in line
                for line in lines), lines
-    assert any("RigidBody 'Lower'" in line and "starts 5800 mm" in line for line in lines)
+    # the body is measured from where it is drawn: the 5.8 m gap and the shoulder's 60 deg start
+    assert any("RigidBody 'Lower'" in line and "starts 5956 mm and 60 deg" in line
+               for line in lines), lines
     # accepted on purpose, the run starts with the body snapped into place
     assert answer(tmp_path, m, "check", "--accept-corrections")[0] == 0
 
