@@ -35,15 +35,8 @@ PANELS = ("body", "hinge_revolute", "hinge_fixed", "hinge_prismatic", "hinge_cyl
           "force_rotational_spring_damper", "marker", "contact", "coupler", "check",
           "interference", "simulate", "simulate_after_run", "study", "play", "fem_loads")
 
-#: Panels other helpers of issue 32 are making fit (their owners': the Simulate panel, the
-#: design study, the FEM loads); marked so while they do not fit yet.
-NOT_YET = {
-    "simulate": "the Simulate panel needs 261 px where the task view has 244 (FreeCAD 0.20.2, "
-                "a tall panel: its Run box's right edge is cut; 1.0.0: the Tasks dock widened "
-                "to 277 px) (helper G's, issue 32.8)",
-    "simulate_after_run": "the Simulate panel needs 261 px where the task view has 244 "
-                          "(helper G's, issue 32.8)",
-}
+#: Panels that do not fit yet (key: why), marked so.
+NOT_YET = {}
 
 
 @pytest.fixture(scope="module")

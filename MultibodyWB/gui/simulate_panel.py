@@ -217,11 +217,13 @@ class SimulatePanel(TaskPanel):
             self.quantity[name] = edit
             form.addRow(labels[name], edit)
         self.tolerance = {}
-        for name, label in (("RelativeTolerance", "Relative tolerance"),
-                            ("AbsoluteTolerance", "Absolute tolerance")):
+        # the labels short: "Relative tolerance" beside the combo boxes made the panel 17 px
+        # wider than the default combo view (its right side cut off); the tooltip says it whole
+        for name, label, whole in (("RelativeTolerance", "Rel. tolerance", "Relative tolerance"),
+                                   ("AbsoluteTolerance", "Abs. tolerance", "Absolute tolerance")):
             edit = QtWidgets.QLineEdit()
             edit.setObjectName(name)
-            edit.setToolTip(f"{label} of the adaptive integrators")
+            edit.setToolTip(f"{whole} of the adaptive integrators")
             self.tolerance[name] = edit
             form.addRow(label, edit)
         self.integrator.currentTextChanged.connect(self._enable_tolerances)
