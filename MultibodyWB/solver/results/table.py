@@ -235,6 +235,30 @@ class Results:
         else:
             raise ValueError(f"{path}: results files end in .csv or .npz")
 
+    # -- trust --------------------------------------------------------------------------------
+    def mark_untrusted(self, check: str, reason: str) -> None:
+        """Record that the run's own check ``check`` (``"energy balance"``) says not to trust
+        it, and why (``reason``, with its numbers): ``meta["untrusted"]``, a list of
+        ``{"check": ..., "reason": ...}`` kept in NPZ files and in the FreeCAD document's
+        stored runs. The run itself is kept (it is useful to see what went wrong), but it is
+        not reported as a success: :attr:`untrusted`."""
+        self.meta.setdefault("untrusted", []).append(dict(check=str(check), reason=str(reason)))
+
+    @property
+    def untrusted(self) -> list[str]:
+        """Why the run is not to be trusted, one ``"<check>: <reason>"`` per check that said
+        so (:meth:`mark_untrusted`); empty when none did. What reads it: the CLI's ``run``
+        (exit code 3), a study (the variant's status ``untrusted``, its objectives not used),
+        the Simulate panel and the FreeCAD Result's ``Untrusted`` property."""
+        out = []
+        for item in self.meta.get("untrusted") or []:
+            if isinstance(item, dict):
+                check, reason = item.get("check", "check"), item.get("reason", "")
+                out.append(f"{check}: {reason}" if reason else str(check))
+            else:                        # written by hand: kept as it is
+                out.append(str(item))
+        return out
+
     # -- summary ------------------------------------------------------------------------------
     def energy_drift(self) -> tuple[float, float]:
         """The drift: the energy balance's residual at the end (J), and the same relative to a

@@ -539,7 +539,9 @@ ENERGY_WARNING = 1e-3
 
 def _with_energy_check(results):
     """``results`` with a warning when its energy balance does not close (the residual above
-    :data:`ENERGY_WARNING` of the energies' scale): the run is not to be trusted."""
+    :data:`ENERGY_WARNING` of the energies' scale): the run is not to be trusted, and is marked
+    so (:meth:`~.table.Results.mark_untrusted`: the CLI's exit code 3, the study's ``untrusted``
+    rows, the Simulate panel's message)."""
     if "energy.residual" not in results or not len(results):
         return results
     b = results.energy_balance()
@@ -552,6 +554,9 @@ def _with_energy_check(results):
             f"({b['relative']:.3g} of the energies' scale; above {ENERGY_WARNING:g} from "
             f"t = {t0:.6g} s): a step too large, a singular configuration or loops that do not "
             "hold; do not trust this run")
+        results.mark_untrusted("energy balance", (
+            f"residual {b['residual']:.3g} J at the end, {abs(b['relative']):.3g} of the "
+            f"energies' scale (at most {ENERGY_WARNING:g} is trusted)"))
     return results
 
 
