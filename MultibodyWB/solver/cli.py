@@ -16,7 +16,13 @@ Commands:
         --out study.csv       a design study: sweeps or optimisation of the model's parameters,
                               its variants run in parallel on Dask (:mod:`.study`)
 
-Exit codes: 0 success, 2 invalid model or bad input (every problem listed), 1 internal error.
+Exit codes: 0 success, 2 invalid model or bad input (every problem listed), 1 internal error,
+3 untrusted: the run finished but its own checks say not to trust it (the energy balance does
+not close: :attr:`.results.table.Results.untrusted`); its results are written all the same (they
+show what went wrong) and one line on stderr names the check. ``study`` exits 3 when any variant
+was untrusted (such a variant is a row with the status ``untrusted``, its objectives not used
+for the best variant or by the optimisers; the table is written). 130 and 143: interrupted by
+Ctrl-C or SIGTERM.
 Never a traceback: an unexpected error is reported on one line and with exit code 1.
 """
 
@@ -34,6 +40,8 @@ from types import SimpleNamespace
 import numpy as np
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INVALID = 0, 1, 2
+#: A run (or a study's variant) that finished but that its own checks say not to trust.
+EXIT_UNTRUSTED = 3
 #: Most problems listed by ``check`` and ``run`` (the rest are counted).
 MAX_PROBLEMS = 100
 #: Most bodies, hinges, forces or loops listed one per line by the summary (the rest are counted).
@@ -397,7 +405,8 @@ def add_run_command(subparsers):
 
 
 def cmd_run(args, out) -> int:
-    """``run``: simulate, show progress on stderr, print a summary; exit 0, 1 or 2."""
+    """``run``: simulate, show progress on stderr, print a summary; exit 0, 1 or 2, or 3 when
+    the run's own checks say not to trust it (the results are written all the same)."""
     from .model.problems import ModelError
     from .methods.runtime import SimulationError
     from .run.simulate import simulate
@@ -434,6 +443,12 @@ def cmd_run(args, out) -> int:
             return interrupted_exit(exc, f"while writing the results; {args.out} left as it was")
         print(f"results written to {args.out} ({len(res)} rows x {len(res.names)} columns)",
               file=out)
+    if res.untrusted:
+        print(_cut(f"untrusted: {args.model}: the run's own check says not to trust it: "
+                   f"{'; '.join(res.untrusted)}" + (f" (results written to {args.out} to look "
+                                                    "at)" if args.out else "")
+                   + f"; exit code {EXIT_UNTRUSTED}"), file=sys.stderr)
+        return EXIT_UNTRUSTED
     return EXIT_OK
 
 
@@ -529,7 +544,8 @@ def add_study_command(subparsers):
 
 def cmd_study(args, out) -> int:
     """``study``: run a design study, progress on stderr, the table to ``--out``; exit 0 or 2
-    (1 when it was interrupted: the rows that finished are written)."""
+    (1 when it was interrupted: the rows that finished are written; 3 when any variant was
+    untrusted: the table is written, those rows marked and their objectives not used)."""
     import signal
 
     from .model.problems import ModelError
@@ -602,7 +618,17 @@ def cmd_study(args, out) -> int:
     if stop[0]:
         cause = Terminated() if stop[0] == signal.SIGTERM else KeyboardInterrupt()
         return interrupted_exit(cause, "the finished variants' rows are written")
-    return 1 if table.cancelled else EXIT_OK
+    if table.cancelled:
+        return 1
+    untrusted = table.untrusted_rows
+    if untrusted:
+        first = untrusted[0]
+        print(_cut(f"untrusted: {len(untrusted)} of {len(table.rows)} variants (the first: "
+                   f"variant {first.index}: {first.error}); their rows are marked "
+                   f"'untrusted' in {args.out} and their objectives not used; exit code "
+                   f"{EXIT_UNTRUSTED}"), file=sys.stderr)
+        return EXIT_UNTRUSTED
+    return EXIT_OK
 
 
 def _study_argument_problems(args) -> list:

@@ -20,12 +20,14 @@ A :class:`Study` names its parameters (:mod:`.parameters`), objectives and const
 
 Constraints in an optimisation are penalties: a run that does not meet one scores
 ``objective + PENALTY * scale * sum(violation / |bound|)`` (``scale`` the first successful
-run's ``|objective|``, at least 1; a bound of 0 counts as 1); a run that failed scores +inf.
+run's ``|objective|``, at least 1; a bound of 0 counts as 1); a run that failed, or that its own
+checks call untrustworthy, scores +inf.
 Sweeps record every constraint's margin and whether all are met (``feasible``).
 
 Every run is a :class:`~.variant.VariantResult` row of the :class:`StudyTable`: the parameter
-values, objectives, constraint values, status (``ok``, ``failed`` with its error, ``cancelled``)
-and wall time. A study checks everything before its first variant (:func:`check_study`): every
+values, objectives, constraint values, status (``ok``, ``failed`` with its error, ``cancelled``,
+``untrusted`` with the check that says so: the run finished but its energy balance does not
+close; its objectives are in the row but never the best nor an optimiser's value) and wall time. A study checks everything before its first variant (:func:`check_study`): every
 problem is listed (:class:`~.parameters.StudyError`), naming the field.
 """
 
@@ -46,7 +48,7 @@ from ..model.mechanism import MultibodySystem
 from ..model.problems import ModelError
 from .objectives import Expression, ExpressionError, parse_constraint
 from .parameters import (MAX_VARIANTS, Parameter, StudyError, check_parameters, problem)
-from .variant import CANCELLED, FAILED, OK, Reductions, VariantResult
+from .variant import CANCELLED, FAILED, OK, UNTRUSTED, Reductions, VariantResult
 
 SWEEPS = ("grid", "lhs", "sobol")
 OPTIMISERS = ("nelder-mead", "powell", "de")
@@ -78,7 +80,8 @@ class StudyTable:
     """A study's runs and what was found.
 
     ``rows`` in the variants' order; ``best`` the feasible ``ok`` row with the least first
-    objective (None when there is none); ``message`` the optimiser's or the sweep's last word.
+    objective (None when there is none; ``untrusted`` rows are never it); ``message`` the
+    optimiser's or the sweep's last word.
     """
 
     study: Study
@@ -96,6 +99,11 @@ class StudyTable:
         ok = [r for r in self.rows if r.feasible and r.objectives and
               math.isfinite(r.objectives[0])]
         return min(ok, key=lambda r: r.objectives[0]) if ok else None
+
+    @property
+    def untrusted_rows(self) -> list[VariantResult]:
+        """The rows whose runs their own checks call untrustworthy (status ``untrusted``)."""
+        return [r for r in self.rows if r.status == UNTRUSTED]
 
     def header(self) -> list[str]:
         s = self.study
@@ -122,9 +130,12 @@ class StudyTable:
 
     def summary(self) -> str:
         n = len(self.rows)
-        counts = {s: sum(1 for r in self.rows if r.status == s) for s in (OK, FAILED, CANCELLED)}
+        counts = {s: sum(1 for r in self.rows if r.status == s)
+                  for s in (OK, FAILED, CANCELLED, UNTRUSTED)}
+        untrusted = f", {counts[UNTRUSTED]} untrusted" if counts[UNTRUSTED] else ""
         lines = [f"{self.study.method} study: {n} run{'s' if n != 1 else ''} "
-                 f"({counts[OK]} ok, {counts[FAILED]} failed, {counts[CANCELLED]} cancelled) on "
+                 f"({counts[OK]} ok, {counts[FAILED]} failed, {counts[CANCELLED]} cancelled"
+                 f"{untrusted}) on "
                  f"{self.workers} worker{'s' if self.workers != 1 else ''}, "
                  f"{self.wall:.3g} s wall (workers ready after {self.worker_start:.3g} s)"]
         if self.message:
@@ -139,6 +150,8 @@ class StudyTable:
             if r.status == FAILED:
                 lines.append(f"variant {r.index} failed: {r.error}")
                 break
+        for r in self.untrusted_rows[:1]:
+            lines.append(f"variant {r.index} untrusted (its objectives not used): {r.error}")
         return "\n".join(lines)
 
 

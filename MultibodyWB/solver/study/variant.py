@@ -3,7 +3,11 @@
 :func:`run_variant` is what a Dask worker (or the serial executor) calls. It never raises for the
 variant's own failures (an invalid model, a run that blows up, an objective that cannot be
 evaluated): they come back as the row's ``status`` and ``error``, so that one broken variant never
-aborts a study. It imports only the FreeCAD-free solver.
+aborts a study. A run that finished but that its own checks say not to trust
+(:attr:`~..results.table.Results.untrusted`: its energy balance does not close) is the status
+``untrusted``, the reason in ``error``: its objectives are kept in the row, to be seen, but it
+is not ``feasible``, so neither the best variant nor an optimiser uses them. It imports only the
+FreeCAD-free solver.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from .objectives import Expression, ExpressionError
 CANCEL_POLL = 0.2
 
 OK, FAILED, CANCELLED = "ok", "failed", "cancelled"
+#: A run that finished but that its own checks call untrustworthy (module docstring).
+UNTRUSTED = "untrusted"
 
 
 @dataclass
@@ -59,6 +65,7 @@ class VariantResult:
 
     @property
     def feasible(self) -> bool:
+        """The run is ``ok`` (not failed, cancelled or untrusted) and meets every constraint."""
         return self.status == OK and all(m >= 0 for m in self.margins)
 
 
@@ -145,6 +152,8 @@ def run_variant(index: int, model, paths: Sequence[str], values: Sequence[float]
                 if not math.isfinite(v)]
         if bad:                              # never an ok row with NaN or inf in it
             raise ArithmeticError("; ".join(bad) + " (not a finite number)")
+        if results.untrusted:                # kept to be seen, never a valid optimum
+            out.status, out.error = UNTRUSTED, "; ".join(results.untrusted)
         if keep:
             out.results = results
     except Cancelled:
