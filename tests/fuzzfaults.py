@@ -188,7 +188,7 @@ def kill_trials(work, models, count, rng, timeout):
             problems.append("a traceback")
         if sig != "SIGKILL" and code is not None:
             lines = _lines(err)
-            if code == 0:
+            if code in (0, 3):           # 3: a run its own checks call untrusted
                 pass                     # the command had ended before the signal
             elif code != EXIT_OF[sig]:
                 problems.append(f"exit {code}, not {EXIT_OF[sig]}")
@@ -256,11 +256,11 @@ def disk_trials(work, models, count, rng, timeout):
             problems = []
             if code is None:
                 problems.append("hang")
-            elif code == 0:
+            elif code in (0, 3):             # 3: a run its own checks call untrusted
                 try:
                     _rows(out)
                 except Exception as exc:     # noqa: BLE001
-                    problems.append(f"exit 0 and a partial file: {exc}")
+                    problems.append(f"exit {code} and a partial file: {exc}")
             elif code == 2:
                 if out not in err:
                     problems.append(f"the message does not name {out}: {_lines(err)[:3]}")

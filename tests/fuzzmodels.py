@@ -869,11 +869,11 @@ def classify_study(mutant: StudyMutant, answer) -> str:
     if answer is None:
         return "hang"
     code, _, err, tb = answer[:4]
-    if tb or "internal error" in err or "Traceback" in err or code not in (0, 2):
+    if tb or "internal error" in err or "Traceback" in err or code not in (0, 2, 3):
         return "traceback"
-    if code == 0 and mutant.must_refuse:
+    if code in (0, 3) and mutant.must_refuse:      # 3: ran, some variant untrusted
         return "wrong accept"
-    if code == 0 and len(answer) > 4 and answer[4]:
+    if code in (0, 3) and len(answer) > 4 and answer[4]:
         return "success with NaN"
     return "ok"
 
@@ -927,7 +927,7 @@ def _answer(command, path, out_dir):
     except BaseException:           # noqa: BLE001 - what escapes cli.main is what we look for
         code, tb = -1, traceback.format_exc()
     wrong = ""
-    if code == 0 and argv[0] in ("run", "study") and "--out" in " ".join(argv):
+    if code in (0, 3) and argv[0] in ("run", "study") and "--out" in " ".join(argv):
         wrong = (_study_table_problem(results) if argv[0] == "study"
                  else _results_problem(results))
     return code, _ends(out.getvalue()), _ends(err.getvalue()), tb[-3000:], wrong
@@ -1089,16 +1089,16 @@ def classify(mutant: Mutant, command: str, answer, check_code=None) -> str:
     if answer is None:
         return "hang"
     code, _, err, tb = answer[:4]
-    if tb or "internal error" in err or code not in (0, 1, 2):
+    if tb or "internal error" in err or code not in (0, 1, 2, 3):
         return "traceback"
     is_run = str(command).startswith("run")
     if code == 1:               # run: a numerical failure reported on one line ("error: ...")
         return "run error" if is_run and err.strip() else "traceback"
-    if code == 0 and len(answer) > 4 and answer[4]:
+    if code in (0, 3) and len(answer) > 4 and answer[4]:      # 3: ran, untrusted
         return "success with NaN"
     command = "run" if is_run else command
-    if code == 0 and mutant.must_refuse and not (command == "run" and mutant.settings):
+    if code in (0, 3) and mutant.must_refuse and not (command == "run" and mutant.settings):
         return "wrong accept"
-    if (command == "run" and code == 0 and check_code == 2 and not mutant.settings):
+    if (command == "run" and code in (0, 3) and check_code == 2 and not mutant.settings):
         return "disagree"
     return "ok"
