@@ -519,6 +519,11 @@ def motion_subspace(model: MultibodySystem, topology: Topology, hinge: str, q: C
     h = _hinge(model, hinge)
     qh = split_coordinates(model, topology, q)[h.name]
     poses = forward_kinematics(model, topology, q) if poses is None else poses
+    return _motion_subspace(model, topology, h, qh, poses, point)
+
+
+def _motion_subspace(model, topology, h, qh, poses, point):
+    """:func:`motion_subspace` of the hinge ``h`` at its own coordinates ``qh``."""
     mo = marker_pose(model, h.output, poses)
     _, d = relative_pose(h.type, qh)
     p_in = mo.p + mo.R @ d
@@ -563,10 +568,18 @@ def twist_jacobian(model: MultibodySystem, topology: Topology, body: str, q: Coo
     poses = forward_kinematics(model, topology, q) if poses is None else poses
     point = poses[body].p if point is None else np.asarray(point, dtype=float)
     slices = coordinate_slices(model, topology)
+    own = split_coordinates(model, topology, q) if isinstance(q, Mapping) else None
+    if own is None:             # the hinges' own coordinates sliced, not the table made again
+        q = np.asarray(q, dtype=float).reshape(-1)
+        if q.size != topology.tree_coordinates:
+            raise ValueError(f"expected {topology.tree_coordinates} tree coordinates, "
+                             f"got {q.size}")
     J = np.zeros((6, topology.tree_coordinates))
     while body in topology.parent_hinge:
         h = topology.parent_hinge[body]
-        J[:, slices[h]] = motion_subspace(model, topology, h, q, poses, point)
+        J[:, slices[h]] = _motion_subspace(model, topology, model.hinge(h),
+                                           q[slices[h]] if own is None else own[h], poses,
+                                           point)
         body = topology.element(h).output_part
     return J
 

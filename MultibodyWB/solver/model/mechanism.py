@@ -127,14 +127,20 @@ class MarkerRef:
 #: How many times a part or hinge was named (created or renamed): a name index built since
 #: then (:meth:`MultibodySystem._index`) knows every name there is.
 _NAMINGS = [0]
+#: How many times a body or hinge was given an ``id`` (created, or its id changed): the largest
+#: id a model found since then (:meth:`MultibodySystem._next_id`) is still the largest.
+_NUMBERINGS = [0]
 
 
 class _Named:
-    """Counts the assignments of ``name`` in :data:`_NAMINGS`."""
+    """Counts the assignments of ``name`` in :data:`_NAMINGS` and of ``id`` in
+    :data:`_NUMBERINGS`."""
 
     def __setattr__(self, key, value):
         if key == "name":
             _NAMINGS[0] += 1
+        elif key == "id":
+            _NUMBERINGS[0] += 1
         object.__setattr__(self, key, value)
 
 
@@ -511,7 +517,36 @@ class MultibodySystem:
         return g
 
     def _next_id(self) -> int:
-        return max([b.id for b in self.bodies] + [h.id for h in self.hinges], default=0) + 1
+        """One more than the largest id of the bodies and hinges (1 for none).
+
+        The largest id is kept with what it was found in (:meth:`_largest_id`), so that adding
+        n bodies and hinges one by one costs O(n), not O(n^2).
+        """
+        return max(self._largest_id("bodies"), self._largest_id("hinges"), 0) + 1
+
+    def _largest_id(self, attr: str) -> int:
+        """The largest ``id`` in the list ``attr`` (``bodies`` or ``hinges``), 0 for none.
+
+        Remembered with the list, its length, its last element and :data:`_NUMBERINGS`; found
+        again from scratch when the list was replaced or shortened, when its last element before
+        is no longer where it was (an element inserted or removed), or when some body or hinge was
+        given an id since (created, or its id changed). Elements appended since are looked at
+        alone. Not seen: an element replaced by one made before the last look (its id may then be
+        the largest and given again; the checks report ids used twice).
+        """
+        items = getattr(self, attr)
+        cache = self.__dict__.setdefault("_ids", {})
+        entry = cache.get(attr)
+        n = len(items)
+        if (entry is not None and entry[0] is items and entry[3] == _NUMBERINGS[0]
+                and entry[1] <= n and (entry[1] == 0 or items[entry[1] - 1] is entry[2])):
+            largest = entry[4]
+            for x in items[entry[1]:]:                  # appended since: only those
+                largest = max(largest, x.id)
+        else:
+            largest = max((x.id for x in items), default=0)
+        cache[attr] = (items, n, items[-1] if n else None, _NUMBERINGS[0], largest)
+        return largest
 
     def add_body(self, name, mass, inertia, mass_center=(0, 0, 0), position=(0, 0, 0),
                  orientation=(0, 0, 0), density=None, label="", **kw) -> RigidBody:
@@ -519,14 +554,35 @@ class MultibodySystem:
         b = RigidBody(name, position, orientation, label=label, id=kw.pop("id", self._next_id()),
                       mass=float(mass), inertia=inertia, mass_center=Frame(mass_center),
                       density=density, **kw)
-        self.bodies.append(b)
+        self._append("bodies", b)
         return b
 
     def add_hinge(self, name, type, input, output, label="", **kw) -> Hinge:
         """Add a hinge from marker ``input`` (tip side) to marker ``output`` (root side)."""
         h = Hinge(name, kw.pop("id", self._next_id()), type, input, output, label=label, **kw)
-        self.hinges.append(h)
+        self._append("hinges", h)
         return h
+
+    def _append(self, attr: str, x) -> None:
+        """Append ``x``, a body or hinge just made (after :meth:`_next_id`), to the list ``attr``
+        and keep the largest ids known (:meth:`_largest_id`): when they were known right before
+        ``x`` was made, its id is the only one given since."""
+        items = getattr(self, attr)
+        items.append(x)
+        cache = self.__dict__.get("_ids")
+        if not cache:
+            return
+        now = _NUMBERINGS[0]
+        for key, (lst, n, last, seen, largest) in list(cache.items()):
+            if seen != now - 1:
+                continue                                # ids given since: found again later
+            if key != attr:
+                cache[key] = (lst, n, last, now, largest)
+            elif lst is items and n == len(items) - 1 and (n == 0 or items[n - 1] is last):
+                try:
+                    cache[key] = (items, n + 1, x, now, max(largest, x.id))
+                except TypeError:                       # not a number: as before, found later
+                    del cache[key]
 
     def add_force(self, name, type, input, output=None, **kw) -> Force:
         """Add a force element (see :data:`FORCE_TYPES`)."""
@@ -551,8 +607,8 @@ class MultibodySystem:
         self.couplers.append(c)
         return c
 
-    def __getstate__(self):           # copies and pickles leave the name indexes out
-        return {k: v for k, v in self.__dict__.items() if k != "_lookup"}
+    def __getstate__(self):           # copies and pickles leave the indexes out
+        return {k: v for k, v in self.__dict__.items() if k not in ("_lookup", "_ids")}
 
     # -- look-up ------------------------------------------------------------------------------
     def _index(self, attr: str, name: str):
