@@ -205,9 +205,11 @@ def describe(obj, results, label=""):
     obj.Created = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     obj.Warnings = [str(w) for w in meta.get("warnings", [])]
     obj.Summary = results.summary("mm", 1000.0)
+    obj.Untrusted = results.untrusted
     if not label:
         what = " ".join(x for x in (obj.Method, obj.Integrator) if x)
-        obj.Label2 = f"{what}, {float(end):g} s, {len(results)} frames"
+        obj.Label2 = (f"{what}, {float(end):g} s, {len(results)} frames"
+                      + (", untrusted" if obj.Untrusted else ""))
 
 
 def result_objects(mechanism):

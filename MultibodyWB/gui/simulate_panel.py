@@ -9,7 +9,11 @@ chunk.
 
 Only a finished run changes the document: its results are stored as a new Result object
 (:func:`MultibodyWB.document.runs.store_results`, one undo step), so a cancelled or failed run
-leaves the earlier results as they were. The solver's messages (redundant constraints, corrections
+leaves the earlier results as they were. A run that its own checks call untrustworthy (the
+energy balance does not close: :attr:`~MultibodyWB.solver.results.table.Results.untrusted`) is
+stored all the same, to be looked at, but the status says in red that it is not to be trusted and
+why, before anyone plays it; the stored runs' list shows it in red, also in a reopened document
+(the Result's ``Untrusted``). The solver's messages (redundant constraints, corrections
 of the initial state, singular configurations) and errors (each naming the object and the property
 to fix) go to the panel's message box and to the report view. Before a run, so do warnings that
 do not stop it: the export's (an implausible density, a contact between hinged bodies) and the
@@ -58,6 +62,9 @@ SHOW_S = 0.5
 PANEL_NAME = "MultibodySimulatePanel"
 #: File in FreeCAD's user folder where the traces of internal errors go.
 ERROR_LOG = "multibodywb-errors.log"
+#: How a run that its own checks call untrustworthy is shown: the status, the stored runs' list.
+UNTRUSTED_COLOR = "#cc0000"
+UNTRUSTED_STYLE = f"color: {UNTRUSTED_COLOR}; font-weight: bold"
 
 _QUANTITY_SETTINGS = ("EndTime", "Step", "OutputStep")
 _FLOAT_SETTINGS = ("RelativeTolerance", "AbsoluteTolerance")
@@ -456,6 +463,7 @@ class SimulatePanel(TaskPanel):
         if self.busy or self.closed:
             return False
         self.messages.clear()
+        self.status.setStyleSheet("")            # an untrusted run's red, from the last run
         try:
             values = self.settings()
             check_settings(values)
@@ -772,9 +780,20 @@ class SimulatePanel(TaskPanel):
         for line in job.messages:
             self.say(f"Note: {line}")
         wall = results.meta.get("wall_time", elapsed)
-        self.status.setText(f"Done: {len(results)} frames in {wall:.2f} s; stored as "
-                            f"'{obj.Label}'")
         self.say(results.summary("mm", 1000.0))          # the document's units
+        untrusted = list(obj.Untrusted)
+        if untrusted:
+            # the run's own checks failed: said in red before anyone plays it, last in the
+            # messages (in sight), and kept in the Result (Untrusted) and the stored runs' list
+            self.status.setStyleSheet(UNTRUSTED_STYLE)
+            self.status.setText(f"Done, but do not trust this run: {'; '.join(untrusted)}. "
+                                f"Stored as '{obj.Label}' to look at; a smaller Step or "
+                                "another integrator should pass the check")
+            self.say(f"Do not trust '{obj.Label}': its own check failed: "
+                     f"{'; '.join(untrusted)}", error=True)
+        else:
+            self.status.setText(f"Done: {len(results)} frames in {wall:.2f} s; stored as "
+                                f"'{obj.Label}'")
         self.refresh_runs(select=obj)
 
     def _internal_error(self, doing, exc, trace):
@@ -798,10 +817,17 @@ class SimulatePanel(TaskPanel):
     def refresh_runs(self, select=None):
         self.run_list.clear()
         for obj in runs.result_objects(self.mechanism):
-            text = f"{obj.Label}: {obj.Method}, {obj.Integrator}, {obj.Frames} frames"
+            untrusted = list(getattr(obj, "Untrusted", []))
+            # the mark next to the name: the list is narrow, and a selected row is not red
+            mark = " (untrusted)" if untrusted else ""
+            text = f"{obj.Label}{mark}: {obj.Method}, {obj.Integrator}, {obj.Frames} frames"
             item = QtWidgets.QListWidgetItem(text)
             item.setData(QtCore.Qt.UserRole, obj.Name)
             item.setToolTip(f"{obj.Created}\n{obj.Summary}")
+            if untrusted:
+                item.setForeground(QtGui.QBrush(QtGui.QColor(UNTRUSTED_COLOR)))
+                item.setToolTip(f"Do not trust this run: {'; '.join(untrusted)}\n"
+                                f"{obj.Created}\n{obj.Summary}")
             self.run_list.addItem(item)
             if select is not None and obj.Name == select.Name:
                 item.setSelected(True)

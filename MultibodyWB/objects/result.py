@@ -7,7 +7,9 @@ makes and fills it). The run's :class:`~MultibodyWB.solver.results.table.Results
 transient folder and saves it inside the ``.FCStd``, so a reopened document has its results
 without solving again. The other properties describe the run, read-only; they are set once,
 when the run is stored, with status ``Output`` (setting them does not touch the object: a Result
-never needs a recompute).
+never needs a recompute). ``Untrusted`` lists why the run's own checks say not to trust it
+(:attr:`Results.untrusted`: its energy balance does not close), empty when they passed; the
+Simulate panel shows such a run in red.
 
 :func:`load` reads the results back, once: later calls for the same object and file are served
 from a small cache. Units: the run's times are quantities in s; the file's columns are SI (see
@@ -58,7 +60,28 @@ class ResultProxy(BaseProxy):
               "What the run reported: corrected initial conditions, redundant constraints, "
               "singular configurations..."),
         _info("Summary", "App::PropertyString", "The run's summary (Results.summary())", ""),
+        _info("Untrusted", "App::PropertyStringList",
+              "Why the run's own checks say not to trust it, one line per check (the energy "
+              "balance does not close: a step too large...); empty for a run that passed them"),
     )
+
+    def onDocumentRestored(self, obj):
+        """As every object's; a run stored before ``Untrusted`` existed gets it from its
+        warnings (the energy balance's said "do not trust this run")."""
+        had = "Untrusted" in obj.PropertiesList
+        touched = "Touched" in obj.State
+        super().onDocumentRestored(obj)
+        if not had:
+            obj.Untrusted = untrusted_from_warnings(obj.Warnings)
+            if not touched:
+                obj.purgeTouched()
+
+
+def untrusted_from_warnings(warnings):
+    """What :attr:`Results.untrusted` would say, from a stored run's ``Warnings`` (files made
+    before the run kept it): the energy balance's warning, which ends "do not trust this run"."""
+    return [f"energy balance: {w}" for w in warnings
+            if w.startswith("the energy balance does not close") and "do not trust" in w]
 
 
 class ResultFileError(RuntimeError):

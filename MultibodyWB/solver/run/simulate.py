@@ -555,8 +555,9 @@ def _with_energy_check(results):
             f"t = {t0:.6g} s): a step too large, a singular configuration or loops that do not "
             "hold; do not trust this run")
         results.mark_untrusted("energy balance", (
-            f"residual {b['residual']:.3g} J at the end, {abs(b['relative']):.3g} of the "
-            f"energies' scale (at most {ENERGY_WARNING:g} is trusted)"))
+            f"it does not close: the residual is {b['residual']:.3g} J at the end, "
+            f"{100 * abs(b['relative']):.3g} % of the energies' scale (at most "
+            f"{100 * ENERGY_WARNING:g} % is trusted)"))
     return results
 
 

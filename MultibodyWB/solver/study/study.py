@@ -27,8 +27,9 @@ Sweeps record every constraint's margin and whether all are met (``feasible``).
 Every run is a :class:`~.variant.VariantResult` row of the :class:`StudyTable`: the parameter
 values, objectives, constraint values, status (``ok``, ``failed`` with its error, ``cancelled``,
 ``untrusted`` with the check that says so: the run finished but its energy balance does not
-close; its objectives are in the row but never the best nor an optimiser's value) and wall time. A study checks everything before its first variant (:func:`check_study`): every
-problem is listed (:class:`~.parameters.StudyError`), naming the field.
+close; its objectives are in the row but never the best nor an optimiser's value) and wall time.
+A study checks everything before its first variant (:func:`check_study`): every problem is listed
+(:class:`~.parameters.StudyError`), naming the field.
 """
 
 from __future__ import annotations
