@@ -75,6 +75,12 @@ def test_a_reopened_document_still_shows_the_untrusted_run(untrusted):
     assert second["color"] != RED, second
 
 
+def test_the_player_opened_on_the_untrusted_run_says_so(untrusted):
+    label = untrusted["player_label"]
+    assert label.startswith("<b>Result</b>: mstmm, rk4, 41 frames"), label
+    assert "<b>Do not trust this run</b>: " + WHY in label and RED in label, label
+
+
 def test_a_file_from_before_the_property_gets_it_from_the_warnings(untrusted):
     old = untrusted["old_file"]
     marks = sorted(len(v) for v in old.values())

@@ -28,6 +28,7 @@ moves is deleted (also by Undo).
 
 from __future__ import annotations
 
+import html
 import math
 import os
 import time
@@ -332,7 +333,10 @@ class PlayerPanel(TaskPanel):
         self.run_label.setText(
             f"<b>{self.result_obj.Label}</b>: {meta.get('method', '')}, "
             f"{meta.get('integrator', '')}, {len(self.times)} frames, "
-            f"{self.times[0]:g} to {self.times[-1]:g} s")
+            f"{self.times[0]:g} to {self.times[-1]:g} s"
+            + "".join(f"<br><span style='color: #cc0000'><b>Do not trust this run</b>: "
+                      f"{html.escape(why)}</span>"
+                      for why in getattr(self.result_obj, "Untrusted", [])))
         return w
 
     def _trace_candidates(self):

@@ -9,7 +9,8 @@ panel, Run is clicked (``.click()``); then the Step field is typed 0.01 s and Ru
 list (text, colour, tooltip), the Result's ``Untrusted`` and ``Label2``; screenshots of the main
 window. The document is saved, closed and reopened, and the Simulate panel opened on it again:
 the list and the Results as before. Finally a copy saved without the ``Untrusted`` property (a
-file from before it) is reopened: the property comes back from the run's warnings.
+file from before it) is reopened: the property comes back from the run's warnings. Before that,
+the untrusted run is selected in the reopened panel and Play clicked: the player's label.
 
 Started by tests/test_gui_untrusted.py; writes its findings as JSON.
 """
@@ -144,7 +145,15 @@ def check():
     result["reopened_runs"] = run_list(panel)
     result["reopened_shot"] = in_freecad.grab_main_window("untrusted_reopened.png")
     grab_panel(panel, "untrusted_reopened.png")
-    panel.close()
+    # the user selects the untrusted run and presses Play: the player says it too
+    panel.run_list.clearSelection()
+    panel.run_list.item(0).setSelected(True)
+    panel.runs_form.findChild(type(panel.run_button), "Play").click()
+    in_freecad.process_events()
+    from MultibodyWB.gui import player
+    result["player_label"] = player.current.run_label.text()
+    result["player_shot"] = in_freecad.grab_main_window("untrusted_player.png")
+    player.current.close()
     in_freecad.process_events()
 
     # a file from before the property: Untrusted removed, saved, reopened
