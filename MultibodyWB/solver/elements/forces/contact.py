@@ -27,8 +27,10 @@ Geometry
     the nearest point of the triangles); two hulls touch where a vertex of one is inside the
     other, pushed out along the nearer face's normal (edge-against-edge crossings of flat faces
     are not seen: a tessellated curved surface has vertices where it touches; a non-convex solid
-    is a union of convex contacts). A ``box`` against a sphere, a box or a hull is its hull of
-    eight corners. These routines are compiled into the integration loop: a collision library
+    is a union of convex contacts). A ``box`` against a sphere, a box, a cylinder or a hull is
+    its hull of eight corners. A cylinder against a hull (a road wheel on a track shoe) touches
+    where its end circles' deepest points through the hull's face planes are inside the hull
+    and where the hull's vertices are inside the cylinder (:func:`_cylinder_hull_points`). These routines are compiled into the integration loop: a collision library
     called from Python at every evaluation would leave the compiled run at every step (see
     docs/benchmarks.md).
 
@@ -101,13 +103,14 @@ PAIRS = {("sphere", "plane"): (0, 1), ("sphere", "sphere"): (1, 1), ("box", "pla
          ("cylinder", "plane"): (3, 6), ("convex", "plane"): (4, None),
          ("sphere", "convex"): (5, 1), ("convex", "convex"): (6, None),
          ("sphere", "box"): (5, 1), ("box", "box"): (6, None), ("box", "convex"): (6, None),
-         ("cone", "plane"): (7, 6), ("torus", "plane"): (8, 3)}
+         ("cone", "plane"): (7, 6), ("torus", "plane"): (8, 3),
+         ("cylinder", "convex"): (9, None), ("cylinder", "box"): (9, None)}
 #: Number of candidate points by pair code (None: the hulls' vertices).
 PAIRS_POINTS = {code: n for code, n in PAIRS.values()}
 #: Pair codes whose box sides are taken as hulls of their eight corners.
-HULL_CODES = (5, 6)
+HULL_CODES = (5, 6, 9)
 #: Pair codes whose candidate points come from hulls (:func:`_hull_points`).
-HULL_PAIRS = (4, 5, 6)
+HULL_PAIRS = (4, 5, 6, 9)
 
 #: Result quantities of a contact, in column order: name -> (unit, description).
 COLUMNS = {
@@ -288,7 +291,7 @@ def canonical(contact) -> Pair:
         dim[0], dim[1] = si.radius, so.radius
     elif code == 2:
         dim[:3] = 0.5 * np.asarray(si.size, dtype=float)
-    elif code == 3:
+    elif code == 3 or code == 9:
         dim[0], dim[1] = si.radius, 0.5 * si.length
     elif code == 7:
         dim[0], dim[1], dim[2] = si.radius, si.radius2, 0.5 * si.length
@@ -330,8 +333,8 @@ def depths(pair: Pair, Ri, pi_, Ro, po) -> np.ndarray:
         return np.array([-gap])
     if pair.code in HULL_PAIRS:
         pts = np.empty((_count(pair.code, ints), 7))
-        _hull_points(pair.code, pair.dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts)
-        return pts[:, 0].copy()
+        n = _hull_points(pair.code, pair.dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts)
+        return pts[:n, 0].copy()
     return np.array([_candidate(pair.code, pair.dim, Ri, pi_, Ro, po, j)[0]
                      for j in range(_count(pair.code, ints))])
 
@@ -376,6 +379,8 @@ def _count(code, ints):
         return ints[4] + ints[10]
     if code == 3 or code == 7:
         return 6
+    if code == 9:
+        return 2 * ints[14] + ints[10]
     if code == 8:
         return 3
     return 1
@@ -528,9 +533,12 @@ def _frame_into(body, Rl, pl, c, R, pb, Rout, pout):
 
 @njit(**_JIT)
 def _hull_points(code, dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts):
-    """The candidate points of a pair with a hull (codes 4 to 6) into ``pts`` (rows, 7) as
-    ``(depth, p, n)`` (see :func:`_candidate`); returns their number. One call per pair (a call
-    per point passing arrays cost a reference count operation per array: 170 ns a vertex)."""
+    """The candidate points of a pair with a hull (codes 4 to 6 and 9) into ``pts`` (rows, 7)
+    as ``(depth, p, n)`` (see :func:`_candidate`); returns their number. One call per pair (a
+    call per point passing arrays cost a reference count operation per array: 170 ns a
+    vertex)."""
+    if code == 9:
+        return _cylinder_hull_points(dim, Ri, pi_, Ro, po, ints, vtx, pln, pts)
     if code == 4:                                       # hull vertices - plane
         n0, n1, n2 = Ro[0, 2], Ro[1, 2], Ro[2, 2]
         for j in range(ints[4]):
@@ -582,6 +590,81 @@ def _hull_points(code, dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts):
         pi_[2] - a * n2
     pts[0, 4], pts[0, 5], pts[0, 6] = n0, n1, n2
     return 1
+
+
+@njit(**_JIT)
+def _cylinder_hull_points(dim, Ri, pi_, Ro, po, ints, vtx, pln, pts):
+    """The candidate points of a cylinder (input: radius ``dim[0]``, half length ``dim[1]``,
+    axis the marker's z) against a hull (output) into ``pts``; returns their number.
+
+    - For each face plane of the hull, the point of each end circle of the cylinder that goes
+      deepest through that plane (the rim point furthest along minus the face's normal): a
+      wheel on a track shoe's face touches there. It is measured against the whole hull as a
+      hull - hull vertex is (the largest signed distance to the hull's planes): inside, it is
+      that plane's depth, pushed out along its normal.
+    - Each vertex of the hull inside the cylinder, pushed out of it the shorter way: radially
+      (off the axis) or through the nearer end face (a shoe narrower than the wheel, a corner
+      digging into its round face).
+
+    An end point inside the hull is kept only for the face it was found for, the face it is
+    pushed out through (the hull's plane nearest to it): another face may find the same point
+    (a face whose normal differs only along the axis, a bevel), which would count its force
+    twice. At most two end points per face and the vertices: ``2 * planes + vertices``
+    (:func:`_count`); returns how many were written. The end points of a plane parallel to the
+    axis are the line of contact's ends, so a wheel on a flat face carries its load at its two
+    rims as the cylinder - plane pair does (code 3). With the axis along a face's normal (the
+    cylinder standing on an end face) every rim point of that end is as deep: its centre is
+    taken, so that the load is carried at the axis; tilted, the rim point (a restoring
+    moment)."""
+    rc, hl = dim[0], dim[1]
+    a0, a1, a2 = Ri[0, 2], Ri[1, 2], Ri[2, 2]
+    f0, nf = ints[13], ints[14]
+    j = 0
+    for f in range(f0, f0 + nf):
+        m0, m1, m2 = _rotate(Ro, pln[f, 0], pln[f, 1], pln[f, 2])
+        na = m0 * a0 + m1 * a1 + m2 * a2
+        u0, u1, u2 = na * a0 - m0, na * a1 - m1, na * a2 - m2   # toward -m, in the circles
+        lu = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+        if lu < 1e-12:                              # the axis along the normal: the end's centre
+            u0 = u1 = u2 = 0.0
+        else:
+            u0, u1, u2 = rc * u0 / lu, rc * u1 / lu, rc * u2 / lu
+        for end in range(2):
+            s = hl if end == 1 else -hl
+            x0, x1, x2 = pi_[0] + s * a0 + u0, pi_[1] + s * a1 + u1, pi_[2] + s * a2 + u2
+            l0, l1, l2 = _to_local(Ro, po, x0, x1, x2)
+            sd, fb = _deepest_face(pln, f0, nf, l0, l1, l2)
+            if sd < 0.0 and fb != f:                # inside, but another face's point
+                continue
+            n0, n1, n2 = _rotate(Ro, pln[fb, 0], pln[fb, 1], pln[fb, 2])
+            depth = -sd
+            h = 0.5 * depth
+            pts[j, 0], pts[j, 1], pts[j, 2], pts[j, 3] = depth, x0 + h * n0, x1 + h * n1, \
+                x2 + h * n2
+            pts[j, 4], pts[j, 5], pts[j, 6] = n0, n1, n2
+            j += 1
+    for v in range(ints[9], ints[9] + ints[10]):
+        x0, x1, x2 = _to_global(Ro, po, vtx[v, 0], vtx[v, 1], vtx[v, 2])
+        l0, l1, l2 = _to_local(Ri, pi_, x0, x1, x2)
+        r = math.sqrt(l0 * l0 + l1 * l1)
+        radial, axial = rc - r, hl - abs(l2)
+        if radial < axial:                          # out through the round face
+            if r > 0.0:
+                e0, e1, e2 = _rotate(Ri, l0 / r, l1 / r, 0.0)
+            else:
+                e0, e1, e2 = Ri[0, 0], Ri[1, 0], Ri[2, 0]
+            depth = radial
+        else:                                       # out through the nearer end face
+            t = 1.0 if l2 >= 0.0 else -1.0
+            e0, e1, e2 = t * a0, t * a1, t * a2
+            depth = axial
+        h = 0.5 * depth
+        # the vertex goes out along e: the cylinder (the input) is pushed along -e
+        pts[j, 0], pts[j, 1], pts[j, 2], pts[j, 3] = depth, x0 + h * e0, x1 + h * e1, \
+            x2 + h * e2
+        pts[j, 4], pts[j, 5], pts[j, 6] = -e0, -e1, -e2
+        j += 1
+    return j
 
 
 @njit(**_JIT)
@@ -711,7 +794,7 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx
             acc[c, 7] = -gap
             acc[c, 12], acc[c, 13], acc[c, 14] = pi_[0], pi_[1], pi_[2]
             continue
-        hull = code == 4 or code == 5 or code == 6
+        hull = (code >= 4 and code <= 6) or code == 9
         if hull:
             count = _hull_points(code, dim, Ri, pi_, Ro, po, ints, ct_vtx, ct_tri, ct_pln, bnd, pts)
         else:
@@ -828,7 +911,7 @@ def _potential_add(ints, bnd, par, dim, vtx, tri, pln, Ri, pi_, Ro, po, pts, e0)
     k, e = par[0], par[1]
     if _bounds_gap(bnd, Ri, pi_, Ro, po, code) > 0.0:
         return e0
-    hull = code == 4 or code == 5 or code == 6
+    hull = (code >= 4 and code <= 6) or code == 9
     if hull:
         count = _hull_points(code, dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts)
     else:
