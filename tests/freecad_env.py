@@ -291,7 +291,11 @@ def run_freecad(script_path, timeout, gui, work_dir=None, addon_dir=REPO_ROOT, e
             xvfb = shutil.which("xvfb-run")
             if xvfb is None:
                 raise FreeCADRunError("xvfb-run is not installed")
-            command = [xvfb, "-a", "-s", f"-screen 0 {XVFB_SCREEN}"] + command
+            # the first display number tried (-a: the next free one from there, by the lock
+            # files in /tmp): the FreeCAD 1.0 root has a /tmp of its own but shares the host's
+            # abstract X sockets, so its suite, run beside the host's, starts elsewhere
+            first = os.environ.get("MBWB_XVFB_SERVERNUM", "99")
+            command = [xvfb, "-a", "-n", first, "-s", f"-screen 0 {XVFB_SCREEN}"] + command
         env = freecad_environ(user_home, output_dir, result_file)
         proc = subprocess.Popen(command, cwd=str(work), env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
