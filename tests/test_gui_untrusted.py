@@ -28,7 +28,7 @@ def untrusted(tmp_path_factory):
     artifacts = os.environ.get("MBWB_ARTIFACTS_DIR")
     if artifacts:
         os.makedirs(artifacts, exist_ok=True)
-        for name in ("untrusted_run.png", "untrusted_reopened.png"):
+        for name in ("untrusted_run.png", "untrusted_reopened.png", "untrusted_player.png"):
             path = Path(result["_output_dir"]) / name
             if path.is_file():
                 shutil.copy(path, Path(artifacts) / name)
