@@ -107,6 +107,7 @@ class Recorder:
         self._prev = None                       # previous Bryant angles (bodies + quat hinges)
         body_names = [b.name for b in model.bodies]
         self.body_order = np.array([system.index[b] for b in body_names], dtype=np.int64)
+        self._in_order = bool(np.array_equal(self.body_order, np.arange(len(body_names))))
         names = ["time"]
         for b in body_names:
             names += [f"{b}.{q}" for q in BODY_COLUMNS]
@@ -136,6 +137,7 @@ class Recorder:
                 nq=int(T.nq[i]), nu=int(T.nu[i]), sgn=float(T.sgn[i]), drv=drv,
                 ntrans=3 if h.type in SIX_DOF_TYPES else 0, ncols=len(qties)))
         self.n_quat = sum(1 for s in self.hinge_specs if s["quat"])
+        self._hinge_gather(1 + self.n_body_cols * len(body_names), len(system.hinges))
         self.stops = [(f"hinge:{h.name}" if h.name in body_set else h.name) + f".{c}{stop.SUFFIX}"
                       for h, c, _ in stop.stops_of(model.hinges)]
         names += self.stops
@@ -162,6 +164,42 @@ class Recorder:
         # energy data
         self._springs = [s for s in range(len(system.hinges))
                          if np.any(T.hk[T.uo[s]:T.uo[s] + T.nu[s]] != 0.0)]
+
+    def _hinge_gather(self, k, n_tree) -> None:
+        """Where each hinge column comes from, as index arrays (from column ``k`` of a row on,
+        the hinges' columns in :meth:`rows_of`'s order): the coordinates of hinges without a
+        quaternion (``_q_to``, ``_q_from``), the rates, their derivatives and the reactions of
+        every hinge (``_u_to``, ``_ud_to``, ``_u_from``; ``_W_to``, ``_W_from`` into the
+        (n_tree * 6) reactions of a row, ``_W_sign``): :meth:`rows_of` copies them with one
+        indexed copy each, row by row, not one column at a time (a column of a long row is a
+        stride of a page or more per row)."""
+        q_to, q_from, u_to, ud_to, u_from, W_to, W_from, W_sign = ([] for _ in range(8))
+        for s in self.hinge_specs:
+            s["k"] = k                                  # the hinge's first column
+            if s["quat"]:
+                k += s["ntrans"] + 7
+            else:
+                q_to += range(k, k + s["nq"])
+                q_from += range(s["qo"], s["qo"] + s["nq"])
+                k += s["nq"]
+            n = s["nu"]
+            u_to += range(k, k + n)
+            ud_to += range(k + n, k + 2 * n)
+            u_from += range(s["uo"], s["uo"] + n)
+            k += 2 * n
+            W_to += range(k, k + 6)                     # force (W[3:]) first, then moment
+            W_from += [6 * s["i"] + j for j in (3, 4, 5, 0, 1, 2)]
+            W_sign += [s["sgn"]] * 6
+            k += 6
+            s["k_drv"] = k
+            k += len(s["drv"])
+        as_index = lambda v: np.array(v, dtype=np.int64)      # noqa: E731
+        self._q_to, self._q_from = as_index(q_to), as_index(q_from)
+        self._u_to, self._ud_to, self._u_from = as_index(u_to), as_index(ud_to), as_index(u_from)
+        self._W_to, self._W_from = as_index(W_to), as_index(W_from)
+        self._W_sign = np.array(W_sign, dtype=float)
+        self._n_tree = n_tree
+        self._hinges_end = k
 
     def reset(self) -> None:
         """Forget the angle history (the next row starts the continuous branches afresh)."""
@@ -212,37 +250,40 @@ class Recorder:
             raw.append(_bryant_raw(_quat_matrices(quats.reshape(-1, 4))).reshape(k_rows, -1, 3))
         angles = continue_bryant_rows(np.concatenate(raw, axis=1), self._prev)
         self._prev = angles[-1].copy()
-        block = np.concatenate([pb, angles[:, :nb], R.reshape(k_rows, nb, 9), v, w, acc, eps],
-                               axis=2)
-        k = 1 + self.n_body_cols * len(self.body_order)
-        out[:, 1:k] = block[:, self.body_order].reshape(k_rows, -1)
-        # hinges
+        # the bodies' columns written in place, body by body in model order (no whole block
+        # made first and copied: for many bodies and rows, the copies were most of a row's cost)
+        nbm = len(self.body_order)
+        k = 1 + self.n_body_cols * nbm
+        cols = out[:, 1:k].reshape(k_rows, nbm, self.n_body_cols)     # a view into out
+        order = None if self._in_order else self.body_order
+        c0 = 0
+        for part in (pb, angles[:, :nb], R.reshape(k_rows, nb, 9), v, w, acc, eps):
+            c1 = c0 + part.shape[2]
+            cols[:, :, c0:c1] = part if order is None else part[:, order]
+            c0 = c1
+        # hinges: the columns gathered by index arrays (_hinge_gather), then the quaternion
+        # hinges' coordinates and the driven coordinates' loads one hinge at a time
         q, u, ud, tau, Wh = b.q, b.u, b.udot, b.tau, b.Wh
+        if self.hinge_specs:
+            out[:, self._q_to] = q[:, self._q_from]
+            out[:, self._u_to] = u[:, self._u_from]
+            out[:, self._ud_to] = ud[:, self._u_from]
+            out[:, self._W_to] = (Wh.reshape(k_rows, self._n_tree * 6)[:, self._W_from]
+                                  * self._W_sign)
         iq = 0
         for s in self.hinge_specs:
-            i, qo, uo = s["i"], s["qo"], s["uo"]
             if s["quat"]:
-                nt = s["ntrans"]
+                k, qo, nt = s["k"], s["qo"], s["ntrans"]
                 out[:, k:k + nt] = q[:, qo:qo + nt]
                 out[:, k + nt:k + nt + 3] = angles[:, nb + iq]
                 out[:, k + nt + 3:k + nt + 7] = quats[:, iq]
                 iq += 1
-                k += nt + 7
-            else:
-                out[:, k:k + s["nq"]] = q[:, qo:qo + s["nq"]]
-                k += s["nq"]
-            n = s["nu"]
-            out[:, k:k + n] = u[:, uo:uo + n]
-            out[:, k + n:k + 2 * n] = ud[:, uo:uo + n]
-            k += 2 * n
-            W = Wh[:, i] * s["sgn"]
-            out[:, k:k + 3] = W[:, 3:]
-            out[:, k + 3:k + 6] = W[:, :3]
-            k += 6
+            k = s["k_drv"]
             for j, jq in s["drv"]:
                 # the hinge's total generalised load minus its own spring and damper
                 out[:, k] = tau[:, j] + T.hk[j] * (q[:, jq] - T.href[j]) + T.hc[j] * u[:, j]
                 k += 1
+        k = self._hinges_end
         # stops, contacts
         if self.stops:
             ns = len(self.stops)
