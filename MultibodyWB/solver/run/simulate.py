@@ -33,7 +33,11 @@ Integrators (``Simulation/Integrator``)
     ``DOP853``, ``RK45``, ``Radau``, ``BDF``, ``LSODA``: scipy's adaptive integrators (as in
     ``scipy.integrate.solve_ivp``) with the model's ``RelativeTolerance`` and
     ``AbsoluteTolerance`` and ``Step`` as the first step; the states at the output times come from
-    the integrator's dense output, quaternions normalised there.
+    the integrator's dense output, quaternions normalised there. With the method mstmm,
+    ``RK45`` and ``DOP853`` run compiled with the evaluation (:mod:`.adaptive`,
+    :data:`COMPILED_ADAPTIVE`: scipy's method and step-size control, the same steps, chunks
+    of steps between which cancel, the budget, progress and the stall detector are looked
+    at, as for rk4); the others call the evaluation from Python at every evaluation.
 
 Closed loops (``mstmm``) are held closed by Baumgarte stabilisation, critically damped at
 ``w = LOOP_STABILISATION / h`` (:mod:`.system`): ``h`` is the fixed step for rk4 and euler; for
@@ -104,6 +108,15 @@ ROW_MEMORY = 32e6
 #: The compiled run of each fixed-step integrator (its name in :mod:`.kernels`) and its
 #: evaluations per step.
 FIXED_RUNS = {"rk4": ("rk4_run", 4), "euler": ("euler_run", 1)}
+#: The adaptive integrators that the mstmm method runs compiled with its evaluation
+#: (:mod:`.adaptive`, issue 35); the others, and these when taken out of this tuple (the
+#: reference in the tests), go through scipy with a Python call per evaluation.
+COMPILED_ADAPTIVE = ("RK45", "DOP853")
+#: Most steps of a compiled adaptive run between two looks at cancel, progress and the budget
+#: (the chunk otherwise aims at :data:`CHUNK_SECONDS` of wall time).
+MAX_ADAPTIVE_CHUNK = 20000
+#: ... and it comes back after the step that passes this fraction of the run more (progress).
+PROGRESS_STEP = 0.005
 
 
 def _problem(field, message):
@@ -271,6 +284,19 @@ class StallDetector:
         self.count = 0
         self.start = 0.0
         self.slow = 0
+
+    def steps(self, ts) -> None:
+        """:meth:`step` for each time of ``ts`` in turn (the steps of a compiled chunk),
+        looking only at those that end a window."""
+        i, n = 0, len(ts)
+        while i < n:
+            k = self.window - self.count           # the step that ends this window
+            if k > n - i:
+                self.count += n - i
+                return
+            self.count = self.window - 1
+            self.step(float(ts[i + k - 1]))
+            i += k
 
     def step(self, t: float) -> None:
         self.count += 1
@@ -513,6 +539,10 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
     if integrator in FIXED_STEP:
         times, states, data, info = _run_fixed(system, rec, y0, integrator, t_end, step,
                                                output_step, progress, cancel, monitor)
+    elif integrator in COMPILED_ADAPTIVE:
+        times, states, data, info = _run_compiled(system, rec, y0, integrator, t_end, step,
+                                                  output_step, rtol, atol, progress, cancel,
+                                                  monitor)
     else:
         times, states, data, info = _run_adaptive(system, rec, y0, integrator, t_end, step,
                                                   output_step, rtol, atol, progress, cancel,
@@ -1025,6 +1055,108 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     if work is not None:
         info["power_evaluations"] = work.evaluations
     return t, states, data, info
+
+
+def _run_compiled(system, rec, y0, integrator, t_end, step, output_step, rtol, atol,
+                  progress, cancel, monitor=None):
+    """``_run_adaptive`` for RK45 and DOP853 with the steps compiled (:func:`.adaptive.rk_chunk`):
+    chunks of about :data:`CHUNK_SECONDS` of steps, between which cancel, the budget, the
+    stall detector and progress are looked at, and the rows the chunk passed are computed.
+    The same method, rows, work columns, loop stabilisation and guards as scipy's path."""
+    from ..methods.mstmm import adaptive as AD
+    from ..model.timeprogram import model_programs
+    tab = AD.Tableau(integrator)
+    times = output_times(t_end, output_step)
+    rows = _Rows(times.size, system.ny, len(rec.names))
+    rows.add(rec, 0.0, y0, np.zeros(3))
+    progress(0.0)
+    ny = system.ny
+    T, F, W = system.tree, system.forces, system.work
+    fns = _driver_functions(system)
+    P = model_programs(fns, system.magnitudes)
+    drv = np.zeros((max(len(fns), 1), 3))
+    mags = np.zeros(max(len(system.magnitudes), 1))
+    y = np.array(y0, dtype=float)
+    f = np.zeros(ny)
+    y_old, y_new, ye, kd = (np.zeros(ny) for _ in range(4))
+    Kst = np.zeros((tab.rows, ny))
+    Q = np.zeros((ny, 4)) if tab.kind == 0 else np.zeros((7, ny))
+    out_y = np.zeros((times.size, ny))
+    out_flows = np.zeros((times.size, 3))
+    if system.does_work:
+        from ..methods.runtime import WORK_NODES
+        gx, gw = np.polynomial.legendre.leggauss(WORK_NODES.get(integrator, 4))
+        flows = np.zeros(3)
+    else:
+        gx, gw, flows = np.zeros(0), np.zeros(0), np.zeros(0)
+    pw = np.zeros(3)
+    step_t = np.zeros(MAX_ADAPTIVE_CHUNK)
+    step_svr = np.zeros(MAX_ADAPTIVE_CHUNK)
+    bad_y, bad_d = np.zeros(ny), np.zeros(ny)
+    from ..methods.mstmm.system import LOOP_STABILISATION
+    fpar = np.zeros(10)
+    fpar[AD.T_NOW], fpar[AD.H_ABS], fpar[AD.T_END] = 0.0, min(step, t_end), t_end
+    fpar[AD.RTOL] = max(rtol, 100 * np.finfo(float).eps)     # as scipy's validate_tol
+    fpar[AD.ATOL], fpar[AD.STAB] = atol, LOOP_STABILISATION
+    ipar = np.zeros(9, dtype=np.int64)
+    ipar[AD.NXT], ipar[AD.NEED_F0], ipar[AD.RESTAB] = 1, 1, 1 if system.cuts else 0
+    stall = StallDetector(system.model, integrator, t_end)
+    chunk, last, done_rows = 16, 0.0, 1
+    while True:
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        t_prev = fpar[AD.T_NOW]
+        fpar[AD.T_STOP] = t_prev + PROGRESS_STEP * t_end     # back for progress and cancel
+        wall = _time.perf_counter()
+        status = AD.rk_chunk(tab.kind, tab.stages, tab.A, tab.B, tab.C, tab.E, tab.E3, tab.P,
+                             tab.exponent, y, f, y_old, y_new, ye, kd, Kst, Q,
+                             P.ops, P.args, P.consts, P.start, P.stack, len(fns), drv, mags,
+                             T, F, W, times, out_y, out_flows, gx, gw, flows, pw, step_t,
+                             step_svr, T.quat, fpar, ipar, bad_y, bad_d, chunk)
+        dt = _time.perf_counter() - wall
+        n = int(ipar[AD.CHUNK_STEPS])
+        t = float(fpar[AD.T_NOW])
+        if status == AD.TIME_FUNCTION:
+            t_err = float(fpar[AD.ERR_T])
+            system.driver_values(t_err)            # raises the EvaluationError that names it
+            system.magnitude_values(t_err)
+            raise SimulationError(f"{integrator}: a driver or force magnitude is not finite "
+                                  f"at t = {t_err:.9g} s")
+        if status == AD.NOT_FINITE:
+            hinge, body, others = blown_up(system, float(fpar[AD.T_OLD]), y_old, y)
+            raise not_finite(system.model, t, hinge, body, others, integrator, fixed=False)
+        if status == AD.TOO_SMALL:
+            if ipar[AD.HAS_BAD]:
+                raise _rates_not_finite(system, integrator, (float(fpar[AD.BAD_T]), bad_y.copy(),
+                                                             bad_d.copy()), AD.TOO_SMALL_STEP)
+            element, field, advice = stiffness_advice(system.model, integrator, step, False)
+            raise RunError(element, field, f"{integrator} failed at t = {t:.6g} s: "
+                                           f"{AD.TOO_SMALL_STEP}; {advice}")
+        stall.steps(step_t[:n])
+        if monitor is not None and n:
+            monitor.series(step_t[:n].copy(), step_svr[:n].copy())
+        nxt = int(ipar[AD.NXT])
+        if nxt - done_rows >= 256 or (status == AD.FINISHED and nxt > done_rows):
+            rows.add_many(rec, times[done_rows:nxt], out_y[done_rows:nxt],
+                          out_flows[done_rows:nxt])
+            done_rows = nxt
+        if status == AD.FINISHED:
+            break
+        # the next chunk: about CHUNK_SECONDS of steps
+        target = n * CHUNK_SECONDS / max(dt, 1e-6) if n else chunk
+        chunk = int(min(max(target, 1), MAX_ADAPTIVE_CHUNK))
+        frac = t / t_end
+        if frac >= last + PROGRESS_STEP and frac < 1.0:
+            progress(frac)
+            last = frac
+    if done_rows < times.size:
+        raise SimulationError(f"{integrator} stopped at t = {t:g} s before the end")
+    progress(1.0)
+    t_rows, states, data = rows.done(rec.names)
+    info = dict(steps=int(ipar[AD.STEPS]), evaluations=int(ipar[AD.NFEV]), compiled=True)
+    if system.does_work:
+        info["power_evaluations"] = int(ipar[AD.NPOWER])
+    return t_rows, states, data, info
 
 
 def _rates_not_finite(system, integrator, bad, why) -> RunError:

@@ -229,6 +229,9 @@ def _models():
     cs = build("crank_slider")                      # a loop, a driver, a gas force
     runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4)))
     runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="DOP853")))
+    # scipy's integrators (a Python call of kernels.evaluate_into per evaluation; DOP853 and
+    # RK45 run compiled, methods.mstmm.adaptive)
+    runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="LSODA")))
     runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="euler")))
     fb = build("four_bar")
     fb.hinge("CrankPivot").motors = [Motor("rz", 1.0)]
@@ -246,6 +249,14 @@ def _models():
     ne.couplers = []                                # (newton-euler takes none)
     runs.append((ne, dict(method="newton-euler", t_end=1e-4, step=1e-5, output_step=1e-4)))
     return runs
+
+
+def _time_programs():
+    """The compiled functions of time sampled from Python (:func:`.timeprogram.evaluate`: the
+    tests'; a run evaluates them inside the adaptive kernel)."""
+    from ..model.timefunction import parse
+    from ..model.timeprogram import evaluate, pack
+    evaluate(pack([parse("step5(t, 0, 0, 1, 2) + sin(t)")]), [0.5])
 
 
 def _elements_model():
@@ -568,6 +579,8 @@ def warm_up(force: bool = False, out=None, first: str | None = None, only: str |
                         for model, settings in runs:
                             if _stage_of_run(model, settings) == stage:
                                 simulate(model, **settings)
+                        if stage == ADAPTIVE_STAGE:
+                            _time_programs()
                         _record_duration(stage, time.process_time() - c0)
                         _write_stamp(f"{stage} kernels compiled in "
                                      f"{time.perf_counter() - t0:.1f} s\n", stage)
