@@ -163,3 +163,18 @@ def test_a_cube_pressed_into_a_drum_bounces_with_its_energy_balanced():
     assert res["Cube.vz"].max() > 1e-5                # pushed up
     assert np.abs(res["Cube.x"]).max() < 1e-12 and np.abs(res["Cube.b"]).max() < 1e-12
     assert abs(res.energy_balance()["relative"]) < 1e-5
+
+
+def test_one_shape_over_many_pairs_is_made_once():
+    """A track's shoes share one box over hundreds of contact pairs: the hull of the same
+    points is made once (Qhull asked once), each caller given its own copy."""
+    from MultibodyWB.solver.elements.forces import contact
+    size = (0.1234567, 0.38, 0.06)
+    before = contact._hull_of.cache_info()
+    first = contact.box_hull(size)
+    again = contact.box_hull(size)
+    after = contact._hull_of.cache_info()
+    assert after.misses - before.misses == 1 and after.hits - before.hits == 1
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+        assert a is not b and a.flags.writeable

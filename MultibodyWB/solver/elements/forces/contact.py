@@ -62,6 +62,7 @@ Energy
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple, Optional
 
@@ -197,9 +198,20 @@ class Hull(NamedTuple):
 
 def hull(points) -> Hull:
     """The convex hull of ``points`` (n, 3) (Qhull through scipy). Raises ValueError when they
-    are not finite or do not span a volume."""
+    are not finite or do not span a volume.
+
+    The same points' hull is made once (copies of it handed out): a track's shoes share one
+    shape over hundreds of contact pairs, and the set-up and the start check each asked Qhull
+    for it per pair (issue 34)."""
+    pts = np.ascontiguousarray(np.asarray(points, dtype=float).reshape(-1, 3))
+    return Hull(*(a.copy() for a in _hull_of(pts.tobytes(), len(pts))))
+
+
+@functools.lru_cache(maxsize=256)
+def _hull_of(data: bytes, n: int) -> Hull:
+    """:func:`hull` of the ``n`` points packed in ``data`` (float64, n x 3)."""
     from scipy.spatial import ConvexHull, QhullError
-    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    pts = np.frombuffer(data, dtype=float).reshape(n, 3).copy()
     if len(pts) < 4 or not np.isfinite(pts).all():
         raise ValueError(f"{len(pts)} points{'' if np.isfinite(pts).all() else ' (not finite)'}"
                          "; a convex shape needs at least four finite points not in one plane")
@@ -221,8 +233,11 @@ def hull(points) -> Hull:
     key = np.round(h.equations / [1.0, 1.0, 1.0, scale], 9)
     _, first = np.unique(key, axis=0, return_index=True)
     planes = h.equations[np.sort(first)]
-    return Hull(np.ascontiguousarray(verts), np.ascontiguousarray(tris, dtype=np.int64),
-                np.ascontiguousarray(planes))
+    out = Hull(np.ascontiguousarray(verts), np.ascontiguousarray(tris, dtype=np.int64),
+               np.ascontiguousarray(planes))
+    for array in out:
+        array.setflags(write=False)         # the cached one: :func:`hull` hands out copies
+    return out
 
 
 def box_hull(size) -> Hull:
