@@ -250,17 +250,16 @@ class Recorder:
             raw.append(_bryant_raw(_quat_matrices(quats.reshape(-1, 4))).reshape(k_rows, -1, 3))
         angles = continue_bryant_rows(np.concatenate(raw, axis=1), self._prev)
         self._prev = angles[-1].copy()
-        # the bodies' columns written in place, body by body in model order (no whole block
-        # made first and copied: for many bodies and rows, the copies were most of a row's cost)
+        # the bodies' columns, in model order, written into out (not made and copied: for many
+        # bodies and rows the copies were most of a row's cost)
         nbm = len(self.body_order)
         k = 1 + self.n_body_cols * nbm
         cols = out[:, 1:k].reshape(k_rows, nbm, self.n_body_cols)     # a view into out
-        order = None if self._in_order else self.body_order
-        c0 = 0
-        for part in (pb, angles[:, :nb], R.reshape(k_rows, nb, 9), v, w, acc, eps):
-            c1 = c0 + part.shape[2]
-            cols[:, :, c0:c1] = part if order is None else part[:, order]
-            c0 = c1
+        parts = (pb, angles[:, :nb], R.reshape(k_rows, nb, 9), v, w, acc, eps)
+        if self._in_order:
+            np.concatenate(parts, axis=2, out=cols)
+        else:
+            np.take(np.concatenate(parts, axis=2), self.body_order, axis=1, out=cols)
         # hinges: the columns gathered by index arrays (_hinge_gather), then the quaternion
         # hinges' coordinates and the driven coordinates' loads one hinge at a time
         q, u, ud, tau, Wh = b.q, b.u, b.udot, b.tau, b.Wh
