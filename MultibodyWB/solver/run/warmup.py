@@ -231,7 +231,8 @@ def _models():
     runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="DOP853")))
     # scipy's integrators (a Python call of kernels.evaluate_into per evaluation; DOP853 and
     # RK45 run compiled, methods.mstmm.adaptive)
-    runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="LSODA")))
+    runs.append((build("double_pendulum"), dict(t_end=2e-3, step=1e-3, output_step=1e-3,
+                                               integrator="Radau")))
     runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4, integrator="euler")))
     fb = build("four_bar")
     fb.hinge("CrankPivot").motors = [Motor("rz", 1.0)]
