@@ -40,6 +40,10 @@ CASES = {
     # seven bodies, ten revolute hinges in a plane: three loops closed at E, each with three
     # redundant directions (out of the plane)
     "andrews_squeezer": ({}, {"K2", "K3", "K4", "K6"}, set(), ["E3", "E4", "E6"], -8, 1, 9),
+    # a closed planar chain of 20 shoes (20 freedoms: 3 + 19 pins - 2 in the plane) held in
+    # its plane by shoe 0's planar hinge, so that its closing pin has 3 redundant directions;
+    # plus the sprocket (driven), the tensioner and the idler
+    "track": ({}, {"Sprocket", "Idler", "Shoe19"}, set(), ["Pin20"], 20, 23, 3),
 }
 
 

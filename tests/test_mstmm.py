@@ -283,7 +283,8 @@ def test_examples_order(name):
     assert eq.order == eq.n_tree + s.tree.m_tot
     assert len(eq.couplers) == s.tree.loops.cp_ab.shape[0] == len(model.couplers)
     assert len(eq.cuts) == len(topo.cut_hinges) and bool(eq.cuts) == bool(loops)
-    assert rel_err(res.Wcut, inst.Wcut) < RTOL if loops else res.Wcut.shape == (0, 6)
+    # (over the weight too: the track's cut pin carries round-off, 2e-7 N, at its start)
+    assert load_err(res.Wcut, inst.Wcut, s) < RTOL if loops else res.Wcut.shape == (0, 6)
     assert len(eq.paths) == len(topo.tips)
     assert all(p[-1] == 0 and list(p) == sorted(p[:-1]) + [0] for _, p in eq.paths)
 

@@ -26,6 +26,8 @@ EXAMPLES = {
                                              "loops, motor torque and spring (benchmark)"),
     "quarter_car": ("quarter_car", "quarter car crossing a bump: hull, suspension, wheel, tyre "
                                    "(design study of the demo)"),
+    "track": ("track", "a track of 20 pinned shoes round a driven sprocket and a tensioned "
+                       "idler (cylinder - box contacts)"),
 }
 
 
