@@ -165,3 +165,32 @@ def test_loop_jacobian_makes_the_coordinate_table_once_per_body(monkeypatch):
     split = kinematics.split_coordinates(m, topo, q)
     np.testing.assert_array_equal(
         kinematics.twist_jacobian(m, topo, h.input.body, split, poses, p), body_J)
+
+
+@pytest.mark.parametrize("wrong_size", [False, True])
+def test_frames_checked_at_once_report_what_one_by_one_does(monkeypatch, wrong_size):
+    """The frames of all bodies are looked at together (validation._fine_frames); a body with
+    a frame that is not three finite numbers within the limits is reported as before."""
+    from MultibodyWB.solver.model import validation
+    m = build("chain", n=30)
+    m.bodies[3].markers[1].frame.position = np.array([np.nan, 0.0, 0.0])
+    m.bodies[7].orientation = np.array([0.0, 2e6, 0.0])              # beyond MAX_ANGLE
+    m.bodies[9].mass_center.position = np.array([0.0, 0.0, -2e6])    # beyond MAX_POSITION
+    bad = ["RigidBody 'Link4'", "RigidBody 'Link8'", "RigidBody 'Link10'"]
+    if wrong_size:                    # no array of them all: each body looked at alone
+        m.bodies[12].markers[0].frame.orientation = np.array([0.0, 1.0])
+        bad.append("RigidBody 'Link13'")
+    found = [str(p) for p in m.validate()]
+    monkeypatch.setattr(validation, "_fine_frames", lambda parts: set())
+    one_by_one = [str(p) for p in m.validate()]
+    assert found == one_by_one
+    assert [p.split(",")[0] for p in found] == bad
+
+
+def test_result_column_clash_of_a_contact_and_a_hinge():
+    """The hinges' result columns are listed only when a name is shared (lazily): a contact
+    called like a hinge is still refused."""
+    m = build("bouncing_balls")
+    m.contacts[0].name = m.hinges[0].name
+    problems = [str(p) for p in m.validate()]
+    assert len(problems) == 1 and "would have the names of those of Hinge" in problems[0]

@@ -439,10 +439,10 @@ def analyse(model: MultibodySystem) -> Topology:
     loops = []
     for i in sorted(cut, key=lambda i: hinge_number[i]):
         a_chain, b_chain = up(ends[i][0]), up(ends[i][1])
-        a_nodes = [key for kind, key in a_chain if kind == BODY]
-        b_nodes = [key for kind, key in b_chain if kind == BODY]
-        common = next(n for n in b_nodes if n in a_nodes)
-        ia, ib = a_chain.index((BODY, common)), b_chain.index((BODY, common))
+        a_at = {key: j for j, (kind, key) in enumerate(a_chain) if kind == BODY}
+        ib, common = next((j, key) for j, (kind, key) in enumerate(b_chain)
+                          if kind == BODY and key in a_at)       # a set: linear in the loop
+        ia = a_at[common]
         path = a_chain[:ia + 1] + b_chain[:ib][::-1]
         labels = [label(item) for item in path]
         loops.append(Loop(cut_hinge=hinges[i].name, path=tuple(x for x, _ in labels),

@@ -156,9 +156,10 @@ def validate(model: MultibodySystem) -> list[Problem]:
     _check_names(model, c)
     for ground in model.grounds:
         _check_part_frames(ground, c)
-    inertia = _body_inertias(model.bodies)
+    fine = _fine_frames(model.bodies)
+    inertia = _body_inertias(model.bodies, fine)
     for body in model.bodies:
-        _check_body(body, c, inertia)
+        _check_body(body, c, inertia, id(body) in fine)
     for hinge in model.hinges:
         _check_hinge(model, hinge, c)
     for force in model.forces:
@@ -237,16 +238,51 @@ def _angles_problem(v) -> str | None:
     return None
 
 
-def _check_part_frames(part, c):
-    for field, problem in (("AbsolutePosition", _position_problem(part.position)),
-                           ("AbsoluteOrientation", _angles_problem(part.orientation))):
-        if problem:
-            c.add(part, field, problem)
+def _fine_frames(parts) -> set:
+    """``id`` of the parts whose frames (position and orientation; the markers'; the mass
+    centre's) are all three finite numbers within :data:`MAX_POSITION` and :data:`MAX_ANGLE`,
+    looked at all at once (the others, or all when some vector is no three numbers, are looked
+    at one by one: :func:`_check_part_frames` says what is wrong)."""
+    vecs, owner = [], []
+    for i, p in enumerate(parts):
+        n = len(vecs)
+        vecs += (p.position, p.orientation)
+        for m in p.markers:
+            vecs += (m.frame.position, m.frame.orientation)
+        mc = getattr(p, "mass_center", None)
+        if mc is not None:
+            vecs += (mc.position, mc.orientation)
+        owner += [i] * (len(vecs) - n)
+    if not vecs:
+        return {id(p) for p in parts}
+    try:
+        a = np.array(vecs, dtype=float)
+    except (TypeError, ValueError):
+        return set()
+    if a.shape != (len(vecs), 3):
+        return set()
+    limit = np.where(np.arange(len(vecs)) % 2 == 0, MAX_POSITION, MAX_ANGLE)   # (position,
+    with np.errstate(invalid="ignore"):                                           # angles) pairs
+        ok = np.isfinite(a).all(axis=1) & (np.abs(a).max(axis=1) <= limit)
+    bad = set(np.asarray(owner)[~ok].tolist())
+    return {id(p) for i, p in enumerate(parts) if i not in bad}
+
+
+def _check_part_frames(part, c, fine=False):
+    """The part's frames (``fine``: known to be fine, :func:`_fine_frames`: the markers' ids
+    alone)."""
+    if not fine:
+        for field, problem in (("AbsolutePosition", _position_problem(part.position)),
+                               ("AbsoluteOrientation", _angles_problem(part.orientation))):
+            if problem:
+                c.add(part, field, problem)
     seen = set()
     for m in part.markers:
         if m.id in seen:
             c.add(part, "Marker", f"marker ID {m.id} is used twice on this part")
         seen.add(m.id)
+        if fine:
+            continue
         for field, problem in ((f"Marker {m.id} Position", _position_problem(m.frame.position)),
                                (f"Marker {m.id} Orientation",
                                 _angles_problem(m.frame.orientation))):
@@ -254,37 +290,43 @@ def _check_part_frames(part, c):
                 c.add(part, field, problem)
 
 
-def _inertia_checked(body) -> bool:
-    """True when a body's mass, JI and mass centre allow the inertia check."""
+def _inertia_checked(body, fine=False) -> bool:
+    """True when a body's mass, JI and mass centre allow the inertia check (``fine``: its
+    frames are, :func:`_fine_frames`)."""
     return (np.isfinite(body.mass) and body.mass > 0 and _finite(body.inertia, 6)
-            and _position_problem(body.mass_center.position) is None)
+            and (fine or _position_problem(body.mass_center.position) is None))
 
 
-def _body_inertias(bodies) -> dict:
-    """:func:`check_inertia` of every body that allows it, by ``id(body)`` (all at once)."""
-    ok = [b for b in bodies if _inertia_checked(b)]
+def _body_inertias(bodies, fine=frozenset()) -> dict:
+    """:func:`check_inertia` of every body that allows it, by ``id(body)`` (all at once);
+    ``fine``: ids of bodies whose frames are fine (:func:`_fine_frames`)."""
+    ok = [b for b in bodies if _inertia_checked(b, id(b) in fine)]
     messages = _check_inertias([b.mass for b in ok], [b.inertia for b in ok],
                                [b.mass_center.position for b in ok]) if ok else []
     return {id(b): m for b, m in zip(ok, messages)}
 
 
-def _check_body(body, c, inertia=None):
-    _check_part_frames(body, c)
+def _check_body(body, c, inertia=None, fine=False):
+    """The body's fields (``fine``: its frames are, :func:`_fine_frames`)."""
+    _check_part_frames(body, c, fine)
     mass_ok = np.isfinite(body.mass) and body.mass > 0
     if not mass_ok:
         c.add(body, "Mass", f"{body.mass!r} kg; the mass must be positive")
     if body.density is not None and not (np.isfinite(body.density) and body.density > 0):
         c.add(body, "Density", f"{body.density!r} kg/m^3; the density must be positive")
-    problem = _position_problem(body.mass_center.position)
-    if problem:
-        c.add(body, "MassCenter", problem)
-    problem = _angles_problem(body.mass_center.orientation)
-    if problem:
-        c.add(body, "MassCenter Orientation", problem)
+    center_ok = fine
+    if not fine:
+        problem = _position_problem(body.mass_center.position)
+        center_ok = problem is None
+        if problem:
+            c.add(body, "MassCenter", problem)
+        problem = _angles_problem(body.mass_center.orientation)
+        if problem:
+            c.add(body, "MassCenter Orientation", problem)
     ji_ok = _finite(body.inertia, 6)
     if not ji_ok:
         c.add(body, "JI", "needs six finite numbers: Ixx, Iyy, Izz, Ixy, Ixz, Iyz (kg m^2)")
-    if mass_ok and ji_ok and _position_problem(body.mass_center.position) is None:
+    if mass_ok and ji_ok and center_ok:
         messages = (inertia[id(body)] if inertia is not None and id(body) in inertia
                     else check_inertia(body.mass, body.inertia, body.mass_center.position))
         for msg in messages:
@@ -692,23 +734,30 @@ def _check_columns(model, c):
                           hinge_quantities)
     from ..elements.forces.stop import SUFFIX as STOP_SUFFIX
     closure = {"closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate"}
-    taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS))}
+    taken = {"energy": ("the energy columns", set(ENERGY_COLUMNS), None)}
     bodies = {b.name for b in model.bodies}
     columns = frozenset(BODY_COLUMNS)                 # one set for all bodies
     owners = [(b, b.name, columns) for b in model.bodies]
-    for h in model.hinges:
-        if h.type in HINGE_TYPES:
-            q = set(hinge_quantities(h.type, [d.coordinate for d in h.drivers])) | closure
-            q |= {f"{c}{STOP_SUFFIX}" for h_, c, i in stops_of([h])}
-            owners.append((h, f"hinge:{h.name}" if h.name in bodies else h.name, q))
+
+    def hinge_columns(h):
+        q = set(hinge_quantities(h.type, [d.coordinate for d in h.drivers])) | closure
+        return q | {f"{c}{STOP_SUFFIX}" for h_, c, i in stops_of([h])}
+
+    # a hinge's quantities are listed only when another element has its prefix (rarely)
+    owners += [(h, f"hinge:{h.name}" if h.name in bodies else h.name, None)
+               for h in model.hinges if h.type in HINGE_TYPES]
     contact_columns = frozenset(CONTACT_COLUMNS)
     owners += [(k, k.name, contact_columns) for k in model.contacts]
     owners += [(k, k.name, frozenset(COUPLER_COLUMNS)) for k in model.couplers]
+
+    def listed(obj, qties):
+        return hinge_columns(obj) if qties is None else qties
+
     for obj, prefix, qties in owners:
         other = taken.get(prefix)
         if other is None:
-            taken[prefix] = (element_name(obj), qties)
-        elif other[0] != element_name(obj) and other[1] & qties:
+            taken[prefix] = (element_name(obj), qties, obj)
+        elif other[0] != element_name(obj) and listed(other[2], other[1]) & listed(obj, qties):
             c.add(obj, "Name", f"its result columns '{shorten(prefix, 40)}.*' would have the "
                                f"names of those of {other[0]}; rename one of them")
 
