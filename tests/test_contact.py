@@ -230,9 +230,9 @@ def test_contact_file_round_trip_and_checks():
     bad = text.replace('Type="box"', 'Type="cone"')
     _, problems = xmlio.read_with_problems(bad.encode())
     assert any(p.element == "Contact 'Side'" and "InputShape" in p.field for p in problems)
-    m.contacts[1].output_shape.type = "cylinder"
+    m.contacts[1].output_shape.type = "torus"
     msgs = [str(p) for p in m.validate()]
-    assert any("Contact 'Side'" in s and "box against a cylinder is not supported" in s for s in msgs)
+    assert any("Contact 'Side'" in s and "box against a torus is not supported" in s for s in msgs)
 
 
 def test_too_stiff_contact_for_the_step_is_named_with_a_stable_step():

@@ -105,7 +105,8 @@ def test_faces_and_a_box_solid_are_recognised_with_their_dimensions(freecad, doc
     assert contact.recognise(ball, "") is None            # a whole solid that is not a box
     assert contact.recognise(plate, "Edge1") is None
     assert contact.supported("plane", "sphere") and contact.supported("box", "plane")
-    assert not contact.supported("plane", "plane") and not contact.supported("box", "cylinder")
+    assert not contact.supported("plane", "plane") and not contact.supported("cone", "sphere")
+    assert contact.supported("box", "cylinder")          # a road wheel on a track shoe
 
 
 def test_cones_and_tori_are_recognised_exactly_with_their_frames(freecad, doc):

@@ -11,7 +11,7 @@ step short enough for the contact (:func:`~MultibodyWB.document.contact_step.fit
 said in the Report view); the contact's task panel then opens.
 
 A pick that is no primitive (a cone, a torus, a free-form face, a solid that is not a box), and a
-pair of primitives the solver does not take (a cylinder against a box, two planes), becomes the
+pair of primitives the solver does not take (a cone against a sphere, two planes), becomes the
 convex hull of the solid (:func:`~MultibodyWB.objects.contact.convex`: its tessellation's
 vertices, its marker at the solid's centre of mass): the first of (as picked, the input's solid
 convex, the output's, both) that the solver takes. Edges and vertices, and markers on no solid,
