@@ -28,6 +28,8 @@ EXAMPLES = {
                                    "(design study of the demo)"),
     "track": ("track", "a track of 20 pinned shoes round a driven sprocket and a tensioned "
                        "idler (cylinder - box contacts)"),
+    "tracked_vehicle": ("tracked_vehicle", "a half tank on flat ground: a 600 kg hull on three "
+                                           "torsion-arm road wheels, a track of 36 shoes"),
 }
 
 

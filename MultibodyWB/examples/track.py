@@ -80,6 +80,58 @@ def _wheel(model, name, x, k, label):
     return b, b.add_marker((0, 0, 0), label=f"{label} axle")
 
 
+def add_shoes(model, ground, pins_xz, wheels, floor=None, ground_friction=(MU_S, MU_D)):
+    """The closed chain of shoes through the pins ``pins_xz`` (x, z; shoe ``i`` from pin ``i``
+    to pin ``i + 1``): shoe 0 on a planar hinge to ``ground`` (the track's plane), shoe ``i``
+    pinned to shoe ``i - 1``, the last pin closing the loop; each shoe touches each of
+    ``wheels`` (body, axle marker, radius) through a cylinder - box contact and, given a
+    ``floor`` marker (a ground plane, normal up), the floor through a box - plane contact with
+    ``ground_friction`` (static, dynamic). Returns the shoes."""
+    p = np.asarray(pins_xz, dtype=float)
+    n = len(p)
+    mp = massprops.box((PITCH, SHOE_WIDTH, SHOE_THICKNESS), 1.0,
+                       corner=(-PITCH / 2, -SHOE_WIDTH / 2, -SHOE_THICKNESS / 2))
+    scale = SHOE_MASS / mp.mass
+    shoes, ends = [], []
+    for i in range(n):
+        a, b = p[i], p[(i + 1) % n]
+        d = b - a
+        beta = -math.atan2(d[1], d[0])      # about y: the shoe's x along the chord
+        R = bryant_to_matrix((0.0, beta, 0.0))
+        centre = 0.5 * (a + b)
+        shoe = model.add_body(f"Shoe{i}", SHOE_MASS, np.asarray(mp.ji) * scale,
+                              mass_center=(0, 0, 0), position=(centre[0], 0.0, centre[1]),
+                              orientation=matrix_to_bryant(R), label=f"track shoe {i}")
+        back = shoe.add_marker((-PITCH / 2, 0, 0), Y_AXIS, label=f"shoe {i} rear pin")
+        front = shoe.add_marker((PITCH / 2, 0, 0), Y_AXIS, label=f"shoe {i} front pin")
+        shoes.append(shoe)
+        ends.append((back, front))
+    model.add_hinge("Pin0", "planar",
+                    ends[0][0], ground.add_marker((p[0][0], 0.0, p[0][1]), Y_AXIS,
+                                                  label="track plane"),
+                    label="the track's plane")
+    for i in range(1, n):
+        model.add_hinge(f"Pin{i}", "revolute", ends[i][0], ends[i - 1][1], label=f"pin {i}")
+    closing = shoes[0].add_marker((-PITCH / 2, 0, 0), Y_AXIS, label="shoe 0 rear pin, closing")
+    model.add_hinge(f"Pin{n}", "revolute", closing, ends[n - 1][1], label="closing pin")
+    # contacts: every shoe against every wheel (and the floor)
+    box = ("box", {"size": (PITCH, SHOE_WIDTH, SHOE_THICKNESS)})
+    for i, shoe in enumerate(shoes):
+        centre = shoe.add_marker((0, 0, 0), label=f"shoe {i} centre")
+        for w, axle, r in wheels:
+            model.add_contact(f"{w.name}Shoe{i}", axle, centre,
+                              ("cylinder", {"radius": r, "length": WHEEL_WIDTH}), box,
+                              stiffness=CONTACT_K, restitution=RESTITUTION,
+                              static_friction=MU_S, dynamic_friction=MU_D,
+                              stiction_velocity=STICTION)
+        if floor is not None:
+            model.add_contact(f"GroundShoe{i}", centre, floor, box, ("plane",),
+                              stiffness=CONTACT_K, restitution=RESTITUTION,
+                              static_friction=ground_friction[0],
+                              dynamic_friction=ground_friction[1], stiction_velocity=STICTION)
+    return shoes
+
+
 def build(k: int = 6, m: int = 4, speed: float = 2.0, end_time: float = 0.4,
           preload: float = TENSIONER_PRELOAD, idler_brake: float = 0.0,
           gravity=(0.0, 0.0, -9.81)) -> MultibodySystem:
@@ -112,43 +164,7 @@ def build(k: int = 6, m: int = 4, speed: float = 2.0, end_time: float = 0.4,
     model.add_hinge("IdlerAxle", "revolute", i_axle,
                     hub.add_marker((0, 0, 0), Y_AXIS, label="idler bearing"), label="idler",
                     damping=[float(idler_brake)])
-    # the shoes
-    p = pins(k, m)
-    mp = massprops.box((PITCH, SHOE_WIDTH, SHOE_THICKNESS), 1.0,
-                       corner=(-PITCH / 2, -SHOE_WIDTH / 2, -SHOE_THICKNESS / 2))
-    scale = SHOE_MASS / mp.mass
-    shoes, ends = [], []
-    for i in range(n):
-        a, b = p[i], p[(i + 1) % n]
-        d = b - a
-        beta = -math.atan2(d[1], d[0])      # about y: the shoe's x along the chord
-        R = bryant_to_matrix((0.0, beta, 0.0))
-        centre = 0.5 * (a + b)
-        shoe = model.add_body(f"Shoe{i}", SHOE_MASS, np.asarray(mp.ji) * scale,
-                              mass_center=(0, 0, 0), position=(centre[0], 0.0, centre[1]),
-                              orientation=matrix_to_bryant(R), label=f"track shoe {i}")
-        back = shoe.add_marker((-PITCH / 2, 0, 0), Y_AXIS, label=f"shoe {i} rear pin")
-        front = shoe.add_marker((PITCH / 2, 0, 0), Y_AXIS, label=f"shoe {i} front pin")
-        shoes.append(shoe)
-        ends.append((back, front))
-    model.add_hinge("Pin0", "planar",
-                    ends[0][0], g.add_marker((p[0][0], 0.0, p[0][1]), Y_AXIS,
-                                             label="track plane"),
-                    label="the track's plane")
-    for i in range(1, n):
-        model.add_hinge(f"Pin{i}", "revolute", ends[i][0], ends[i - 1][1], label=f"pin {i}")
-    closing = shoes[0].add_marker((-PITCH / 2, 0, 0), Y_AXIS, label="shoe 0 rear pin, closing")
-    model.add_hinge(f"Pin{n}", "revolute", closing, ends[n - 1][1], label="closing pin")
-    # contacts: every shoe against both wheels
-    wheel = ("cylinder", {"radius": r_w, "length": WHEEL_WIDTH})
-    for i, shoe in enumerate(shoes):
-        centre = shoe.add_marker((0, 0, 0), label=f"shoe {i} centre")
-        box = ("box", {"size": (PITCH, SHOE_WIDTH, SHOE_THICKNESS)})
-        for w, axle in ((sprocket, s_axle), (idler, i_axle)):
-            model.add_contact(f"{w.name}Shoe{i}", axle, centre, wheel, box,
-                              stiffness=CONTACT_K, restitution=RESTITUTION,
-                              static_friction=MU_S, dynamic_friction=MU_D,
-                              stiction_velocity=STICTION)
+    add_shoes(model, g, pins(k, m), [(sprocket, s_axle, r_w), (idler, i_axle, r_w)])
     model.simulation.end_time = end_time
     model.simulation.step = 1e-5
     model.simulation.output_step = 1e-3
