@@ -28,10 +28,14 @@ step just taken, and their conditioning is recorded at the end of every step (fr
 stage's evaluation, made at the new state); an evaluation whose derivative is not finite at a
 finite state is kept (the last of a step) for the error message.
 
-The evaluation is compiled once into :func:`rk_chunk` (LLVM inlines every call of it, and each
-call site would compile all of it again): the run is a loop over evaluation requests, each
-phase of a step (stages, the extra stages of DOP853's dense output, quadrature nodes) asking
-for the next one.
+The evaluation is written once in :func:`rk_chunk` (LLVM inlines the kernels it calls, and
+each call site would compile all of them again): the run is a loop over evaluation requests,
+each phase of a step (stages, the extra stages of DOP853's dense output, quadrature nodes)
+asking for the next one. It makes the calls of :func:`.kernels.evaluate_into` with the
+structs' arrays taken out once per chunk and the force laws called one by one, as
+:func:`.kernels._fixed_run` does (keep the three in step): passed through the structs, every
+array's reference count went up and down at every evaluation (atomic operations: half of the
+compiled time on a one-body model).
 """
 
 from __future__ import annotations
@@ -43,7 +47,11 @@ from numba import njit
 
 from ...maths.small import _JIT
 from ...model.timeprogram import fill_time_functions
-from .kernels import evaluate_into, normalise_quaternions, power_flows
+from ...elements.forces import (contact, cut_spring, has_loads, point, rotational_spring_damper,
+                                 spring_damper, stop)
+from .kernels import (_state_in, _state_rate, apply_loop_loads, cut_geometry, hinge_power,
+                      load_sweeps, loads, normalise_quaternions, psd_solve, riccati,
+                      tree_kinematics)
 
 #: The compiled integrators (their names in the settings).
 COMPILED = ("RK45", "DOP853")
@@ -140,11 +148,40 @@ def rk_chunk(kind, stages, A, B, C, E, E3, P, expo, y, f, y_old, y_new, ye, kd, 
     end times are written to ``step_t`` and, with loops, their conditioning (``W.loops.svr``)
     to ``step_svr`` (``ipar[CHUNK_STEPS]`` of each). ``ipar[NEED_F0]``: evaluate ``f`` first.
     """
+    # the structs' arrays, taken out once (as kernels._fixed_run does, and why: see there)
+    parent, code, sgn, qo, uo, nq, nu = T.parent, T.code, T.sgn, T.qo, T.uo, T.nq, T.nu
+    mo_R, mo_p, mi_R, mi_p, rc, mass, JCl = T.mo_R, T.mo_p, T.mi_R, T.mi_p, T.rc, T.mass, T.JCl
+    hk, hc, href, hRref, driven = T.hk, T.hc, T.href, T.hRref, T.driven
+    drv_idx, drv_q, nq_tot = T.drv_idx, T.drv_q, T.nq_tot
+    loops, CC, L = T.m_tot > 0, T.loops, W.loops
+    c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po = CC.c_code, CC.c_bi, CC.c_Ri, CC.c_pi, \
+        CC.c_bo, CC.c_Ro, CC.c_po
+    c_m, c_of_row, stab, cp_u, cp_ab = CC.c_m, CC.c_of_row, CC.stab, CC.cp_u, CC.cp_ab
+    Ncol, pcut, vres, phi, ccut, Acon, bcon, lam = L.Ncol, L.pcut, L.vres, L.phi, L.ccut, \
+        L.Acon, L.bcon, L.lam
+    dud, dx, dWh, pB, paB, rB, Wcut, loop_rank, Fcut = L.dud, L.dx, L.dWh, L.pB, L.paB, L.rB, \
+        L.Wcut, L.loop_rank, L.F
+    act = L.act
+    Gch, Mch, pv, perm, zv, wv, svr, ref_rank = L.Gch, L.Mch, L.pv, L.perm, L.zv, L.wv, \
+        L.svr, L.ref_rank
+    gravity = F.gravity
+    applied = has_loads(F)
+    f_pt, f_sd, f_rs, f_ct, f_st = F.point, F.spring_damper, F.rotational_spring_damper, \
+        F.contact, F.stop
+    f_cs = F.cut_spring
+    n_pt, n_sd, n_rs = f_pt.pf_body.size, f_sd.sd_bi.size, f_rs.rs_bi.size
+    n_ct, n_st, n_cs = f_ct.ct_int.shape[0], f_st.st_int.shape[0], f_cs.cs_int.shape[0]
+    q, u, dd, R, pb, pc, hp, w, vh = W.q, W.u, W.dd, W.R, W.pb, W.pc, W.hp, W.w, W.vh
+    Sg, cg, RA, Wext, tau, udot, x, Wh = W.Sg, W.cg, W.RA, W.Wext, W.tau, W.udot, W.x, W.Wh
+    IA, pA, U, Dinv, r0, ck, nfree, fidx = W.IA, W.pA, W.U, W.Dinv, W.r0, W.ck, W.nfree, W.fidx
+    FC, TC, paS, scratch = W.FC, W.TC, W.paS, W.scratch
+    Rrel, dloc, Sloc, bias = scratch.Rrel, scratch.dloc, scratch.Sloc, scratch.bias
+    pf = np.zeros(3)
     S = stages
     ny = y.size
     n_out = times.size
     track = flows.size > 0
-    nq = gx.size
+    nodes = gx.size
     t = fpar[T_NOW]
     t_end = fpar[T_END]
     h_abs = fpar[H_ABS]
@@ -155,8 +192,6 @@ def rk_chunk(kind, stages, A, B, C, E, E3, P, expo, y, f, y_old, y_new, ye, kd, 
     nfev = ipar[NFEV]
     npower = ipar[NPOWER]
     restab = ipar[RESTAB] != 0
-    stab = T.loops.stab
-    svr = W.loops.svr
     done = 0
     status = RUNNING
     # the step in progress
@@ -189,10 +224,68 @@ def rk_chunk(kind, stages, A, B, C, E, E3, P, expo, y, f, y_old, y_new, ye, kd, 
                 fpar[ERR_T] = te
                 status = TIME_FUNCTION
                 break
-            evaluate_into(ye, drv, mags, T, F, W, kd)
-            if phase == _QUAD:
-                power_flows(W.q, W.u, W.tau, mags, T.driven, T.drv_q, T.hk, T.hc, T.href, F,
-                            W.R, W.pb, W.pc, W.hp, W.w, W.vh, pw)
+            # the evaluation: kernels.evaluate_into's calls (without the wrenches), with the
+            # arrays taken out above and the force laws called one by one, as _fixed_run does;
+            # at a quadrature node also the power (kernels.power_flows)
+            quad = phase == _QUAD
+            _state_in(ye, drv, nq_tot, drv_idx, drv_q, q, u, dd)
+            tree_kinematics(q, u, parent, code, sgn, qo, uo, nu, mo_R, mo_p, mi_R, mi_p, rc,
+                            R, pb, pc, hp, w, vh, Sg, cg, RA, Rrel, dloc, Sloc, bias)
+            if applied:
+                for i in range(mass.size):
+                    for c in range(3):
+                        FC[i, c] = mass[i] * gravity[c]
+                        TC[i, c] = 0.0
+                if n_pt > 0:
+                    point.add_loads(f_pt, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_sd > 0:
+                    spring_damper.add_loads(f_sd, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_rs > 0:
+                    rotational_spring_damper.add_loads(f_rs, mags, R, pb, pc, hp, w, vh, FC, TC)
+                dissipated = 0.0
+                if n_ct > 0:
+                    dissipated = contact.add_loads(f_ct, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_st > 0:
+                    stop.add_loads(f_st, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_cs > 0:
+                    cut_spring.add_loads(f_cs, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if quad:
+                    pf[1] = 0.0
+                    pf[2] = 0.0
+                    if n_pt > 0:
+                        point.add_power(f_pt, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_sd > 0:
+                        spring_damper.add_power(f_sd, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_rs > 0:
+                        rotational_spring_damper.add_power(f_rs, mags, R, pb, pc, hp, w, vh, pf)
+                    pf[2] += dissipated
+                    if n_st > 0:
+                        stop.add_power(f_st, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_cs > 0:
+                        cut_spring.add_power(f_cs, mags, R, pb, pc, hp, w, vh, pf)
+            loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp,
+                  FC, TC, Wext, tau)
+            riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau,
+                    dd, udot, x, Wh, IA, pA, U, Dinv, r0, ck, nfree, fidx, paS, scratch,
+                    bool(False))
+            if loops:
+                cut_geometry(c_code, c_bi, c_Ri, c_pi, c_bo, c_Ro, c_po, c_m, c_of_row, stab,
+                             cp_u, cp_ab, Fcut, Ncol, pcut, vres, phi, ccut, bcon, R, pb, w, vh,
+                             hp, x, udot)
+                ma, big = load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB,
+                                      paB, rB, Acon, bcon, act, dud, dx, dWh, parent, code, uo,
+                                      hp, Sg, IA, U, Dinv, nfree, fidx, bool(False),
+                                      bool(True))
+                rank = psd_solve(Acon, ma, bcon, lam, Gch, Mch, pv, perm, zv, wv, 1e-10 * big)
+                apply_loop_loads(ma, act, rank, ref_rank, pv, svr, loop_rank, lam, dud, dx, dWh,
+                                 Ncol, c_of_row, cp_ab, cp_u, Wcut, nu, uo, nfree, driven, Sg,
+                                 udot, x, Wh, tau, bool(False))
+            _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, kd)
+            if quad:
+                hinge_power(q, u, tau, driven, drv_q, hk, hc, href, pw)
+                if applied:
+                    pw[1] += pf[1]
+                    pw[2] += pf[2]
             else:
                 nfev += 1
                 if phase != _F0:
@@ -352,9 +445,9 @@ def rk_chunk(kind, stages, A, B, C, E, E3, P, expo, y, f, y_old, y_new, ye, kd, 
                 break
             hd = t - t_old
             if restab and hd > 0.0:
-                w = fpar[STAB] / hd
-                stab[0] = 2.0 * w
-                stab[1] = w * w
+                ws = fpar[STAB] / hd
+                stab[0] = 2.0 * ws
+                stab[1] = ws * ws
             if not track and not (nxt < n_out and times[nxt] <= t):
                 phase = _STAGE
                 new_step = True
@@ -422,29 +515,29 @@ def rk_chunk(kind, stages, A, B, C, E, E3, P, expo, y, f, y_old, y_new, ye, kd, 
                     acc1 = 0.0
                     acc2 = 0.0
                 else:
-                    node = nq + 1          # nothing to integrate
-            if node < nq:
+                    node = nodes + 1          # nothing to integrate
+            if node < nodes:
                 te = 0.5 * (a + b) + 0.5 * (b - a) * gx[node]
-                x = (te - t_old) / hd
+                xs = (te - t_old) / hd
                 for i in range(ny):
-                    ye[i] = _dense_at(kind, x, hd, y_old, Q, i)
+                    ye[i] = _dense_at(kind, xs, hd, y_old, Q, i)
                 evaluate = True
                 continue
-            if node == nq:
+            if node == nodes:
                 half = 0.5 * (b - a)
                 flows[0] = flows[0] + half * acc0
                 flows[1] = flows[1] + half * acc1
                 flows[2] = flows[2] + half * acc2
-                npower += nq
+                npower += nodes
             # the piece is done
             if row:
                 if times[nxt] == t:
                     for i in range(ny):
                         out_y[nxt, i] = y[i]
                 else:
-                    x = (b - t_old) / hd
+                    xs = (b - t_old) / hd
                     for i in range(ny):
-                        out_y[nxt, i] = _dense_at(kind, x, hd, y_old, Q, i)
+                        out_y[nxt, i] = _dense_at(kind, xs, hd, y_old, Q, i)
                 for i in range(ny):
                     ye[i] = out_y[nxt, i]
                 normalise_quaternions(ye, quat)
