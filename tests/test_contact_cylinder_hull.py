@@ -178,3 +178,20 @@ def test_one_shape_over_many_pairs_is_made_once():
     for a, b in zip(first, again):
         np.testing.assert_array_equal(a, b)
         assert a is not b and a.flags.writeable
+
+
+def test_the_broad_phase_sees_the_cylinder_not_its_sphere():
+    """A shoe beside a wheel, off its end face: the bounding spheres overlap (0.3 m apart,
+    radii 0.304 and 0.207 m) but the shoe's sphere is 43 mm beyond the end plane: no candidate
+    point is looked at, the depth is minus that gap (the wheel's sphere let a track's shoes
+    far along the spans through to the narrow phase)."""
+    c = Contact("C", MarkerRef("A", 1), MarkerRef("B", 1),
+                ContactShape("cylinder", radius=R, length=W),
+                ContactShape("box", size=(0.154, 0.38, 0.06)))
+    pair = canonical(c)
+    bound = 0.5 * math.sqrt(0.154 ** 2 + 0.38 ** 2 + 0.06 ** 2)
+    d = depths(pair, np.eye(3), np.zeros(3), np.eye(3), np.array([0.0, 0.0, 0.3]))
+    np.testing.assert_allclose(d, [-(0.3 - W / 2 - bound)], rtol=1e-12)
+    # off the round face: 0.6 m from the axis
+    d = depths(pair, np.eye(3), np.zeros(3), np.eye(3), np.array([0.6, 0.0, 0.0]))
+    np.testing.assert_allclose(d, [-(0.6 - R - bound)], rtol=1e-12)

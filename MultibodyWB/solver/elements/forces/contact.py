@@ -343,7 +343,7 @@ def depths(pair: Pair, Ri, pi_, Ro, po) -> np.ndarray:
     tri = np.array(pools["ct_tri"], dtype=np.int64).reshape(-1, 3)
     pln = np.array(pools["ct_pln"], dtype=float).reshape(-1, 4)
     bnd = np.array(pair.bounds, dtype=float)
-    gap = _bounds_gap(bnd, Ri, pi_, Ro, po, pair.code)
+    gap = _bounds_gap(bnd, Ri, pi_, Ro, po, pair.code, pair.dim)
     if gap > 0.0:
         return np.array([-gap])
     if pair.code in HULL_PAIRS:
@@ -402,9 +402,12 @@ def _count(code, ints):
 
 
 @njit(**_JIT)
-def _bounds_gap(bnd, Ri, pi_, Ro, po, code):
+def _bounds_gap(bnd, Ri, pi_, Ro, po, code, dim):
     """The gap between the sides' bounding spheres (m; the input's sphere and the output plane
-    for the plane pairs); > 0: they cannot touch."""
+    for the plane pairs); > 0: they cannot touch. A cylinder against a hull (code 9): the
+    larger of that and the hull's sphere's gap to the cylinder itself, off its round face or
+    beyond an end (the wheel's sphere holds a track's shoes far along the spans; its cylinder
+    does not)."""
     if code == 0 or code == 2 or code == 3 or code == 4 or code == 7 or code == 8:
         if bnd[0] == np.inf:
             return -np.inf
@@ -413,7 +416,15 @@ def _bounds_gap(bnd, Ri, pi_, Ro, po, code):
     if bnd[0] == np.inf or bnd[1] == np.inf:
         return -np.inf
     d0, d1, d2 = pi_[0] - po[0], pi_[1] - po[1], pi_[2] - po[2]
-    return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - bnd[0] - bnd[1]
+    gap = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - bnd[0] - bnd[1]
+    if code == 9:
+        a0, a1, a2 = Ri[0, 2], Ri[1, 2], Ri[2, 2]
+        s = d0 * a0 + d1 * a1 + d2 * a2
+        r0, r1, r2 = d0 - s * a0, d1 - s * a1, d2 - s * a2
+        radial = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2) - dim[0] - bnd[1]
+        axial = abs(s) - dim[1] - bnd[1]
+        gap = max(gap, radial, axial)
+    return gap
 
 
 @njit(**_INL)
@@ -804,7 +815,7 @@ def _evaluate(ct_int, ct_Ri, ct_pi, ct_Ro, ct_po, ct_dim, ct_bnd, ct_par, ct_vtx
         acc[c, 7] = -np.inf
         d0 = d1 = d2 = 0.0
         ints, bnd = ct_int[c], ct_bnd[c]
-        gap = _bounds_gap(bnd, Ri, pi_, Ro, po, code)
+        gap = _bounds_gap(bnd, Ri, pi_, Ro, po, code, dim)
         if gap > 0.0:                                       # broad phase: too far to touch
             acc[c, 7] = -gap
             acc[c, 12], acc[c, 13], acc[c, 14] = pi_[0], pi_[1], pi_[2]
@@ -924,7 +935,7 @@ def _potential_add(ints, bnd, par, dim, vtx, tri, pln, Ri, pi_, Ro, po, pts, e0)
     turn; ``pts``: :func:`_scratch`. Arrays, not the struct: called per contact and row."""
     code = ints[2]
     k, e = par[0], par[1]
-    if _bounds_gap(bnd, Ri, pi_, Ro, po, code) > 0.0:
+    if _bounds_gap(bnd, Ri, pi_, Ro, po, code, dim) > 0.0:
         return e0
     hull = (code >= 4 and code <= 6) or code == 9
     if hull:
