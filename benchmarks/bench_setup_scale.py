@@ -20,8 +20,10 @@ time of each stage of what ``simulate`` does before its first step:
 - ``simulate``: the whole ``simulate`` call of one RK4 step with one output row after the start
   (a fresh model; kernels compiled beforehand), i.e. the set-up as a user pays it.
 
-Each size's figure is the best of a few repeats; the ratio per doubling of the size is printed
-beside it (linear set-up: 2; n^2: 4). ``--profile chain 10000`` prints cProfile's list of the
+Each stage's figure is its CPU time (``time.process_time``: on a shared, loaded machine the
+wall time varies twice as much), the best of a few repeats; the ratio per doubling of the size
+is printed beside it (linear set-up: 2; n^2: 4); the last column is the wall time of build and
+simulate. ``--profile chain 10000`` prints cProfile's list of the
 most expensive functions of build and prepare instead. ``--ring-rows`` (default 164 links)
 measures, with gravity on (the ring then moves), the cost of a result row against an RK4 step
 as ``simulate`` pays them: the run's wall time with one row per step against the same run with
@@ -88,55 +90,70 @@ def start_stage(system):
         system.initial_state()
 
 
+class _Clock:
+    """Wall and CPU time (s) of this process since it was made: on a shared machine the CPU
+    time (``time.process_time``) is what the work cost, the wall time what it took."""
+
+    def __init__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def __call__(self) -> tuple:
+        return time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
 def stages(make) -> dict:
-    """Wall time (s) of each stage (:data:`STAGES`) for one model."""
+    """(wall, CPU) time (s) of each stage (:data:`STAGES`) for one model."""
     out = {}
     gc.collect()
-    t0 = time.perf_counter()
+    clock = _Clock()
     model = make()
-    out["build"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    out["build"] = clock()
+    clock = _Clock()
     model.check()
-    out["check"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    out["check"] = clock()
+    clock = _Clock()
     resolved, _ = prepare(model, True)
-    out["prepare"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    out["prepare"] = clock()
+    clock = _Clock()
     system = System(resolved)
-    out["System"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    out["System"] = clock()
+    clock = _Clock()
     start_stage(system)
-    out["start"] = time.perf_counter() - t0
+    out["start"] = clock()
     model = make()
     h = model.simulation.step
     gc.collect()
-    t0 = time.perf_counter()
+    clock = _Clock()
     simulate(model, integrator="rk4", t_end=h, step=h, output_step=h, accept_corrections=True)
-    out["simulate"] = time.perf_counter() - t0
+    out["simulate"] = clock()
     return out
 
 
 def table(kind: str, sizes, repeats: int) -> None:
-    """Print the stages' best times for each size and the ratio per doubling."""
-    print(f"{kind}: wall time (s) per stage, best of {repeats}; in brackets the ratio to the "
-          "size before, per doubling of the size")
+    """Print the stages' best CPU times for each size and the ratio per doubling, and the
+    wall time of build + simulate."""
+    print(f"{kind}: CPU time (s) per stage, best of {repeats}; in brackets the ratio to the "
+          "size before, per doubling of the size; last, the wall time of build + simulate")
     print(f"  {'n':>6}  " + "  ".join(f"{s:>17}" for s in STAGES)
-          + f"  {'build+simulate':>17}")
+          + f"  {'build+simulate':>17}  {'wall':>17}")
     before = None
     for n in sizes:
         make = builder(kind, n)
         best = None
         for _ in range(repeats):
             t = stages(make)
-            best = t if best is None else {k: min(best[k], t[k]) for k in t}
-        best["total"] = best["build"] + best["simulate"]
+            t["total"] = tuple(a + b for a, b in zip(t["build"], t["simulate"]))
+            best = t if best is None else {k: min(best[k], t[k], key=lambda x: x[1])
+                                           for k in t}
         cells = []
-        for k in STAGES + ("total",):
+        for k in STAGES + ("total", "wall"):
+            value = best["total"][0] if k == "wall" else best[k][1]
             ratio = ""
-            if before is not None and before[1][k] > 0:
-                per_doubling = (best[k] / before[1][k]) ** (1.0 / np.log2(n / before[0]))
-                ratio = f"({per_doubling:4.2f})"
-            cells.append(f"{best[k]:9.4f} {ratio:>7}")
+            if before is not None:
+                last = before[1]["total"][0] if k == "wall" else before[1][k][1]
+                if last > 0:
+                    ratio = f"({(value / last) ** (1.0 / np.log2(n / before[0])):4.2f})"
+            cells.append(f"{value:9.4f} {ratio:>7}")
         print(f"  {n:>6}  " + "  ".join(cells))
         before = (n, best)
 

@@ -162,8 +162,10 @@ class Recorder:
         self.bodies = body_names
         self.hinges = hinge_prefixes
         # energy data
-        self._springs = [s for s in range(len(system.hinges))
-                         if np.any(T.hk[T.uo[s]:T.uo[s] + T.nu[s]] != 0.0)]
+        # (the hinges with a spring: a count of nonzero stiffnesses per hinge, at once)
+        nonzero = np.concatenate([[0], np.cumsum(np.asarray(T.hk) != 0.0)])
+        uo, nu = np.asarray(T.uo[:len(system.hinges)]), np.asarray(T.nu[:len(system.hinges)])
+        self._springs = np.flatnonzero(nonzero[uo + nu] - nonzero[uo] > 0).tolist()
 
     def _hinge_gather(self, k, n_tree) -> None:
         """Where each hinge column comes from, as index arrays (from column ``k`` of a row on,
