@@ -80,18 +80,22 @@ def _wheel(model, name, x, k, label):
     return b, b.add_marker((0, 0, 0), label=f"{label} axle")
 
 
-def add_shoes(model, ground, pins_xz, wheels, floor=None, ground_friction=(MU_S, MU_D)):
+def add_shoes(model, ground, pins_xz, wheels, floor=None, ground_friction=(MU_S, MU_D),
+              pin_damping: float = 0.0, shoe_mass: float = SHOE_MASS):
     """The closed chain of shoes through the pins ``pins_xz`` (x, z; shoe ``i`` from pin ``i``
     to pin ``i + 1``): shoe 0 on a planar hinge to ``ground`` (the track's plane), shoe ``i``
     pinned to shoe ``i - 1``, the last pin closing the loop; each shoe touches each of
     ``wheels`` (body, axle marker, radius) through a cylinder - box contact and, given a
     ``floor`` marker (a ground plane, normal up), the floor through a box - plane contact with
-    ``ground_friction`` (static, dynamic). Returns the shoes."""
+    ``ground_friction`` (static, dynamic). The pins (not the planar hinge) have a rotational
+    damper of ``pin_damping`` N m s/rad (a rubber-bushed pin's losses). Each shoe weighs
+    ``shoe_mass`` kg. Returns the shoes."""
+    pin = {"damping": [float(pin_damping)]} if pin_damping else {}
     p = np.asarray(pins_xz, dtype=float)
     n = len(p)
     mp = massprops.box((PITCH, SHOE_WIDTH, SHOE_THICKNESS), 1.0,
                        corner=(-PITCH / 2, -SHOE_WIDTH / 2, -SHOE_THICKNESS / 2))
-    scale = SHOE_MASS / mp.mass
+    scale = shoe_mass / mp.mass
     shoes, ends = [], []
     for i in range(n):
         a, b = p[i], p[(i + 1) % n]
@@ -99,7 +103,7 @@ def add_shoes(model, ground, pins_xz, wheels, floor=None, ground_friction=(MU_S,
         beta = -math.atan2(d[1], d[0])      # about y: the shoe's x along the chord
         R = bryant_to_matrix((0.0, beta, 0.0))
         centre = 0.5 * (a + b)
-        shoe = model.add_body(f"Shoe{i}", SHOE_MASS, np.asarray(mp.ji) * scale,
+        shoe = model.add_body(f"Shoe{i}", shoe_mass, np.asarray(mp.ji) * scale,
                               mass_center=(0, 0, 0), position=(centre[0], 0.0, centre[1]),
                               orientation=matrix_to_bryant(R), label=f"track shoe {i}")
         back = shoe.add_marker((-PITCH / 2, 0, 0), Y_AXIS, label=f"shoe {i} rear pin")
@@ -111,9 +115,10 @@ def add_shoes(model, ground, pins_xz, wheels, floor=None, ground_friction=(MU_S,
                                                   label="track plane"),
                     label="the track's plane")
     for i in range(1, n):
-        model.add_hinge(f"Pin{i}", "revolute", ends[i][0], ends[i - 1][1], label=f"pin {i}")
+        model.add_hinge(f"Pin{i}", "revolute", ends[i][0], ends[i - 1][1], label=f"pin {i}",
+                        **pin)
     closing = shoes[0].add_marker((-PITCH / 2, 0, 0), Y_AXIS, label="shoe 0 rear pin, closing")
-    model.add_hinge(f"Pin{n}", "revolute", closing, ends[n - 1][1], label="closing pin")
+    model.add_hinge(f"Pin{n}", "revolute", closing, ends[n - 1][1], label="closing pin", **pin)
     # contacts: every shoe against every wheel (and the floor)
     box = ("box", {"size": (PITCH, SHOE_WIDTH, SHOE_THICKNESS)})
     for i, shoe in enumerate(shoes):

@@ -60,10 +60,16 @@ HULL_MASS, HULL_WIDTH, HULL_HEIGHT = 600.0, 1.0, 0.5
 #: Road wheels: radius (m); trailing arms: length (m), angle above the horizontal (rad, the
 #: pivot ahead of and above the wheel), mass (kg); torsion stiffness (N m/rad) and damping
 #: (N m s/rad): a 3 Hz bounce of the hull, damped near critically.
-ROAD_WHEEL_RADIUS, ARM_LENGTH, ARM_ANGLE, ARM_MASS = 0.25, 0.25, math.radians(30.0), 10.0
-TORSION_K, TORSION_C = 1.5e4, 800.0
-#: The tensioner's preload (N): the M113's 2e4 N scaled to this lighter vehicle.
-TENSIONER_PRELOAD = 5e3
+ROAD_WHEEL_RADIUS, ARM_LENGTH, ARM_ANGLE, ARM_MASS = 0.2, 0.25, math.radians(30.0), 10.0
+TORSION_K, TORSION_C = 6e4, 3e3
+#: The track's pins: a rotational damper each (N m s/rad; a rubber bushing's losses), which
+#: also damps the spans' swinging.
+PIN_DAMPING = 50.0
+#: The tensioner's preload (N; the M113's is 2e4 N) and a shoe's mass (kg; the M113's 18.02 kg
+#: would make the track of this light vehicle outweigh its hull).
+TENSIONER_PRELOAD, VEHICLE_SHOE_MASS = 1e4, 6.0
+#: The support roller holding the top span up at its middle: radius (m), mass (kg).
+ROLLER_RADIUS, ROLLER_MASS = 0.1, 10.0
 #: The sprocket's chords per half turn (10 teeth) and its axle above the road wheels' (m); the
 #: idler's radius (m) and its height above the road wheels' axles (m).
 SPROCKET_K, SPROCKET_HEIGHT = 5, 0.25
@@ -237,10 +243,10 @@ def layout(shoes: int, road_wheels: int):
         return total
 
     target = shoes * PITCH
-    lo, hi = 0.05, 50.0
+    lo, hi = 2 * ROAD_WHEEL_RADIUS + 0.04, 50.0
     if perimeter(lo) > target:
-        raise ValueError(f"{shoes} shoes are too few to go round the wheels; "
-                         f"at least {math.ceil(perimeter(lo) / PITCH) + 1}")
+        raise ValueError(f"{shoes} shoes are too few to go round {road_wheels} road wheels "
+                         f"(about {math.ceil(perimeter(lo) / PITCH)} at the least)")
     for _ in range(80):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if perimeter(mid) < target else (lo, mid)
@@ -252,16 +258,17 @@ def layout(shoes: int, road_wheels: int):
 
 def track_pins(shoes: int, road_wheels: int):
     """The drawn pins (x, z relative to the road wheels' axles) and the wheels' centres and
-    radii: ``(pins, sprocket centre, road wheel centres, idler centre, sprocket radius)``, the
-    idler where the chain of ``shoes`` closes."""
+    radii: ``(pins, sprocket centre, road wheel centres, idler centre, sprocket radius, top
+    span's ends)``, the idler where the chain of ``shoes`` closes."""
     from scipy.optimize import brentq
     sprocket, road, xi0, r_s = layout(shoes, road_wheels)
     half_t = 0.5 * SHOE_THICKNESS
     rho_r = ROAD_WHEEL_RADIUS + half_t
-    # the first pin a pitch ahead of the rear road wheel's lowest point, on the lower edge: the
-    # chain coming round the rear road wheel lands on that edge less than a pitch from its
-    # start, its pins then follow the edge, and the last lands on the first
-    start = np.array([road[0][0] + PITCH, -rho_r])
+    # the first pin half a pitch ahead of the rear road wheel's lowest point, on the lower edge:
+    # shoe 0 is centred under that wheel (a wheel drawn over a pin would rest on the ends of
+    # two shoes, where the cylinder - box contact pushes it out sideways through their end
+    # faces: it sinks between them)
+    start = np.array([road[0][0] + 0.5 * PITCH, -rho_r])
 
     def circles(xi):
         # counter-clockwise from the rear road wheel: the lower edge first
@@ -279,7 +286,8 @@ def track_pins(shoes: int, road_wheels: int):
         fa, fb = offset(a), offset(b)
     xi = brentq(offset, a, b, xtol=1e-15, rtol=1e-15)
     pins = wrap(*circles(xi), shoes, start)[0]
-    return pins, np.array(sprocket), np.array(road), np.array([xi, IDLER_HEIGHT]), r_s
+    top = _hull_edges([np.asarray(c, dtype=float) for c in circles(xi)[0]], circles(xi)[1])[2]
+    return pins, np.array(sprocket), np.array(road), np.array([xi, IDLER_HEIGHT]), r_s, top
 
 
 def _wheel(model, name, centre, radius, label, mass=WHEEL_MASS):
@@ -292,15 +300,17 @@ def _wheel(model, name, centre, radius, label, mass=WHEEL_MASS):
 
 def build(shoes: int = 36, road_wheels: int = 3, speed: float = 0.0, end_time: float = 0.5,
           preload: float = TENSIONER_PRELOAD, torsion_k: float = TORSION_K,
-          torsion_c: float = TORSION_C, gravity=(0.0, 0.0, -9.81)) -> MultibodySystem:
+          torsion_c: float = TORSION_C, pin_damping: float = PIN_DAMPING,
+          gravity=(0.0, 0.0, -9.81)) -> MultibodySystem:
     """The vehicle (module docstring) with a track of ``shoes`` shoes round ``road_wheels``
     road wheels, its sprocket turning at ``speed`` rad/s relative to the hull (negative: the
     vehicle drives forward, +x), the idler pushed forward with ``preload`` N, the arms' torsion
-    springs ``torsion_k`` N m/rad and dampers ``torsion_c`` N m s/rad."""
+    springs ``torsion_k`` N m/rad and dampers ``torsion_c`` N m s/rad, the track's pins damped
+    by ``pin_damping`` N m s/rad."""
     if road_wheels < 2:
         raise ValueError("a tracked vehicle needs at least two road wheels")
     shoes = int(shoes)
-    pins, sprocket_c, road_c, idler_c, r_s = track_pins(shoes, road_wheels)
+    pins, sprocket_c, road_c, idler_c, r_s, (a, b) = track_pins(shoes, road_wheels)
     # ground at z = 0: the road wheels' axles at their radius plus a shoe's thickness
     z0 = ROAD_WHEEL_RADIUS + SHOE_THICKNESS
     lift = np.array([0.0, z0])
@@ -345,11 +355,21 @@ def build(shoes: int = 36, road_wheels: int = 3, speed: float = 0.0, end_time: f
     model.add_hinge("IdlerAxle", "revolute", i_axle,
                     hub.add_marker((0, 0, 0), Y_AXIS, label="idler bearing"), label="idler")
 
+    # the support roller under the top span's middle, touching it
+    u = (b - a) / np.hypot(*(b - a))                  # the top span (pins' line), forward
+    inward = np.array([-u[1], u[0]])                  # below it
+    roller_c = 0.5 * (a + b) + lift + (0.5 * SHOE_THICKNESS + ROLLER_RADIUS) * inward
+    roller, r_axle = _wheel(model, "Roller", xyz(roller_c), ROLLER_RADIUS, "support roller",
+                            mass=ROLLER_MASS)
+    model.add_hinge("RollerAxle", "revolute", r_axle, on_hull(roller_c, label="roller bearing"),
+                    label="support roller")
+
     # road wheels on trailing torsion arms, preloaded with their share of the weight
-    shoe_total = shoes * SHOE_MASS
-    carried = (HULL_MASS + 2 * WHEEL_MASS + 5.0 + road_wheels * (WHEEL_MASS + ARM_MASS)
+    shoe_total = shoes * VEHICLE_SHOE_MASS
+    carried = (HULL_MASS + 2 * WHEEL_MASS + 5.0 + ROLLER_MASS + road_wheels * (WHEEL_MASS + ARM_MASS)
                + 0.5 * shoe_total) * g_z
-    wheels = [(sprocket, s_axle, r_s), (idler, i_axle, IDLER_RADIUS)]
+    wheels = [(sprocket, s_axle, r_s), (idler, i_axle, IDLER_RADIUS),
+              (roller, r_axle, ROLLER_RADIUS)]
     for i, c in enumerate(road_c):
         pivot = c + ARM_LENGTH * np.array([math.cos(ARM_ANGLE), math.sin(ARM_ANGLE)])
         mid = 0.5 * (c + pivot)
@@ -382,7 +402,8 @@ def build(shoes: int = 36, road_wheels: int = 3, speed: float = 0.0, end_time: f
 
     # the track, against every wheel and the ground
     floor = g.add_marker((0, 0, 0), label="ground plane (normal up)")
-    track.add_shoes(model, g, pins, wheels, floor=floor)
+    track.add_shoes(model, g, pins, wheels, floor=floor, pin_damping=pin_damping,
+                    shoe_mass=VEHICLE_SHOE_MASS)
     model.simulation.end_time = end_time
     model.simulation.step = 1e-5
     model.simulation.output_step = 1e-3
