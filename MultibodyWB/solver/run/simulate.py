@@ -541,7 +541,7 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
     if integrator in FIXED_STEP:
         times, states, data, info = _run_fixed(system, rec, y0, integrator, t_end, step,
                                                output_step, progress, cancel, monitor)
-    elif integrator in COMPILED_ADAPTIVE:
+    elif integrator in COMPILED_ADAPTIVE and system.ny > 0:      # (no state: scipy's path)
         times, states, data, info = _run_compiled(system, rec, y0, integrator, t_end, step,
                                                   output_step, rtol, atol, progress, cancel,
                                                   monitor)
