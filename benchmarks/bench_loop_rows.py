@@ -1,6 +1,6 @@
 """Benchmark of closed loops in the mstmm method: real time, cost per step against trees, rows.
 
-    /usr/bin/python3 benchmarks/bench_loop_rows.py [--quick]
+    /usr/bin/python3 benchmarks/bench_loop_rows.py [--quick] [--gravity]
 
 Prints, with the machine and the load average:
 
@@ -47,12 +47,14 @@ from bench_tree import load, machine                     # noqa: E402
 AXIS = np.array([0.0, 1.0, 0.0])
 
 
-def ring(n: int = 164, link: float = 0.1) -> MultibodySystem:
+def ring(n: int = 164, link: float = 0.1, gravity: bool = False) -> MultibodySystem:
     """A closed chain of ``n`` revolute links in the global xz plane, hinge axes along y: a
     regular polygon whose first link is pinned to the ground at its start and whose last link
-    closes the loop at the same ground pivot (the cut hinge), with gravity. Planar loop
-    closed by a spatial revolute: 2 of its 5 constraint directions are redundant."""
-    m = MultibodySystem(f"Ring{n}", description=f"closed chain of {n} revolute links")
+    closes the loop at the same ground pivot (the cut hinge); without gravity (it sits still)
+    unless ``gravity`` (-9.81 m/s^2 along z: it swings). Planar loop closed by a spatial
+    revolute: 2 of its 5 constraint directions are redundant."""
+    m = MultibodySystem(f"Ring{n}", description=f"closed chain of {n} revolute links",
+                        gravity=(0.0, 0.0, -9.81) if gravity else (0.0, 0.0, 0.0))
     radius = link / (2.0 * np.sin(np.pi / n))
     angles = -np.pi / 2 + 2.0 * np.pi * np.arange(n + 1) / n
     pts = [radius * np.array([np.cos(a), 0.0, np.sin(a) + 1.0]) for a in angles]
@@ -152,6 +154,9 @@ def row_cost(model, rows=500, repeats=3) -> float:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="0.1 s of the engine, fewer repeats")
+    p.add_argument("--gravity", action="store_true",
+                   help="the 164-link ring with gravity (it moves; bench_setup_scale.py "
+                        "--ring-rows times its rows inside simulate)")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
     print(f"machine: {machine()}")
@@ -178,12 +183,13 @@ def main(argv=None) -> int:
               f"(ratio {loop / tree3:4.2f}); target ratio <= 2 (best of {rounds} runs of "
               f"4000 steps each, the three in turn)")
     # 3. the 164-link loop: a row against a step
-    n = 164
-    step = per_step(ring(n), h=1e-4, steps=200 if args.quick else 1000, repeats=3)
-    chain = per_step(without_cuts(ring(n)), h=1e-4, steps=200 if args.quick else 1000,
-                     repeats=3)
-    row = row_cost(ring(n), rows=100 if args.quick else 500)
-    print(f"3. closed chain of {n} revolute links: {1e6 * step:.0f} us per RK4 step "
+    n, g = 164, args.gravity
+    step = per_step(ring(n, gravity=g), h=1e-4, steps=200 if args.quick else 1000, repeats=3)
+    chain = per_step(without_cuts(ring(n, gravity=g)), h=1e-4,
+                     steps=200 if args.quick else 1000, repeats=3)
+    row = row_cost(ring(n, gravity=g), rows=100 if args.quick else 500)
+    print(f"3. closed chain of {n} revolute links{' with gravity' if g else ''}: "
+          f"{1e6 * step:.0f} us per RK4 step "
           f"(open chain {1e6 * chain:.0f} us, ratio {step / chain:.2f}); one result row "
           f"{1e6 * row:.0f} us = {row / step:.2f} RK4 steps (target <= 2)")
     print(f"load average after: {load()}")

@@ -68,12 +68,7 @@ def builder(kind: str, n: int, gravity: bool = False):
     if kind == "chain":
         return lambda: build("chain", n=n)
 
-    def make():
-        m = ring(n)
-        if gravity:
-            m.gravity = np.array([0.0, 0.0, -9.81])
-        return m
-    return make
+    return lambda: ring(n, gravity=gravity)
 
 
 def start_stage(system):
