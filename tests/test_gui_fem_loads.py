@@ -6,7 +6,12 @@ CalculiX with a small support reaction; FEM's result viewer opened on the first.
 loads on markers that are not on its faces are named with the nearest faces, and nothing is
 made for it.
 
-The screenshots ``fem_loads_preview.png`` and ``fem_loads_result.png`` are copied to
+Create analysis returns at once: Gmsh and CalculiX run in a QProcess while a timer keeps
+ticking, the panel showing the stage; Cancel during meshing kills Gmsh and leaves the document
+as it was (objects, undo steps).
+
+The screenshots ``fem_loads_preview.png``, ``fem_loads_running.png`` (during meshing) and
+``fem_loads_result.png`` are copied to
 ``$MBWB_ARTIFACTS_DIR`` when set.
 """
 
@@ -19,7 +24,7 @@ import freecad_env
 pytestmark = pytest.mark.gui
 
 GUI_DIR = Path(__file__).resolve().parent / "gui"
-SHOTS = ("fem_loads_preview.png", "fem_loads_result.png")
+SHOTS = ("fem_loads_preview.png", "fem_loads_result.png", "fem_loads_running.png")
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +64,8 @@ def test_two_instants_make_two_analyses_in_one_undo_step(run):
     assert len(run["analyses"]) == 2 and run["analyses"][0] != run["analyses"][1]
     assert run["forces"] == [2, 2]                  # one force constraint per bore face
     assert run["undo_names"][:1] == ["Create FEM analysis"]
-    assert "fem_loads.create(" in run["console"]
+    # recorded as a creation and its finish, which a replayed macro runs to the end
+    assert "fem_loads.Creation(" in run["console"] and "_fem = _fem_job.finish()" in run["console"]
     assert not run["panel_after_close"]
 
 
@@ -79,3 +85,34 @@ def test_loads_that_cannot_be_placed_are_named_with_the_nearest_faces(run):
     assert "cannot be placed on 'PistonBody'" in note
     assert "cannot be placed" in run["piston_create_note"]
     assert len(run["analyses_after_piston"]) == 2
+
+
+def test_create_shows_its_stage_while_the_gui_stays_free(run):
+    """The click returns before Gmsh has run; a 50 ms timer ticks many times while the status
+    says Gmsh (and CalculiX) run: the GUI is not blocked by them."""
+    if not run["solver"]:
+        pytest.skip("CalculiX or Gmsh not installed")
+    assert run["running_after_click"]
+    texts = [text for _, text in run["ticks"]]
+    meshing = [t for t in texts if "meshing with Gmsh" in t]
+    solving = [t for t in texts if "solving with CalculiX" in t]
+    assert len(meshing) >= 3 and len(solving) >= 3, sorted(set(texts))
+    assert texts.index(meshing[0]) < texts.index(solving[0])
+    assert any(t.startswith("Analysis 2 of 2: ") for t in texts)
+    assert "support reaction" in run["create_note"]
+
+
+def test_cancel_while_meshing_leaves_the_document_as_it_was(run):
+    c = run["cancel"]
+    if c["gmsh_pid"] is None:
+        pytest.skip("Gmsh not installed")
+    assert c["still_meshing"] and c["gmsh_running"], c["status"]
+    assert c["cancel_visible"] and not c["create_enabled"]
+    assert c["during_objects"] > 0
+    assert not c["running_after_cancel"]
+    assert not c["gmsh_alive_after"] and c["children_after"] == []
+    assert c["same_objects"] and c["undo"][0] == c["undo"][1] and c["undo"][2]
+    assert c["note"].startswith("Cancelled while meshing with Gmsh: nothing was made")
+    assert not c["cancel_visible_after"] and c["create_enabled_after"]
+    assert "_fem_job.cancel()" in c["console"]
+    assert c["shot"]["saved"]

@@ -554,27 +554,175 @@ def support_reaction(dat_path, set_name):
 
 def create(result, body, time=None, peak=None, mesh_size=None, solve_it=True, fixed=None,
            faces=None, working_dir=None):
-    """:func:`instant`, :func:`make_analysis` and (``solve_it``, CalculiX and Gmsh installed)
-    :func:`solve` in one call, as the panel's Create analysis records it in a macro; returns
-    ``(Analysis, Check or None)`` and prints the check to the report view."""
-    inst = instant(result, body, time=time, peak=peak)
-    an = make_analysis(inst, fixed=fixed, faces=faces, mesh_size=mesh_size)
-    say = FreeCAD.Console.PrintMessage
-    say(f"MultibodyWB: FEM analysis '{an.analysis.Label}' of '{body.Label}' at "
-        f"t = {inst.loads.time * 1000:.6g} ms ({inst.how}): {len(an.forces)} force "
-        f"constraint(s), support on {an.fixed_face}\n")
-    for note in an.notes:
-        say(f"  {note}\n")
-    check = None
-    if solve_it and solver_available():
-        check = solve(an, working_dir)
-        say(f"  CalculiX: {check.nodes} nodes; support reaction "
+    """:func:`instant`, :func:`make_analysis` and (``solve_it``) the mesh (Gmsh installed) and
+    the solution (CalculiX installed too) in one call; returns ``(Analysis, Check or None)`` and
+    prints the check to the report view. The same steps as :class:`Creation`, which the panel
+    runs with the GUI free; here Gmsh and CalculiX are waited for."""
+    return Creation(result, body, time=time, peak=peak, mesh_size=mesh_size,
+                    solve_it=solve_it, fixed=fixed, faces=faces,
+                    working_dir=working_dir).finish()
+
+
+@dataclass
+class Program:
+    """An external program a :class:`Creation` waits for: ``what`` it does (``"meshing with
+    Gmsh"``), its command line ``argv``, working folder ``cwd`` and environment ``env`` (None:
+    the caller's)."""
+
+    what: str
+    argv: list
+    cwd: str = None
+    env: dict = None
+
+
+@dataclass
+class Outcome:
+    """How a :class:`Program` ended: exit code, standard output and error (text)."""
+
+    code: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+def run_program(program: Program) -> Outcome:
+    """Run ``program`` to its end (scripts; the panel runs it in a QProcess)."""
+    import subprocess
+    p = subprocess.run(program.argv, cwd=program.cwd, env=program.env, capture_output=True)
+    return Outcome(p.returncode, p.stdout.decode(errors="replace"),
+                   p.stderr.decode(errors="replace"))
+
+
+class Creation:
+    """:func:`create` in steps, for a caller that runs Gmsh and CalculiX itself (the panel, in a
+    QProcess, the GUI free and a Cancel at hand).
+
+    Making it collects the instant and makes the analysis (document work, in the caller's
+    thread); :attr:`program` is then the external program to run next (a :class:`Program`) or
+    None; :meth:`advance` takes how it ended (:class:`Outcome`), reads what it wrote into the
+    document and sets the next :attr:`program`; :meth:`finish` runs whatever programs remain
+    (waiting for them) and returns ``(Analysis, Check or None)``. Gmsh meshes when installed,
+    CalculiX solves when installed too; raises FemLoadsError when either fails.
+    """
+
+    def __init__(self, result, body, time=None, peak=None, mesh_size=None, solve_it=True,
+                 fixed=None, faces=None, working_dir=None):
+        import shutil
+        self.body = body
+        self.working_dir = working_dir
+        self.check = None
+        self.program = None
+        inst = instant(result, body, time=time, peak=peak)
+        before = {o.Name for o in body.Document.Objects}
+        an = self.analysis = make_analysis(inst, fixed=fixed, faces=faces,
+                                           mesh_size=mesh_size)
+        self._made_names = [o.Name for o in body.Document.Objects if o.Name not in before]
+        say = FreeCAD.Console.PrintMessage
+        say(f"MultibodyWB: FEM analysis '{an.analysis.Label}' of '{body.Label}' at "
+            f"t = {inst.loads.time * 1000:.6g} ms ({inst.how}): {len(an.forces)} force "
+            f"constraint(s), support on {an.fixed_face}\n")
+        for note in an.notes:
+            say(f"  {note}\n")
+        meshing = solve_it and bool(shutil.which("gmsh"))
+        self.solving = meshing and solver_available()
+        if solve_it and not self.solving:
+            FreeCAD.Console.PrintWarning(
+                "MultibodyWB: " + ("CalculiX (ccx) is not installed: the analysis is made "
+                                   "and meshed but not solved\n" if meshing else
+                                   "Gmsh is not installed: the analysis is made but neither "
+                                   "meshed nor solved\n"))
+        self._steps = self._run(meshing)
+        self.program = next(self._steps, None)
+
+    def _run(self, meshing):
+        """The steps, as a generator: it yields the programs and is sent their outcomes."""
+        an = self.analysis
+        if not meshing:
+            return
+        from femmesh.gmshtools import GmshTools
+        gmsh = GmshTools(an.mesh)
+        gmsh.update_mesh_data()
+        gmsh.get_tmp_file_paths()
+        gmsh.get_gmsh_command()
+        gmsh.write_gmsh_input_files()
+        out = yield Program("meshing with Gmsh", [gmsh.gmsh_bin, "-", gmsh.temp_file_geo],
+                            gmsh.working_dir)
+        if out.code != 0 or not os.path.exists(gmsh.temp_file_mesh):
+            raise FemLoadsError(f"Gmsh could not mesh '{an.solid.Label}' (exit code "
+                                f"{out.code}): {out.stderr.strip()[-500:]}")
+        gmsh.read_and_set_new_mesh()
+        if an.mesh.FemMesh.NodeCount == 0:
+            raise FemLoadsError(f"Gmsh could not mesh '{an.solid.Label}': no nodes "
+                                f"({out.stderr.strip()[-500:]})")
+        if not self.solving:
+            return
+        from femtools import ccxtools
+        fea = ccxtools.FemToolsCcx(an.analysis, an.solver)
+        fea.update_objects()
+        if self.working_dir:
+            os.makedirs(self.working_dir, exist_ok=True)
+            fea.setup_working_dir(self.working_dir)
+        else:
+            fea.setup_working_dir()
+        fea.setup_ccx()
+        message = fea.check_prerequisites()
+        if message:
+            raise FemLoadsError(f"Analysis '{an.analysis.Label}': {message}")
+        fea.write_inp_file()
+        folder, base = os.path.split(os.path.splitext(fea.inp_file_name)[0])
+        prefs = FreeCAD.ParamGet("User parameter:BaseApp/Preferences/Mod/Fem/Ccx")
+        env = dict(os.environ, OMP_NUM_THREADS=str(prefs.GetInt("AnalysisNumCPUs", 1)
+                                                   if prefs.GetInt("AnalysisNumCPUs", 1) > 1
+                                                   else os.cpu_count() or 1))
+        out = yield Program("solving with CalculiX", [fea.ccx_binary, "-i", base], folder, env)
+        if out.code != 0:
+            raise FemLoadsError(f"Analysis '{an.analysis.Label}': CalculiX failed (exit code "
+                                f"{out.code}; see {fea.working_dir}): "
+                                f"{(out.stderr or out.stdout).strip()[-500:]}")
+        fea.load_results()
+        result = next((o for o in an.analysis.Group
+                       if o.isDerivedFrom("Fem::FemResultObject")), None)
+        if result is None:
+            raise FemLoadsError(f"Analysis '{an.analysis.Label}': CalculiX gave no result "
+                                f"(see {fea.working_dir})")
+        total = support_reaction(os.path.join(folder, base + ".dat"), an.fixed.Name)
+        # CalculiX's reaction is what the support holds: the load applied at the fixed face
+        # goes straight into it, so the support's own reaction is the rest
+        reaction = total - an.applied[an.fixed_face]
+        largest = max(float(np.linalg.norm(f)) for f in an.applied.values())
+        vm = max(result.vonMises) if result.vonMises else math.nan
+        check = self.check = Check(reaction, total, largest,
+                                   float(np.linalg.norm(reaction)) / largest, vm, result,
+                                   an.mesh.FemMesh.NodeCount, fea.working_dir)
+        FreeCAD.Console.PrintMessage(
+            f"  CalculiX: {check.nodes} nodes; support reaction "
             f"{_vec_text(check.reaction, 'N')} = {check.relative * 100:.3g} % of the largest "
             f"load ({check.largest:.4g} N); max von Mises {check.max_von_mises:.4g} MPa\n")
-    elif solve_it:
-        FreeCAD.Console.PrintWarning("MultibodyWB: CalculiX (ccx) or Gmsh is not installed: "
-                                     "the analysis is made but not solved\n")
-    return an, check
+
+    def advance(self, outcome: Outcome):
+        """Take how :attr:`program` ended; do the document work after it; return the next
+        program (also :attr:`program`) or None when all is done."""
+        try:
+            self.program = self._steps.send(outcome)
+        except StopIteration:
+            self.program = None
+        return self.program
+
+    def cancel(self):
+        """Remove the objects this creation made, newest first (what a macro of a cancelled
+        Create analysis replays; the panel aborts its transaction, so they are gone already
+        there and this does nothing)."""
+        doc = self.body.Document
+        self.program = None
+        self._steps.close()
+        for name in reversed(self._made_names):
+            if doc.getObject(name) is not None:
+                doc.removeObject(name)
+
+    def finish(self):
+        """Run the programs that remain, waiting for each; ``(Analysis, Check or None)``."""
+        while self.program is not None:
+            self.advance(run_program(self.program))
+        return self.analysis, self.check
 
 
 def solver_available():

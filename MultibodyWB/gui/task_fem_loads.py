@@ -70,6 +70,7 @@ class FemLoadsPanel(TaskPanel):
         self.placements = []
         self.instants = []           # (result, body, time, peak) to analyse
         self.made = []               # (Analysis, Check or None) made by Create
+        self.run = None              # the Create analysis under way (_Run), or None
         self.form = self._widget()
         self.watch = DocumentWatch(self.doc, self)
         self.form.destroyed.connect(lambda *_: self.cleanup())
@@ -142,10 +143,27 @@ class FemLoadsPanel(TaskPanel):
             buttons.addWidget(b)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        self.cancel_button = push_button("Cancel", "CancelCreate",
+                                         "Stop Gmsh or CalculiX now and undo what Create "
+                                         "analysis made so far (nothing stays)",
+                                         self.cancel)
         buttons = QtWidgets.QHBoxLayout()
         buttons.addWidget(self.create_button)
+        buttons.addWidget(self.cancel_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        # while Create analysis runs: its stage and the seconds it has been at it
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setObjectName("Progress")
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(12)
+        self.status = QtWidgets.QLabel()
+        self.status.setObjectName("Status")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        for x in (self.cancel_button, self.progress, self.status):
+            x.setVisible(False)
         compact(self.result_box, self.body_box, self.peak_box)
         self.headline = QtWidgets.QLabel()
         self.headline.setObjectName("Headline")
@@ -368,7 +386,11 @@ class FemLoadsPanel(TaskPanel):
             f"{units.user_text(units.from_si(inst.loads.time, 's'), 's')} ({inst.how})")
 
     def create(self):
-        """Make (and solve) the analyses, one undo step recorded in the macro."""
+        """Make (and mesh and solve) the analyses, one undo step recorded in the macro; Gmsh and
+        CalculiX run in a QProcess, the GUI free, with the stage shown and Cancel at hand (the
+        analyses are in :attr:`made` when :attr:`run` is None again)."""
+        if self.run is not None:
+            return []
         todo = list(self.instants)
         if not todo:
             if self.preview() is None:
@@ -382,25 +404,61 @@ class FemLoadsPanel(TaskPanel):
             self.note.setText(f"Mesh size: {exc}")
             return []
         doc_ref = f"App.getDocument('{self.doc.Name}')"
+        calls = []
+        for result, body, time, peak in todo:
+            args = [f"{doc_ref}.getObject('{result.Name}')",
+                    f"{doc_ref}.getObject('{body.Name}')"]
+            args.append(f"peak={peak!r}" if peak else f"time={time!r}")
+            if mesh_size:
+                args.append(f"mesh_size={float(mesh_size)!r}")
+            calls.append(", ".join(args))
         FreeCADGui.addModule("MultibodyWB.document.fem_loads")
         self.doc.openTransaction("Create FEM analysis")
-        made = []
-        try:
-            for result, body, time, peak in todo:
-                args = [f"{doc_ref}.getObject('{result.Name}')",
-                        f"{doc_ref}.getObject('{body.Name}')"]
-                args.append(f"peak={peak!r}" if peak else f"time={time!r}")
-                if mesh_size:
-                    args.append(f"mesh_size={float(mesh_size)!r}")
-                FreeCADGui.doCommand("_fem = MultibodyWB.document.fem_loads.create("
-                                     + ", ".join(args) + ")")
-                made.append(__main__.__dict__["_fem"])     # where doCommand runs
-        except Exception as exc:  # placing, meshing or solving failed: nothing stays
-            self.doc.abortTransaction()
-            self.note.setText(f"{type(exc).__name__}: {exc}")
-            self.note.setStyleSheet("color: #a40000;")
-            return []
+        self.run = _Run(self, calls)
+        self._busy(True)
+        self.run.next_analysis()
+        return []
+
+    def cancel(self):
+        """The Cancel button: stop the program running, undo what was made; say so."""
+        run = self.run
+        if run is None:
+            return
+        what, job = run.what, run.job
+        run.stop()
+        self.doc.abortTransaction()
+        if job is not None:
+            FreeCADGui.doCommand("_fem_job.cancel()")     # the macro: nothing stays either
+        self._busy(False)
+        self.note.setText(f"Cancelled while {what}: nothing was made; the document is as it "
+                          "was before Create analysis.")
+        self.note.setStyleSheet("color: #a40000;")
+
+    def _busy(self, on):
+        """Show the progress and Cancel, the other controls greyed, while a Create runs."""
+        for x in (self.cancel_button, self.progress, self.status):
+            x.setVisible(on)
+        for x in (self.preview_button, self.add_button, self.create_button, self.result_box,
+                  self.body_box, self.by_time, self.by_peak, self.time_edit, self.peak_box,
+                  self.mesh_edit):
+            x.setEnabled(not on)
+        if on:
+            self.note.setText("")
+            self.note.setStyleSheet("")
+        else:
+            self.run = None
+
+    def _failed(self, exc):
+        """A step failed (placing, meshing, solving): nothing stays."""
+        self.run.stop()
+        self.doc.abortTransaction()
+        self._busy(False)
+        self.note.setText(f"{type(exc).__name__}: {exc}")
+        self.note.setStyleSheet("color: #a40000;")
+
+    def _done(self, made):
         self.doc.commitTransaction()
+        self._busy(False)
         self.made += made
         lines = []
         for an, check in made:
@@ -409,12 +467,13 @@ class FemLoadsPanel(TaskPanel):
             if check is not None:
                 line += (f"; support reaction {check.relative * 100:.2g} % of the largest "
                          f"load; max von Mises {check.max_von_mises:.4g} MPa")
+            elif an.mesh.FemMesh.NodeCount:
+                line += f"; meshed ({an.mesh.FemMesh.NodeCount} nodes), not solved"
             lines.append(line)
         self.note.setText("\n".join(lines))
         self.note.setStyleSheet("")
         self.instants.clear()
         self.instant_list.clear()
-        return made
 
     def _show_result(self, an, check):
         """The von Mises stress on the mesh (as FEM's result viewer colours it); the solid
@@ -440,6 +499,11 @@ class FemLoadsPanel(TaskPanel):
         if self.closed:
             return
         self.closed = True
+        if self.run is not None:        # closed while Create runs: stopped, nothing stays
+            self.run.stop()
+            self.run = None
+            if not self.document_gone:
+                self.doc.abortTransaction()
         self.watch.detach()
         if self.overlay is not None and not self.document_gone:
             try:
@@ -461,6 +525,116 @@ class FemLoadsPanel(TaskPanel):
             ours = True
         if ours and not self.closed:
             later(self.close)
+
+
+class _Run:
+    """One Create analysis under way: the analyses to make (argument texts of
+    :class:`~MultibodyWB.document.fem_loads.Creation`), made one after the other; each made in
+    the GUI thread through ``Gui.doCommand`` (recorded in the macro: ``_fem_job =
+    Creation(...)``, ``_fem = _fem_job.finish()``, which replays the whole creation), its
+    programs (Gmsh, CalculiX) run in a QProcess while the GUI stays free."""
+
+    STAGES = 3      #: per analysis: the objects, the mesh, the solution
+
+    def __init__(self, panel, calls):
+        self.panel = panel
+        self.calls = calls
+        self.made = []
+        self.job = None
+        self.process = None
+        self.what = "making the FEM objects"
+        self.started = 0.0
+        self.timer = QtCore.QTimer(panel.form)
+        self.timer.setInterval(250)
+        self.timer.timeout.connect(self._show)
+        self.timer.start()
+        panel.progress.setRange(0, self.STAGES * len(calls))
+        panel.progress.setValue(0)
+
+    def _stage(self, what, stage):
+        import time
+        self.what = what
+        self.started = time.monotonic()
+        k = len(self.made)
+        self.panel.progress.setValue(self.STAGES * k + stage)
+        self._show()
+        self.panel.status.repaint()      # seen before the next step (no input handled here)
+        self.panel.progress.repaint()
+
+    def _show(self):
+        import time
+        k, n = len(self.made), len(self.calls)
+        which = f"Analysis {k + 1} of {n}: " if n > 1 else ""
+        self.panel.status.setText(f"{which}{self.what}... "
+                                  f"{time.monotonic() - self.started:.0f} s")
+
+    def next_analysis(self):
+        if len(self.made) == len(self.calls):
+            self.timer.stop()
+            self.panel._done(self.made)
+            return
+        self._stage("making the FEM objects", 0)
+        try:
+            FreeCADGui.doCommand("_fem_job = MultibodyWB.document.fem_loads.Creation("
+                                 + self.calls[len(self.made)] + ")")
+        except Exception as exc:  # loads that cannot be placed...: nothing stays
+            self.panel._failed(exc)
+            return
+        self.job = __main__.__dict__["_fem_job"]         # where doCommand runs
+        self.next_program()
+
+    def next_program(self):
+        program = self.job.program
+        if program is None:
+            FreeCADGui.doCommand("_fem = _fem_job.finish()")
+            self.made.append(__main__.__dict__["_fem"])
+            self.job = None
+            self.next_analysis()
+            return
+        self._stage(program.what, 1 if "Gmsh" in program.what else 2)
+        process = self.process = QtCore.QProcess(self.panel.form)
+        if program.cwd:
+            process.setWorkingDirectory(program.cwd)
+        if program.env is not None:
+            env = QtCore.QProcessEnvironment()
+            for key, value in program.env.items():
+                env.insert(key, value)
+            process.setProcessEnvironment(env)
+        process.finished.connect(lambda *args, p=process: self._ended(p, *args))
+        process.errorOccurred.connect(lambda error, p=process: self._error(p, error))
+        process.start(program.argv[0], program.argv[1:])
+
+    def _ended(self, process, code, status=None):
+        from ..document.fem_loads import Outcome
+        if process is not self.process:          # stopped (Cancel): nothing more to do
+            return
+        self.process = None
+        crashed = status is not None and status != QtCore.QProcess.NormalExit
+        outcome = Outcome(-1 if crashed else int(code),
+                          bytes(process.readAllStandardOutput()).decode(errors="replace"),
+                          bytes(process.readAllStandardError()).decode(errors="replace"))
+        process.deleteLater()
+        try:
+            self.job.advance(outcome)
+        except Exception as exc:  # Gmsh or CalculiX failed: said, nothing stays
+            self.panel._failed(exc)
+            return
+        self.next_program()
+
+    def _error(self, process, error):
+        if process is self.process and error == QtCore.QProcess.FailedToStart:
+            self.process = None
+            self.panel._failed(RuntimeError(f"{self.job.program.argv[0]} could not be started "
+                                            f"({self.what})"))
+
+    def stop(self):
+        """Kill the program running (at once) and stop; the caller undoes the document."""
+        self.timer.stop()
+        process, self.process = self.process, None
+        if process is not None:
+            process.kill()
+            process.waitForFinished(3000)
+            process.deleteLater()
 
 
 def open_panel(mechanism, result=None, body=None):

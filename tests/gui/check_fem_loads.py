@@ -64,6 +64,96 @@ def overlay_arrows(doc):
     return None
 
 
+class watch_status:
+    """A QTimer ticking every 50 ms while Create analysis runs, noting the time and the
+    panel's status text at each tick: ticks while Gmsh or CalculiX run show the GUI free."""
+
+    def __init__(self):
+        import time
+        from MultibodyWB.gui.qt import QtCore
+        self.seen = []
+        self.timer = QtCore.QTimer()
+        self.timer.setInterval(50)
+        self.timer.timeout.connect(lambda: self.seen.append(
+            (time.monotonic(), widget("Status").text() if widget("Status").isVisible()
+             else "")))
+        self.timer.start()
+
+    def stop(self):
+        self.timer.stop()
+
+
+def wait_for_create(p, timeout=300):
+    """Process events until the panel's Create analysis has ended."""
+    import time
+    end = time.monotonic() + timeout
+    while p.run is not None and time.monotonic() < end:
+        in_freecad.wait(0.05)
+
+
+def alive(pid):
+    """Whether process ``pid`` is still there as gmsh or ccx (running, or a zombie not reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[0].split("(")[-1] in ("gmsh", "ccx")
+    except OSError:
+        return False
+
+
+def child_programs():
+    """Names of gmsh/ccx processes whose parent is this FreeCAD."""
+    me, out = str(os.getpid()), []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    fields = fh.read().split(")")
+                name, ppid = fields[0].split("(")[-1], fields[-1].split()[1]
+            except OSError:
+                continue
+            if ppid == me and name in ("gmsh", "ccx"):
+                out.append(name)
+    return out
+
+
+def cancel_during_meshing(doc, p):
+    """Create analysis with a fine mesh; Cancel clicked while Gmsh meshes: the document as
+    before (objects, undo steps), Gmsh gone, the panel saying so."""
+    import time
+    out = {}
+    before = (sorted(o.Name for o in doc.Objects), doc.UndoCount, list(doc.UndoNames))
+    widget("MeshSize").setText("0.8 mm")
+    widget("CreateAnalysis").click()
+    end = time.monotonic() + 60
+    while time.monotonic() < end and "meshing with Gmsh" not in widget("Status").text():
+        in_freecad.wait(0.05)
+    in_freecad.wait(0.6)
+    out["status"] = widget("Status").text()
+    out["progress"] = [widget("Progress").value(), widget("Progress").maximum()]
+    out["create_enabled"] = widget("CreateAnalysis").isEnabled()
+    out["cancel_visible"] = widget("CancelCreate").isVisible()
+    process = p.run.process if p.run is not None else None
+    out["gmsh_pid"] = int(process.processId()) if process is not None else None
+    out["gmsh_running"] = out["gmsh_pid"] is not None and alive(out["gmsh_pid"])
+    out["during_objects"] = len(doc.Objects)
+    out["shot"] = in_freecad.shot("fem_loads_running.png")
+    out["still_meshing"] = "meshing with Gmsh" in widget("Status").text()
+    t = time.monotonic()
+    widget("CancelCreate").click()
+    out["cancel_seconds"] = time.monotonic() - t
+    out["running_after_cancel"] = p.run is not None
+    out["gmsh_alive_after"] = out["gmsh_pid"] is not None and alive(out["gmsh_pid"])
+    out["children_after"] = child_programs()
+    out["note"] = widget("Note").text()
+    out["same_objects"] = sorted(o.Name for o in doc.Objects) == before[0]
+    out["undo"] = [doc.UndoCount, before[1], list(doc.UndoNames) == before[2]]
+    out["cancel_visible_after"] = widget("CancelCreate").isVisible()
+    out["create_enabled_after"] = widget("CreateAnalysis").isEnabled()
+    out["console"] = in_freecad.python_console_text()[-600:]
+    widget("MeshSize").setText("4 mm")
+    return out
+
+
 def check():
     from MultibodyWB.document import runs
     from MultibodyWB.examples_fc import crank_slider
@@ -124,8 +214,12 @@ def check():
     result["instants"] = [widget("Instants").item(k).text()
                           for k in range(widget("Instants").count())]
     widget("MeshSize").setText("4 mm")
+    ticks = watch_status()
     widget("CreateAnalysis").click()
-    in_freecad.wait(0.5)
+    result["running_after_click"] = p.run is not None
+    wait_for_create(p)
+    ticks.stop()
+    result["ticks"] = ticks.seen
     result["create_note"] = widget("Note").text()
     made = p.made
     result["analyses"] = [an.analysis.Label for an, _ in made]
@@ -135,6 +229,7 @@ def check():
                                                 "nodes": c.nodes} for _, c in made]
     result["undo_names"] = list(doc.UndoNames)
     result["console"] = in_freecad.python_console_text()[-3000:]
+    result["cancel"] = cancel_during_meshing(doc, p)
     # FEM's own result viewer on the first analysis's result
     an, chk = made[0]
     in_freecad.click("Close")
@@ -176,7 +271,7 @@ def check():
     result["piston_note"] = widget("Note").text()
     result["piston_rows"] = rows(widget("Loads"))
     widget("CreateAnalysis").click()
-    in_freecad.wait(0.3)
+    wait_for_create(panel())
     result["piston_create_note"] = widget("Note").text()
     result["analyses_after_piston"] = sorted(o.Label for o in doc.Objects
                                              if o.TypeId == "Fem::FemAnalysisPython"
