@@ -135,3 +135,13 @@ def test_a_model_without_state_runs_to_the_end(integrator):
     m.add_hinge("Weld", "fixed", b.add_marker(), g.add_marker())
     r = simulate(m, integrator=integrator, t_end=0.1, output_step=0.05)
     np.testing.assert_array_equal(r.time, [0.0, 0.05, 0.1])
+
+
+def test_wall_budget_stops_a_compiled_run():
+    from MultibodyWB.solver.methods.runtime import BudgetExceeded
+    simulate(build("double_pendulum"), integrator="DOP853", t_end=0.01)   # loads the kernels
+    with pytest.raises(BudgetExceeded) as info:
+        simulate(build("double_pendulum"), integrator="DOP853", t_end=1e5, output_step=10.0,
+                 wall_budget=0.5)
+    t = float(re.search(r"stopped at t = ([0-9.e+-]+) s", str(info.value)).group(1))
+    assert 0.0 < t < 1e5
