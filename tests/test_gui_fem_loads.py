@@ -98,6 +98,8 @@ def test_create_shows_its_stage_while_the_gui_stays_free(run):
     solving = [t for t in texts if "solving with CalculiX" in t]
     assert len(meshing) >= 3 and len(solving) >= 3, sorted(set(texts))
     assert texts.index(meshing[0]) < texts.index(solving[0])
+    # the document work between them is named too while it is done
+    assert any("reading CalculiX's results" in t for t in texts), sorted(set(texts))
     assert any(t.startswith("Analysis 2 of 2: ") for t in texts)
     assert "support reaction" in run["create_note"]
 

@@ -597,11 +597,13 @@ class Creation:
     QProcess, the GUI free and a Cancel at hand).
 
     Making it collects the instant and makes the analysis (document work, in the caller's
-    thread); :attr:`program` is then the external program to run next (a :class:`Program`) or
-    None; :meth:`advance` takes how it ended (:class:`Outcome`), reads what it wrote into the
-    document and sets the next :attr:`program`; :meth:`finish` runs whatever programs remain
-    (waiting for them) and returns ``(Analysis, Check or None)``. Gmsh meshes when installed,
-    CalculiX solves when installed too; raises FemLoadsError when either fails.
+    thread); :attr:`step` is then what comes next: a :class:`Program` (an external program to
+    run; :attr:`program`), a text (document work to do next, ``"reading Gmsh's mesh"``: the
+    caller shows it, then calls :meth:`advance`) or None (all done). :meth:`advance` takes how
+    the program ended (:class:`Outcome`; None after a text), does the work up to the next step
+    and returns it; :meth:`finish` runs whatever remains (waiting for the programs) and returns
+    ``(Analysis, Check or None)``. Gmsh meshes when installed, CalculiX solves when installed
+    too; raises FemLoadsError when either fails.
     """
 
     def __init__(self, result, body, time=None, peak=None, mesh_size=None, solve_it=True,
@@ -610,7 +612,7 @@ class Creation:
         self.body = body
         self.working_dir = working_dir
         self.check = None
-        self.program = None
+        self.step = None
         inst = instant(result, body, time=time, peak=peak)
         before = {o.Name for o in body.Document.Objects}
         an = self.analysis = make_analysis(inst, fixed=fixed, faces=faces,
@@ -631,13 +633,19 @@ class Creation:
                                    "Gmsh is not installed: the analysis is made but neither "
                                    "meshed nor solved\n"))
         self._steps = self._run(meshing)
-        self.program = next(self._steps, None)
+        self.step = next(self._steps, None)
+
+    @property
+    def program(self):
+        """The external program to run next, or None."""
+        return self.step if isinstance(self.step, Program) else None
 
     def _run(self, meshing):
         """The steps, as a generator: it yields the programs and is sent their outcomes."""
         an = self.analysis
         if not meshing:
             return
+        yield "writing Gmsh's input"
         from femmesh.gmshtools import GmshTools
         gmsh = GmshTools(an.mesh)
         gmsh.update_mesh_data()
@@ -649,12 +657,14 @@ class Creation:
         if out.code != 0 or not os.path.exists(gmsh.temp_file_mesh):
             raise FemLoadsError(f"Gmsh could not mesh '{an.solid.Label}' (exit code "
                                 f"{out.code}): {out.stderr.strip()[-500:]}")
+        yield "reading Gmsh's mesh"
         gmsh.read_and_set_new_mesh()
         if an.mesh.FemMesh.NodeCount == 0:
             raise FemLoadsError(f"Gmsh could not mesh '{an.solid.Label}': no nodes "
                                 f"({out.stderr.strip()[-500:]})")
         if not self.solving:
             return
+        yield "writing CalculiX's input"
         from femtools import ccxtools
         fea = ccxtools.FemToolsCcx(an.analysis, an.solver)
         fea.update_objects()
@@ -678,6 +688,7 @@ class Creation:
             raise FemLoadsError(f"Analysis '{an.analysis.Label}': CalculiX failed (exit code "
                                 f"{out.code}; see {fea.working_dir}): "
                                 f"{(out.stderr or out.stdout).strip()[-500:]}")
+        yield "reading CalculiX's results"
         fea.load_results()
         result = next((o for o in an.analysis.Group
                        if o.isDerivedFrom("Fem::FemResultObject")), None)
@@ -698,21 +709,21 @@ class Creation:
             f"{_vec_text(check.reaction, 'N')} = {check.relative * 100:.3g} % of the largest "
             f"load ({check.largest:.4g} N); max von Mises {check.max_von_mises:.4g} MPa\n")
 
-    def advance(self, outcome: Outcome):
-        """Take how :attr:`program` ended; do the document work after it; return the next
-        program (also :attr:`program`) or None when all is done."""
+    def advance(self, outcome: Outcome = None):
+        """Take how :attr:`program` ended (None after a text step); do the document work up to
+        the next step; return it (also :attr:`step`), None when all is done."""
         try:
-            self.program = self._steps.send(outcome)
+            self.step = self._steps.send(outcome)
         except StopIteration:
-            self.program = None
-        return self.program
+            self.step = None
+        return self.step
 
     def cancel(self):
         """Remove the objects this creation made, newest first (what a macro of a cancelled
         Create analysis replays; the panel aborts its transaction, so they are gone already
         there and this does nothing)."""
         doc = self.body.Document
-        self.program = None
+        self.step = None
         self._steps.close()
         for name in reversed(self._made_names):
             if doc.getObject(name) is not None:
@@ -720,8 +731,8 @@ class Creation:
 
     def finish(self):
         """Run the programs that remain, waiting for each; ``(Analysis, Check or None)``."""
-        while self.program is not None:
-            self.advance(run_program(self.program))
+        while self.step is not None:
+            self.advance(run_program(self.step) if self.program is not None else None)
         return self.analysis, self.check
 
 

@@ -534,7 +534,9 @@ class _Run:
     Creation(...)``, ``_fem = _fem_job.finish()``, which replays the whole creation), its
     programs (Gmsh, CalculiX) run in a QProcess while the GUI stays free."""
 
-    STAGES = 3      #: per analysis: the objects, the mesh, the solution
+    #: Steps per analysis: the objects, Gmsh's input, Gmsh, its mesh read, CalculiX's input,
+    #: CalculiX, its results read
+    STAGES = 7
 
     def __init__(self, panel, calls):
         self.panel = panel
@@ -542,6 +544,8 @@ class _Run:
         self.made = []
         self.job = None
         self.process = None
+        self.stopped = False
+        self.steps = 0              # steps of the analysis under way done
         self.what = "making the FEM objects"
         self.started = 0.0
         self.timer = QtCore.QTimer(panel.form)
@@ -551,12 +555,13 @@ class _Run:
         panel.progress.setRange(0, self.STAGES * len(calls))
         panel.progress.setValue(0)
 
-    def _stage(self, what, stage):
+    def _stage(self, what):
         import time
         self.what = what
         self.started = time.monotonic()
-        k = len(self.made)
-        self.panel.progress.setValue(self.STAGES * k + stage)
+        self.panel.progress.setValue(self.STAGES * len(self.made) + min(self.steps,
+                                                                         self.STAGES - 1))
+        self.steps += 1
         self._show()
         self.panel.status.repaint()      # seen before the next step (no input handled here)
         self.panel.progress.repaint()
@@ -573,7 +578,8 @@ class _Run:
             self.timer.stop()
             self.panel._done(self.made)
             return
-        self._stage("making the FEM objects", 0)
+        self.steps = 0
+        self._stage("making the FEM objects")
         try:
             FreeCADGui.doCommand("_fem_job = MultibodyWB.document.fem_loads.Creation("
                                  + self.calls[len(self.made)] + ")")
@@ -581,17 +587,22 @@ class _Run:
             self.panel._failed(exc)
             return
         self.job = __main__.__dict__["_fem_job"]         # where doCommand runs
-        self.next_program()
+        self.next_step()
 
-    def next_program(self):
-        program = self.job.program
-        if program is None:
+    def next_step(self):
+        step = self.job.step
+        if step is None:
             FreeCADGui.doCommand("_fem = _fem_job.finish()")
             self.made.append(__main__.__dict__["_fem"])
             self.job = None
             self.next_analysis()
             return
-        self._stage(program.what, 1 if "Gmsh" in program.what else 2)
+        if self.job.program is None:        # document work: said first, done next
+            self._stage(step)
+            QtCore.QTimer.singleShot(0, self._document_step)
+            return
+        program = step
+        self._stage(program.what)
         process = self.process = QtCore.QProcess(self.panel.form)
         if program.cwd:
             process.setWorkingDirectory(program.cwd)
@@ -603,6 +614,16 @@ class _Run:
         process.finished.connect(lambda *args, p=process: self._ended(p, *args))
         process.errorOccurred.connect(lambda error, p=process: self._error(p, error))
         process.start(program.argv[0], program.argv[1:])
+
+    def _document_step(self):
+        if self.stopped:
+            return
+        try:
+            self.job.advance()
+        except Exception as exc:  # the mesh or the results cannot be read: nothing stays
+            self.panel._failed(exc)
+            return
+        self.next_step()
 
     def _ended(self, process, code, status=None):
         from ..document.fem_loads import Outcome
@@ -619,7 +640,7 @@ class _Run:
         except Exception as exc:  # Gmsh or CalculiX failed: said, nothing stays
             self.panel._failed(exc)
             return
-        self.next_program()
+        self.next_step()
 
     def _error(self, process, error):
         if process is self.process and error == QtCore.QProcess.FailedToStart:
@@ -629,6 +650,7 @@ class _Run:
 
     def stop(self):
         """Kill the program running (at once) and stop; the caller undoes the document."""
+        self.stopped = True
         self.timer.stop()
         process, self.process = self.process, None
         if process is not None:
