@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 #: Examples and the options they are built with (the chain kept short).
-EXAMPLE_OPTIONS = {"chain": {"n": 6}, "track": {"k": 3, "m": 1, "end_time": 0.005}}
+EXAMPLE_OPTIONS = {"chain": {"n": 6}, "track": {"k": 3, "m": 1, "end_time": 0.005},
+                   "tracked_vehicle": {"shoes": 30, "road_wheels": 2, "end_time": 0.005}}
 
 NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 NUMBER_LIST = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"

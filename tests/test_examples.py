@@ -44,6 +44,12 @@ CASES = {
     # its plane by shoe 0's planar hinge, so that its closing pin has 3 redundant directions;
     # plus the sprocket (driven), the tensioner and the idler
     "track": ({}, {"Sprocket", "Idler", "Shoe19"}, set(), ["Pin20"], 20, 23, 3),
+    # the hull in its plane (3) carrying the driven sprocket, the idler's hub and wheel, the
+    # roller and three arms with their wheels (10), and the 36-shoe track as above (tree: 3 +
+    # 35 pins; 36 freedoms in its plane, its closing pin 3 redundant directions): Gruebler
+    # 13 + 38 - 5 = 46, mobility 13 + 36 = 49
+    "tracked_vehicle": ({}, {"Sprocket", "Idler", "Roller", "RoadWheel0", "RoadWheel1",
+                             "RoadWheel2", "Shoe35"}, {"Hull"}, ["Pin36"], 46, 49, 3),
 }
 
 

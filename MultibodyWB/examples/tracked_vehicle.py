@@ -65,9 +65,11 @@ TORSION_K, TORSION_C = 6e4, 3e3
 #: The track's pins: a rotational damper each (N m s/rad; a rubber bushing's losses), which
 #: also damps the spans' swinging.
 PIN_DAMPING = 50.0
-#: The tensioner's preload (N; the M113's is 2e4 N) and a shoe's mass (kg; the M113's 18.02 kg
-#: would make the track of this light vehicle outweigh its hull).
-TENSIONER_PRELOAD, VEHICLE_SHOE_MASS = 1e4, 6.0
+#: The tensioner's preload (N; the M113's) and a shoe's mass (kg; the M113's 18.02 kg would make
+#: the track of this light vehicle outweigh its hull). The track's tension presses the front
+#: and rear road wheels up where it wraps them: their arms give, and the idler moves out by
+#: most of the spring's preload travel (2 cm) as the vehicle settles.
+TENSIONER_PRELOAD, VEHICLE_SHOE_MASS = 2e4, 6.0
 #: The support roller holding the top span up at its middle: radius (m), mass (kg).
 ROLLER_RADIUS, ROLLER_MASS = 0.1, 10.0
 #: The sprocket's chords per half turn (10 teeth) and its axle above the road wheels' (m); the
@@ -290,6 +292,14 @@ def track_pins(shoes: int, road_wheels: int):
     return pins, np.array(sprocket), np.array(road), np.array([xi, IDLER_HEIGHT]), r_s, top
 
 
+def _spin(speed: float, spin_up: float) -> str:
+    """The sprocket's angle (rad) as an expression of t: ``speed`` reached as ``1 - exp(-t /
+    spin_up)``."""
+    if speed == 0.0 or spin_up <= 0.0:
+        return f"{speed!r}*t"
+    return f"{speed!r}*(t - {spin_up!r}*(1 - exp(-t/{spin_up!r})))"
+
+
 def _wheel(model, name, centre, radius, label, mass=WHEEL_MASS):
     """A wheel body (a cylinder, axis along y) at ``centre`` (x, y, z) and its centre marker."""
     Ja, Jt = 0.5 * mass * radius ** 2, mass * (3 * radius ** 2 + WHEEL_WIDTH ** 2) / 12
@@ -298,13 +308,15 @@ def _wheel(model, name, centre, radius, label, mass=WHEEL_MASS):
     return b, b.add_marker((0, 0, 0), label=f"{label} axle")
 
 
-def build(shoes: int = 36, road_wheels: int = 3, speed: float = 0.0, end_time: float = 0.5,
+def build(shoes: int = 36, road_wheels: int = 3, speed: float = 0.0, spin_up: float = 0.05,
+          end_time: float = 0.5,
           preload: float = TENSIONER_PRELOAD, torsion_k: float = TORSION_K,
           torsion_c: float = TORSION_C, pin_damping: float = PIN_DAMPING,
           gravity=(0.0, 0.0, -9.81)) -> MultibodySystem:
     """The vehicle (module docstring) with a track of ``shoes`` shoes round ``road_wheels``
-    road wheels, its sprocket turning at ``speed`` rad/s relative to the hull (negative: the
-    vehicle drives forward, +x), the idler pushed forward with ``preload`` N, the arms' torsion
+    road wheels, its sprocket turning at ``speed`` rad/s relative to the hull (positive: the
+    top span moves forward, the vehicle drives forward, +x), reached as ``1 - exp(-t /
+    spin_up)`` (``spin_up`` s; 0: from the start), the idler pushed forward with ``preload`` N, the arms' torsion
     springs ``torsion_k`` N m/rad and dampers ``torsion_c`` N m s/rad, the track's pins damped
     by ``pin_damping`` N m s/rad."""
     if road_wheels < 2:
@@ -341,7 +353,8 @@ def build(shoes: int = 36, road_wheels: int = 3, speed: float = 0.0, end_time: f
     sprocket, s_axle = _wheel(model, "Sprocket", xyz(sprocket_c), r_s, "drive sprocket")
     model.add_hinge("SprocketAxle", "revolute", s_axle,
                     on_hull(sprocket_c, label="sprocket bearing"),
-                    drivers=[Driver("rz", f"{float(speed)!r}*t")], label="sprocket drive")
+                    drivers=[Driver("rz", _spin(float(speed), float(spin_up)))],
+                    label="sprocket drive")
     # the idler on its tensioner: a hub sliding along the hull's x, pushed forward
     hub = model.add_body("IdlerHub", 5.0, [0.05, 0.05, 0.05, 0, 0, 0], position=xyz(idler_c),
                          label="idler hub")
