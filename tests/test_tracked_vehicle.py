@@ -94,6 +94,23 @@ def test_at_rest_the_ground_carries_the_whole_weight(rest):
     assert math.hypot(res["Hull.vx"][-1], res["Hull.vz"][-1]) < 0.25 * tv.STICTION
 
 
+def test_at_rest_the_wheels_carry_everything_but_the_track(rest):
+    """The hull and what it carries touch nothing but the track (its planar hinge holds no
+    vertical load): the shoes' vertical forces on the sprocket, idler, roller and road wheels
+    sum to the weight of every body but the shoes (within 1e-3 over the last 50 ms; measured:
+    1.4e-4); the road wheels carry more than all of it (measured: 9.04 kN of 7.62 kN), the
+    track pulling the sprocket, the idler and the roller down (1.4 kN)."""
+    model, res = rest
+    last = res.time >= res.time[-1] - 0.05
+    carried = 9.81 * sum(b.mass for b in model.bodies if not b.name.startswith("Shoe"))
+    wheels = [c.name for c in model.contacts if not c.name.startswith("Ground")]
+    total = np.mean(sum(res[f"{name}.Fz"] for name in wheels)[last])
+    assert total == pytest.approx(carried, rel=1e-3)
+    road = np.mean(sum(res[f"{name}.Fz"] for name in wheels
+                       if name.startswith("RoadWheel"))[last])
+    assert road > 0.5 * carried
+
+
 def test_driving_the_hull_moves_with_the_track_less_the_ground_creep(drive):
     """Driven from rest, the hull moves forward at the speed the track circulates round it:
     the shoes on the ground creep by less than the stiction velocity (the regularised
