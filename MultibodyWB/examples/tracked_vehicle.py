@@ -73,7 +73,10 @@ PIN_DAMPING = 50.0
 #: The tensioner's preload (N; the M113's) and a shoe's mass (kg; the M113's 18.02 kg would make
 #: the track of this light vehicle outweigh its hull). Measured: as the vehicle settles the
 #: idler moves out by 19.6 of the spring's 20 mm of preload travel, leaving the track about
-#: 0.4 kN of tension (where the drawn chain gives that length, arms or sag, is not analysed).
+#: 0.4 kN of tension; without gravity too (18.6 mm in 0.1 s), so not sag. Likely (not
+#: verified) the chain's polygon turning round the wheels: as drawn, chords touch the idler
+#: and the sprocket at their middles; with a pin at the front of the idler (and at the back of
+#: the sprocket) the loop reaches Rp - rho further, about 1.2 cm at each.
 TENSIONER_PRELOAD, VEHICLE_SHOE_MASS = 2e4, 6.0
 #: The support roller holding the top span up at its middle: radius (m), mass (kg).
 ROLLER_RADIUS, ROLLER_MASS = 0.1, 10.0
