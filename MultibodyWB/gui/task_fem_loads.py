@@ -14,7 +14,11 @@ analysis (:mod:`MultibodyWB.document.fem_loads`).
 - **Create analysis** makes one FEM analysis per listed instant (or the one shown), meshes it and
   solves it with CalculiX when it is installed, as one undo step recorded in the macro; the von
   Mises stress is shown on the mesh (FEM's result object; double-click it for FEM's result
-  viewer).
+  viewer). Gmsh and CalculiX run in a QProcess with the GUI free: a progress bar and the stage
+  ("meshing with Gmsh... 2 s") show, and **Cancel** kills the program at once and aborts the
+  transaction (nothing made stays). The document work between them (writing their input,
+  reading the mesh and the results: about 1-2 s each at 6000 nodes) is done in the GUI thread,
+  its stage shown first.
 
 The arrows are a Coin overlay of the 3D view removed when the panel closes.
 """
