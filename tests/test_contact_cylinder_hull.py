@@ -195,3 +195,34 @@ def test_the_broad_phase_sees_the_cylinder_not_its_sphere():
     # off the round face: 0.6 m from the axis
     d = depths(pair, np.eye(3), np.zeros(3), np.eye(3), np.array([0.6, 0.0, 0.0]))
     np.testing.assert_allclose(d, [-(0.6 - R - bound)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("x0", [0.0, 0.03])
+def test_a_wheel_over_the_joint_of_two_shoes_is_carried(x0):
+    """Two shoes laid end to end on the ground, wider than the wheel is long, the wheel drawn
+    touching over their joint (x0 = 0) or beside it: it is carried, sinking no more than its
+    static depth's order, the two shoes' forces summing to its weight on average. (Over the
+    joint its lowest rim points lay on both shoes' end planes: both took them as pushed out
+    sideways by 0 and the wheel fell through, 49 mm in 0.1 s; off the joint the nearer end
+    plane pushed the wheel sideways, not up.)"""
+    P, Wd, T, Rw, mass = 0.154, 0.38, 0.06, 0.2, 35.0
+    m = MultibodySystem("Joint", gravity=(0, 0, -G))
+    g = m.set_ground()
+    w = m.add_body("Wheel", mass, [0.6, 0.6, 0.7, 0, 0, 0], position=(x0, 0, T + Rw),
+                   orientation=(-math.pi / 2, 0, 0))
+    wm = w.add_marker((0, 0, 0))
+    m.add_hinge("Plane", "planar", wm, g.add_marker((x0, 0, T + Rw), (-math.pi / 2, 0, 0)))
+    for i, x in enumerate((-P / 2, P / 2)):
+        m.add_contact(f"Box{i}", wm, g.add_marker((x, 0, T / 2)),
+                      ("cylinder", {"radius": Rw, "length": 0.3}), ("box", {"size": (P, Wd, T)}),
+                      stiffness=1e9, restitution=0.3)
+    res = simulate(m, method="mstmm", integrator="rk4", t_end=0.1, step=1e-5, output_step=1e-3)
+    sink = T + Rw - res["Wheel.z"]
+    static = (mass * G / 2 / 1e9) ** (1 / 1.5)          # two rim points on one shoe
+    assert sink.max() < 3 * static
+    late = res.time > 0.05
+    total = res["Box0.Fn"] + res["Box1.Fn"]
+    assert np.mean(total[late]) == pytest.approx(mass * G, rel=0.05)
+    np.testing.assert_allclose(res["Box0.Fx"] + res["Box1.Fx"], 0.0, atol=1e-9 * mass * G)
+    if x0 == 0.0:               # the points on the joint belong to one shoe, not to both
+        assert min(res["Box0.Fn"].max(), res["Box1.Fn"].max()) == 0.0

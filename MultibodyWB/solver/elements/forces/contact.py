@@ -618,6 +618,27 @@ def _hull_points(code, dim, Ri, pi_, Ro, po, ints, vtx, tri, pln, bnd, pts):
     return 1
 
 
+@njit(**_INL)
+def _under_face(pln, f0, nf, f, q0, q1, q2, Ro, tol):
+    """Whether the point ``q`` (the hull's frame), on the plane of face ``f``, is on that face:
+    inside or on every other plane of the hull. On a plane (within ``tol``) counts only for a
+    plane whose normal points against a fixed global direction: a point on the joint of two
+    convex pieces laid side by side (their planes there of opposite normals) belongs to one of
+    them, not both, nor neither."""
+    for g in range(f0, f0 + nf):
+        if g == f:
+            continue
+        v = pln[g, 0] * q0 + pln[g, 1] * q1 + pln[g, 2] * q2 + pln[g, 3]
+        if v > tol:
+            return False
+        if v >= -tol:
+            m0, m1, m2 = _rotate(Ro, pln[g, 0], pln[g, 1], pln[g, 2])
+            if 0.8017837257372732 * m0 + 0.5345224838248488 * m1 + \
+                    0.2672612419124244 * m2 > 0.0:
+                return False
+    return True
+
+
 @njit(**_JIT)
 def _cylinder_hull_points(dim, Ri, pi_, Ro, po, ints, vtx, pln, pts):
     """The candidate points of a cylinder (input: radius ``dim[0]``, half length ``dim[1]``,
@@ -632,10 +653,13 @@ def _cylinder_hull_points(dim, Ri, pi_, Ro, po, ints, vtx, pln, pts):
       (off the axis) or through the nearer end face (a shoe narrower than the wheel, a corner
       digging into its round face).
 
-    An end point inside the hull is kept only for the face it was found for, the face it is
-    pushed out through (the hull's plane nearest to it): another face may find the same point
-    (a face whose normal differs only along the axis, a bevel), which would count its force
-    twice. At most two end points per face and the vertices: ``2 * planes + vertices``
+    An end point inside the hull is kept for the face it was found for when it lies under that
+    face (:func:`_under_face`: its projection on the face's plane is on the face), and pushed
+    out through that face, however near another face it is: a wheel's lowest point near the end
+    of a shoe goes up through the shoe's face, not out through its end (the nearest plane),
+    and over the joint of two shoes laid end to end it is under the face of exactly one of them.
+    Another face finding the same point (a face whose normal differs only along the axis, a
+    bevel) does not have it under itself, so that no force is counted twice. At most two end points per face and the vertices: ``2 * planes + vertices``
     (:func:`_count`); returns how many were written. The end points of a plane parallel to the
     axis are the line of contact's ends, so a wheel on a flat face carries its load at its two
     rims as the cylinder - plane pair does (code 3). With the axis along a face's normal (the
@@ -645,6 +669,7 @@ def _cylinder_hull_points(dim, Ri, pi_, Ro, po, ints, vtx, pln, pts):
     rc, hl = dim[0], dim[1]
     a0, a1, a2 = Ri[0, 2], Ri[1, 2], Ri[2, 2]
     f0, nf = ints[13], ints[14]
+    tol = 1e-12 * (rc + hl)                         # a point on a face plane: on it
     j = 0
     for f in range(f0, f0 + nf):
         m0, m1, m2 = _rotate(Ro, pln[f, 0], pln[f, 1], pln[f, 2])
@@ -660,8 +685,12 @@ def _cylinder_hull_points(dim, Ri, pi_, Ro, po, ints, vtx, pln, pts):
             x0, x1, x2 = pi_[0] + s * a0 + u0, pi_[1] + s * a1 + u1, pi_[2] + s * a2 + u2
             l0, l1, l2 = _to_local(Ro, po, x0, x1, x2)
             sd, fb = _deepest_face(pln, f0, nf, l0, l1, l2)
-            if sd < 0.0 and fb != f:                # inside, but another face's point
-                continue
+            if sd <= tol:                           # inside: under face f, or another's
+                df = pln[f, 0] * l0 + pln[f, 1] * l1 + pln[f, 2] * l2 + pln[f, 3]
+                if not _under_face(pln, f0, nf, f, l0 - df * pln[f, 0], l1 - df * pln[f, 1],
+                                   l2 - df * pln[f, 2], Ro, tol):
+                    continue
+                sd, fb = df, f
             n0, n1, n2 = _rotate(Ro, pln[fb, 0], pln[fb, 1], pln[fb, 2])
             depth = -sd
             h = 0.5 * depth
