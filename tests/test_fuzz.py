@@ -29,7 +29,10 @@ from MultibodyWB.examples import EXAMPLES
 SEED = 12
 CHECKS = 2800
 RUNS = 140
-TIMEOUT = 30.0            # s per model
+#: s per model: past it a model counts as a hang. Not a speed target: the first run in a
+#: worker loads the compiled kernels (15.7 s measured for one at load 3), and CI runs the
+#: campaign's two workers beside the FreeCAD 1.0 suite on two cores.
+TIMEOUT = 90.0
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +132,9 @@ def test_refusals_name_the_element(campaign):
 
 
 def test_campaign_is_bounded(campaign):
-    assert campaign[2] < 120
+    # a bound that a runaway campaign would pass, not a speed target: 173 s measured at load
+    # 3 with the two track examples' mutants (docs/benchmarks.md, Fuzz campaign)
+    assert campaign[2] < 900
 
 
 def test_the_harness_sees_a_traceback_a_hang_and_a_wrong_accept(monkeypatch):
