@@ -14,8 +14,12 @@ fc1_log=""
 fc1_pid=""
 if [ "${MBWB_SKIP_FREECAD1:-0}" != "1" ] && [ "${MBWB_SERIAL:-0}" != "1" ]; then
   fc1_log=$(mktemp /tmp/mbwb-freecad1-XXXXXX.log)
+  # job control on while it starts: without it a background command ignores SIGINT (POSIX),
+  # and so would every process of that suite (the tests of Ctrl-C send it one)
+  set -m
   bash scripts/test-freecad1.sh --durations=15 "${@:-tests}" >"$fc1_log" 2>&1 &
   fc1_pid=$!
+  set +m
 fi
 bash scripts/install-deps.sh
 echo "== tests on $(/usr/bin/python3 -c 'import sys; print("Python", sys.version.split()[0])'), FreeCAD 0.20 (this machine) =="

@@ -20,10 +20,19 @@ whole session (in-process FreeCAD), and each subprocess gets its own (see ``free
 import importlib.util
 import os
 import shutil
+import signal
 import sys
 import tempfile
 
 import pytest
+
+# Ctrl-C as a user's terminal delivers it: a shell starting a command in the background without
+# job control (as scripts/test.sh starts the FreeCAD 1.0 suite beside the host's) leaves SIGINT
+# ignored, which every process it starts inherits; a Python started so never turns SIGINT into
+# KeyboardInterrupt, and the tests that send the solver's command line a Ctrl-C saw it ignored.
+# A handled signal is reset to its default in the programs the tests start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
