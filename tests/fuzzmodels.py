@@ -183,13 +183,16 @@ def _mutate(text: str, rng) -> Mutant:
     elif kind == "not a number":
         el = _pick(rng, numbers)
         bad = _pick(rng, NOT_A_NUMBER)
+        token = bad
         if el in lists and rng.random() < 0.5:
             vals = [v.strip() for v in el.text.split(",")]
             vals[int(rng.integers(len(vals)))] = bad if bad else "1,"
             bad = ", ".join(vals)
         what = f"{_path(root, el)} = {bad[:30]!r}"
         el.text = bad
-        must = True
+        # a limit of +-inf (1e309 reads as inf) is no limit (the schema: "inf for none")
+        must = not (el.tag in ("LowerLimits", "UpperLimits") and
+                    token.strip().lstrip("-") in ("inf", "1e309"))
         settings = parents[el].tag == "Simulation"
     elif kind == "extreme":
         el = _pick(rng, numbers)

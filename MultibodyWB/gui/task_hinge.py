@@ -92,6 +92,11 @@ def frame_change(flip, offset, angle):
     return p
 
 
+#: A drawn coordinate measured from the markers' poses smaller than this (mm or deg) is shown
+#: as 0: round-off (numpy 2 on FreeCAD 1.0 measured a drawn 0 deg as 2.5e-14 deg).
+DRAWN_ROUND_OFF = 1e-9
+
+
 class HingePanel(EditPanel):
     """The task panel of a Hinge."""
 
@@ -235,6 +240,8 @@ class HingePanel(EditPanel):
                 value = preview.value(self.obj, c)
             except KeyError:
                 continue
+            if abs(value) < DRAWN_ROUND_OFF:        # a drawn 0 measured from the poses
+                value = 0.0
             field.show(FreeCAD.Units.Quantity(value, field.value().Unit))
             filled.append(field)
         return filled
