@@ -495,12 +495,10 @@ def mesh(an: Analysis) -> int:
     return an.mesh.FemMesh.NodeCount
 
 
-def solve(an: Analysis, working_dir=None) -> Check:
-    """Mesh (if not yet), run CalculiX, load its results into FEM's result object; return the
-    :class:`Check` (the support's reaction from CalculiX's .dat file)."""
+def _ccx_input(an: Analysis, working_dir=None):
+    """FEM's CalculiX tool for the analysis, its input file written in ``working_dir`` (FEM's
+    default folder when None), ready to run; the prerequisites FEM checks refused by name."""
     from femtools import ccxtools
-    if an.mesh.FemMesh.NodeCount == 0:
-        mesh(an)
     fea = ccxtools.FemToolsCcx(an.analysis, an.solver)
     fea.update_objects()
     if working_dir:
@@ -513,6 +511,15 @@ def solve(an: Analysis, working_dir=None) -> Check:
     if message:
         raise FemLoadsError(f"Analysis '{an.analysis.Label}': {message}")
     fea.write_inp_file()
+    return fea
+
+
+def solve(an: Analysis, working_dir=None) -> Check:
+    """Mesh (if not yet), run CalculiX, load its results into FEM's result object; return the
+    :class:`Check` (the support's reaction from CalculiX's .dat file)."""
+    if an.mesh.FemMesh.NodeCount == 0:
+        mesh(an)
+    fea = _ccx_input(an, working_dir)
     fea.ccx_run()
     fea.load_results()
     result = next((o for o in an.analysis.Group if o.isDerivedFrom("Fem::FemResultObject")),
@@ -665,19 +672,7 @@ class Creation:
         if not self.solving:
             return
         yield "writing CalculiX's input"
-        from femtools import ccxtools
-        fea = ccxtools.FemToolsCcx(an.analysis, an.solver)
-        fea.update_objects()
-        if self.working_dir:
-            os.makedirs(self.working_dir, exist_ok=True)
-            fea.setup_working_dir(self.working_dir)
-        else:
-            fea.setup_working_dir()
-        fea.setup_ccx()
-        message = fea.check_prerequisites()
-        if message:
-            raise FemLoadsError(f"Analysis '{an.analysis.Label}': {message}")
-        fea.write_inp_file()
+        fea = _ccx_input(an, self.working_dir)
         folder, base = os.path.split(os.path.splitext(fea.inp_file_name)[0])
         prefs = FreeCAD.ParamGet("User parameter:BaseApp/Preferences/Mod/Fem/Ccx")
         env = dict(os.environ, OMP_NUM_THREADS=str(prefs.GetInt("AnalysisNumCPUs", 1)
