@@ -50,6 +50,9 @@ CASES = {
     # 13 + 38 - 5 = 46, mobility 13 + 36 = 49
     "tracked_vehicle": ({}, {"Sprocket", "Idler", "Roller", "RoadWheel0", "RoadWheel1",
                              "RoadWheel2", "Shoe35"}, {"Hull"}, ["Pin36"], 46, 49, 3),
+    # IFToMM A05: the shaft carries the slider and the two rods; the spring-dampers in place of
+    # the couplers are forces, not hinges: no loop
+    "flyball_governor": ({}, {"Slider", "Rod1", "Rod2"}, {"Shaft"}, [], 4, 4, 0),
 }
 
 

@@ -30,6 +30,8 @@ EXAMPLES = {
                        "idler (cylinder - box contacts)"),
     "tracked_vehicle": ("tracked_vehicle", "a half tank on flat ground: a 600 kg hull on three "
                                            "torsion-arm road wheels, a track of 36 shoes"),
+    "flyball_governor": ("flyball_governor", "IFToMM benchmark A05: Watt's governor with stiff "
+                                             "spring-dampers for couplers (benchmark)"),
 }
 
 
