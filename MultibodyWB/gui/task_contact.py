@@ -10,7 +10,7 @@ again when the tolerance changes. Live edits, one undo step on OK, Cancel puts e
 (:mod:`.task_base`).
 """
 
-from ..document.contact_step import contact_step_advice
+from ..document.contact_step import contact_integrator_advice, contact_step_advice
 from ..objects.contact import (ContactProxy, default_tolerance,
                                hull_summary, marker_solid, pairs_text, supported, time_text)
 from .qt import QtCore, QtWidgets
@@ -29,20 +29,30 @@ def _label(prop):
 
 
 def _step_note(obj):
-    """The mechanism's Simulation step against what its contacts need, in words ("" when it
-    has an adaptive integrator or the model cannot say)."""
+    """The mechanism's Simulation against what its contacts need, in words: its fixed step, or
+    its adaptive integrator and tolerance ("" when the model cannot say)."""
     from ..objects.base import mechanism_of
+    from ..objects.simulation import setting
     try:
-        found = contact_step_advice(mechanism_of(obj))
+        mechanism = mechanism_of(obj)
+        found = contact_step_advice(mechanism)
+        better = None if found is not None else contact_integrator_advice(mechanism)
     except Exception:  # noqa: BLE001 - a model being edited: no note rather than an error
         return ""
-    if found is None:
+    if found is not None:
+        sim, step, advised, text = found
+        if step <= advised * (1 + 1e-9):
+            return f"Simulation step {time_text(step)}: {text}"
+        return (f"Simulation step {time_text(step)} is too long for the contacts: {text} (set "
+                f"it in '{sim.Label}')")
+    if better is None:
         return ""
-    sim, step, advised, text = found
-    if step <= advised * (1 + 1e-9):
-        return f"Simulation step {time_text(step)}: {text}"
-    return (f"Simulation step {time_text(step)} is too long for the contacts: {text} (set it "
-            f"in '{sim.Label}')")
+    sim, integrator, rtol, text = better
+    now = f"Simulation: {sim.Integrator} at a relative tolerance of " \
+          f"{setting(sim, 'RelativeTolerance'):g}"
+    if sim.Integrator in ("RK45", "DOP853") and setting(sim, "RelativeTolerance") <= rtol:
+        return f"{now}: {text}"
+    return f"{now}; advised: {text} (set it in '{sim.Label}')"
 
 
 class ContactPanel(EditPanel):

@@ -6,10 +6,11 @@ a ``Part.Compound`` of one solid. A 10 mm steel ball floats 80 mm above it on a 
 user clicks the ground's top face, then the ball, and presses Contact: before, the command raised
 ``'Part.Compound' object has no attribute 'CenterOfMass'`` and made nothing. Now it makes the
 sphere-plane contact (no convex hull computed on the way) with the default (Hertz, steel)
-stiffness, and in the same undo step shortens the Simulation's rk4 step to what the contact
-needs, said in the Report view and in the panel; OK is clicked. The mechanism is selected,
-Simulate pressed, Run clicked: the run must end clean (stored, no warning) with the ball back up
-at the restitution's height. Undo then takes the contact and the step back.
+stiffness, and in the same undo step switches the Simulation from rk4 at 1 ms (too long for the
+contact) to RK45 at a relative tolerance of 1e-10, said in the Report view and in the panel; OK
+is clicked. The mechanism is selected, Simulate pressed, Run clicked: the run must end clean
+(stored, no warning, the energy balance closed to 1e-6) with the ball back up at the
+restitution's height. Undo then takes the contact and the Simulation's settings back.
 
 Started by tests/test_gui_contact_ground.py through ``freecad_env.run_gui_check``; writes its
 findings as JSON.
@@ -115,6 +116,7 @@ def check():
     result["stiffness"] = hit.Stiffness
     result["rule"] = hit.StiffnessRule
     result["step_after"] = str(sim.Step)
+    result["integrator_after"] = [sim.Integrator, str(sim.RelativeTolerance)]
     p = panel()
     result["panel"] = type(p).__name__ if p is not None else None
     result["step_note"] = widget("StepNote").text() if p is not None else ""
@@ -145,6 +147,8 @@ def check():
         balance = res.energy_balance()
         result["warnings"] = list(stored.Warnings)
         result["step_of_run"] = float(res.meta.get("step", 0.0))
+        result["run_settings"] = [res.meta.get("integrator"),
+                                  float(res.meta.get("relative_tolerance", 0.0))]
         result["balance"] = {k: float(v) for k, v in balance.items()}
         z = [float(v) for v in res["Ball body.z"]]
         fn = [float(v) for v in res[f"{hit.Label}.Fn"]]
@@ -160,7 +164,8 @@ def check():
     for name in names[:names.index("Contact") + 1] if "Contact" in names else []:
         doc.undo()
     doc.recompute()
-    result["after_undo"] = {"step": str(sim.Step),
+    result["after_undo"] = {"step": str(sim.Step), "integrator": sim.Integrator,
+                            "relative_tolerance": str(sim.RelativeTolerance),
                             "contacts": [o.Name for o in doc.Objects
                                          if type_of(o) == "Multibody::Contact"]}
     result["report"] = in_freecad.report_view_text()

@@ -204,6 +204,15 @@ EULER_CONTACT_NOTE = ("euler is first order and keeps an impact's energy only at
                       "steps per contact period; use rk4")
 
 
+#: The integrator that keeps an impact's energy with the mstmm method (issue 32.2): the compiled
+#: RK45 at this relative tolerance closes a 10 mm steel ball's bounces to about 1e-8 of the
+#: energies' scale per impact (1e-7 over a second of bouncing and rest) in well under a second,
+#: where rk4 loses its order at the contact's onset (depth^1.5) and needs some 400 steps a
+#: period for 1e-6 (docs/benchmarks.md, "An impact's energy").
+CONTACT_INTEGRATOR = "RK45"
+CONTACT_RTOL = 1e-10
+
+
 def contact_periods(model: MultibodySystem) -> list:
     """The period of each contact's oscillation at its impact speed: a list of ``(period,
     element, text)``, shortest first.
@@ -236,9 +245,28 @@ def contact_step(model: MultibodySystem, integrator="rk4", method="mstmm"):
     period, element, text = periods[0]
     step = period / CONTACT_STEPS_PER_PERIOD
     euler = integrator == "euler" or method == "newton-euler"
+    adaptive = (f"; or the integrator {CONTACT_INTEGRATOR} at a relative tolerance of "
+                f"{CONTACT_RTOL:g}, which adapts its step to each impact" if method == "mstmm"
+                else "")
     return step, element, (f"{text}: a Step of at most {step:.2g} s with rk4 resolves it with "
                            f"{CONTACT_STEPS_PER_PERIOD} steps and keeps an impact's energy"
-                           + (f" ({EULER_CONTACT_NOTE})" if euler else ""))
+                           + (f" ({EULER_CONTACT_NOTE})" if euler else "") + adaptive)
+
+
+def contact_integrator(model: MultibodySystem):
+    """What a model's contacts need of its integrator with the mstmm method: ``(integrator,
+    rtol, period, element, text)`` (:data:`CONTACT_INTEGRATOR` at :data:`CONTACT_RTOL`; the
+    shortest contact period and its element; ``text`` the reason in words), or None without
+    contacts."""
+    periods = contact_periods(model)
+    if not periods:
+        return None
+    period, element, text = periods[0]
+    rk4 = period / CONTACT_STEPS_PER_PERIOD
+    return CONTACT_INTEGRATOR, CONTACT_RTOL, period, element, (
+        f"{text}: {CONTACT_INTEGRATOR} at a relative tolerance of {CONTACT_RTOL:g} adapts its "
+        f"step to each impact and keeps its energy (rk4 would need a Step of at most "
+        f"{rk4:.2g} s throughout)")
 
 
 def nice_step(limit: float, output_step: float) -> float:
