@@ -39,6 +39,7 @@ status=0
 MBWB_ARTIFACTS_DIR= bash "$REPO/scripts/freecad1-root.sh" run \
   --bind "$REPO:/mbwb/src:ro" --bind "$ARTIFACTS:/mbwb/artifacts" --cwd /mbwb/src \
   --setenv MBWB_ARTIFACTS_DIR=/mbwb/artifacts --setenv MBWB_XVFB_SERVERNUM=300 \
+  --setenv MBWB_SUITE=freecad1 \
   --setenv PYTHONDONTWRITEBYTECODE=1 --setenv QTWEBENGINE_CHROMIUM_FLAGS=--no-sandbox \
   -- /bin/sh -c "$PREPARE"' && exec "$@"' "$VERSIONS" \
   /usr/bin/python3 -m pytest -q -ra -p no:cacheprovider "$@" || status=$?

@@ -35,6 +35,9 @@ def test_the_package_indexes_as_given_and_other_code_as_numba_does():
         inside(a, -1)                               # -1 itself: out of bounds
 
 
+@pytest.mark.skipif(os.environ.get("MBWB_SUITE") == "freecad1",
+                    reason="a property of the sources, compiled from scratch (5 minutes of CPU): "
+                           "checked once a CI run, by the host's suite")
 def test_no_kernel_indexes_with_a_negative_number(tmp_path):
     """Every run of the warm-up (every kernel: trees, loops, contacts, stops, couplers, drivers,
     rk4, euler, DOP853, Newton-Euler, constrained) compiled with numba's bounds checks, which
