@@ -88,7 +88,7 @@ import numpy as np
 
 from ..methods.mstmm import kernels as K
 from ..model.mechanism import MultibodySystem
-from ..model.settings import FIXED_STEP, INTEGRATORS, METHODS
+from ..model.settings import FIXED_STEP, IMPLICIT, INTEGRATORS, METHODS
 from ..model.problems import ModelError, Problem
 from ..results.table import Results, fill_residual
 from ..results.recorder import Recorder
@@ -149,6 +149,10 @@ def _settings(model, method, integrator, t_end, step, output_step):
                                                f"{', '.join(INTEGRATORS)}"))
     else:
         integrator = canon[str(integrator).lower()]
+    if method == "constrained" and integrator in IMPLICIT:
+        problems.append(_problem("Integrator", f"the integrator {integrator} runs with the method "
+                                               "mstmm only; with the method constrained use "
+                                               "Radau or BDF for a stiff model"))
     values = {}
     for field, v in (("EndTime", t_end), ("Step", step), ("OutputStep", output_step),
                      ("RelativeTolerance", s.relative_tolerance),
@@ -541,6 +545,10 @@ def _simulate_mstmm(model, integrator, t_end, step, output_step, rtol, atol, pro
     if integrator in FIXED_STEP:
         times, states, data, info = _run_fixed(system, rec, y0, integrator, t_end, step,
                                                output_step, progress, cancel, monitor)
+    elif integrator in IMPLICIT:
+        times, states, data, info = _run_implicit(system, rec, y0, integrator, t_end, step,
+                                                  output_step, rtol, atol, progress, cancel,
+                                                  monitor)
     elif integrator in COMPILED_ADAPTIVE and system.ny > 0:      # (no state: scipy's path)
         times, states, data, info = _run_compiled(system, rec, y0, integrator, t_end, step,
                                                   output_step, rtol, atol, progress, cancel,
@@ -1160,6 +1168,124 @@ def _run_compiled(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     info = dict(steps=int(ipar[AD.STEPS]), evaluations=int(ipar[AD.NFEV]), compiled=True)
     if system.does_work:
         info["power_evaluations"] = int(ipar[AD.NPOWER])
+    return t_rows, states, data, info
+
+
+def _run_implicit(system, rec, y0, integrator, t_end, step, output_step, rtol, atol,
+                  progress, cancel, monitor=None):
+    """A run with TR-BDF2 (:data:`IMPLICIT`: ``trbdf2`` at the fixed step ``step``,
+    ``trbdf2-adaptive`` with error control, ``step`` the first), its steps compiled with the
+    evaluation (:func:`.implicit.trbdf2_chunk`) in chunks as :func:`_run_compiled`'s: between
+    them cancel, the budget, the stall detector and progress, and the rows the chunk passed.
+    Newton's iteration failing down to the smallest step is a :class:`RunError` naming the
+    hinge whose rates were not finite, else the stiffest element."""
+    from ..methods.mstmm import implicit as IM
+    from ..model.timeprogram import model_programs
+    from ..methods.mstmm.system import LOOP_STABILISATION
+    adaptive = integrator == IM.ADAPTIVE
+    times = output_times(t_end, output_step)
+    rows = _Rows(times.size, system.ny, len(rec.names))
+    rows.add(rec, 0.0, y0, np.zeros(3))
+    progress(0.0)
+    ny = system.ny
+    T, F, W = system.tree, system.forces, system.work
+    fns = _driver_functions(system)
+    P = model_programs(fns, system.magnitudes)
+    drv = np.zeros((max(len(fns), 1), 3))
+    mags = np.zeros(max(len(system.magnitudes), 1))
+    y = np.array(y0, dtype=float)
+    f = np.zeros(ny)
+    y_old, f_old, f2, z2, z3, c, ye, kd, dz, scale, est = (np.zeros(ny) for _ in range(11))
+    Jm, LU = np.zeros((ny, ny)), np.zeros((ny, ny))
+    piv = np.zeros(ny, dtype=np.int64)
+    out_y = np.zeros((times.size, ny))
+    out_flows = np.zeros((times.size, 3))
+    if system.does_work:
+        gx, gw = np.polynomial.legendre.leggauss(IM.WORK_NODES)
+        flows = np.zeros(3)
+    else:
+        gx, gw, flows = np.zeros(0), np.zeros(0), np.zeros(0)
+    pw = np.zeros(3)
+    step_t = np.zeros(MAX_ADAPTIVE_CHUNK)
+    step_svr = np.zeros(MAX_ADAPTIVE_CHUNK)
+    bad_y, bad_d = np.zeros(ny), np.zeros(ny)
+    fpar = np.zeros(IM.N_FPAR)
+    fpar[IM.T_NOW], fpar[IM.H_ABS], fpar[IM.T_END] = 0.0, min(step, t_end), t_end
+    fpar[IM.H_MAX] = step
+    fpar[IM.RTOL] = max(rtol, 100 * np.finfo(float).eps)
+    fpar[IM.ATOL], fpar[IM.STAB] = atol, LOOP_STABILISATION
+    fpar[IM.ETA] = 1.0
+    ipar = np.zeros(IM.N_IPAR, dtype=np.int64)
+    ipar[IM.NXT], ipar[IM.NEED_F0], ipar[IM.RESTAB] = 1, 1, 1 if system.cuts else 0
+    ipar[IM.IS_ADAPTIVE], ipar[IM.NEED_J] = 1 if adaptive else 0, 1
+    stall = StallDetector(system.model, integrator, t_end)
+    chunk, last, done_rows, span = 16, 0.0, 1, PROGRESS_STEP
+    t = 0.0
+    while ny > 0:
+        if cancel():
+            raise Cancelled("the run was cancelled")
+        t_prev = fpar[IM.T_NOW]
+        fpar[IM.T_STOP] = t_prev + span * t_end
+        wall = _time.perf_counter()
+        status = IM.trbdf2_chunk(y, f, y_old, f_old, f2, z2, z3, c, ye, kd, dz, scale, est, Jm,
+                                 LU, piv, P.ops, P.args, P.consts, P.start, P.stack, len(fns),
+                                 drv, mags, T, F, W, times, out_y, out_flows, gx, gw, flows, pw,
+                                 step_t, step_svr, T.quat, fpar, ipar, bad_y, bad_d, chunk)
+        dt = _time.perf_counter() - wall
+        n = int(ipar[IM.CHUNK_STEPS])
+        t = float(fpar[IM.T_NOW])
+        if status == IM.TIME_FUNCTION:
+            t_err = float(fpar[IM.ERR_T])
+            system.driver_values(t_err)            # raises the EvaluationError that names it
+            system.magnitude_values(t_err)
+            raise SimulationError(f"{integrator}: a driver or force magnitude is not finite "
+                                  f"at t = {t_err:.9g} s")
+        if status == IM.NOT_FINITE:
+            hinge, body, others = blown_up(system, float(fpar[IM.T_OLD]), y_old, y)
+            raise not_finite(system.model, t, hinge, body, others, integrator, step,
+                             fixed=not adaptive)
+        if status in (IM.TOO_SMALL, IM.NO_CONVERGENCE):
+            why = (IM.TOO_SMALL_STEP if status == IM.TOO_SMALL else
+                   "Newton's iteration does not converge even at the smallest step "
+                   f"({fpar[IM.H_ABS]:.3g} s)")
+            if ipar[IM.HAS_BAD]:
+                raise _rates_not_finite(system, integrator, (float(fpar[IM.BAD_T]), bad_y.copy(),
+                                                             bad_d.copy()), why)
+            element, field, advice = stiffness_advice(system.model, integrator, step,
+                                                      not adaptive)
+            raise RunError(element, field, f"{integrator} failed at t = {t:.6g} s: {why}; "
+                                           f"{advice}")
+        stall.steps(step_t[:n])
+        if monitor is not None and n:
+            monitor.series(step_t[:n].copy(), step_svr[:n].copy())
+        nxt = int(ipar[IM.NXT])
+        if nxt - done_rows >= 256 or (status == IM.FINISHED and nxt > done_rows):
+            rows.add_many(rec, times[done_rows:nxt], out_y[done_rows:nxt],
+                          out_flows[done_rows:nxt])
+            done_rows = nxt
+        if status == IM.FINISHED:
+            break
+        grow = min(max(CHUNK_SECONDS / max(dt, 1e-6), 0.1), 10.0)
+        target = n * grow if n else chunk
+        chunk = int(min(max(target, 1), MAX_ADAPTIVE_CHUNK))
+        span = min(span * grow, 1.0)
+        frac = t / t_end
+        if frac >= last + PROGRESS_STEP and frac < 1.0:
+            progress(frac)
+            last = frac
+    if ny == 0:                     # nothing moves: the rows of the start
+        for k in range(1, times.size):
+            rows.add(rec, float(times[k]), y0, np.zeros(3))
+        done_rows = times.size
+    if done_rows < times.size:
+        raise SimulationError(f"{integrator} stopped at t = {t:g} s before the end")
+    progress(1.0)
+    t_rows, states, data = rows.done(rec.names)
+    info = dict(steps=int(ipar[IM.STEPS]), evaluations=int(ipar[IM.NFEV]), compiled=True,
+                jacobians=int(ipar[IM.NJAC]), factorisations=int(ipar[IM.NLU]),
+                rejected_steps=int(ipar[IM.NREJECT]), newton_failures=int(ipar[IM.NFAIL]))
+    if system.does_work:
+        info["power_evaluations"] = int(ipar[IM.NPOWER])
     return t_rows, states, data, info
 
 

@@ -120,7 +120,7 @@ NEWTON_EULER_STAGE = "newton-euler"
 STAGES = (FIXED_STEP_STAGE, ADAPTIVE_STAGE, CONSTRAINED_STAGE, NEWTON_EULER_STAGE)
 #: What each stage compiles, for people.
 STAGE_TEXT = {FIXED_STEP_STAGE: "mstmm with rk4 or euler",
-              ADAPTIVE_STAGE: "mstmm with the adaptive integrators",
+              ADAPTIVE_STAGE: "mstmm with the adaptive and implicit integrators",
               CONSTRAINED_STAGE: "the constrained method",
               NEWTON_EULER_STAGE: "the Newton-Euler method"}
 #: CPU seconds each stage takes into an empty cache, for the estimate when no compile of this
@@ -246,6 +246,11 @@ def _models():
     runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3)))
     runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="DOP853")))
     runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="euler")))
+    # the implicit TR-BDF2 (methods.mstmm.implicit), fixed step and adaptive, with contacts
+    # and a loop (the adaptive stage: stage_of)
+    runs.append((ec, dict(t_end=2e-3, step=1e-3, output_step=1e-3, integrator="trbdf2")))
+    runs.append((cs, dict(t_end=2e-4, step=1e-4, output_step=1e-4,
+                          integrator="trbdf2-adaptive")))
     ne = _elements_model()
     ne.couplers = []                                # (newton-euler takes none)
     runs.append((ne, dict(method="newton-euler", t_end=1e-4, step=1e-5, output_step=1e-4)))
