@@ -29,6 +29,7 @@ S_RK4 = 0.6196229170615133
 #: 5.548203622655356 rad/s, the rods 0.39007370184472934 rad below the horizontal, L_z kept to
 #: 1.1e-14; at 1 s s = 0.5014209223795616)
 S_LAGRANGE = 0.6196229170612876
+assert FG.REFERENCE["s"] == S_LAGRANGE
 #: s (m) and the spin rate (rad/s) at t = 1 s, mstmm rk4 at 2.5e-5 s (1e-4 s agrees to 1e-13)
 S_1S, SPIN_1S = 0.5014209223795657, 6.271125741876504
 
