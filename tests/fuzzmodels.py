@@ -133,7 +133,6 @@ def _mutate(text: str, rng) -> Mutant:
     elements = [e for e in root.iter() if e is not root]
     numbers = [e for e in elements if e.text and NUMBER_LIST.match(e.text) and len(e) == 0
                and e.tag not in EXPRESSIONS]
-    scalars = [e for e in numbers if NUMBER.match(e.text)]
     lists = [e for e in numbers if "," in e.text]
     expressions = [e for e in elements if e.tag in EXPRESSIONS]
     refs = [e for e in elements if e.tag in ("Input", "Output")]

@@ -10,7 +10,6 @@ through the command line as a user meets them.
 """
 
 import subprocess
-import sys
 
 import pytest
 

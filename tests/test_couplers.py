@@ -3,8 +3,6 @@ held exactly by the mstmm and constrained methods: the ratio to 1e-9 over a seco
 accelerations and tooth loads of geared inertias, the energy balance, the initial rates, the file
 format and the checks."""
 
-import math
-
 import numpy as np
 import pytest
 

@@ -11,10 +11,8 @@ on a Dask LocalCluster of two workers started from inside freecadcmd (FreeCAD's 
 not Python).
 """
 
-import json
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import re
 import resource
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -18,9 +16,7 @@ from MultibodyWB.examples import build
 from MultibodyWB.solver.cli import main
 from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model.meshfile import MAX_MESH_BYTES, check_size, read_points
-from MultibodyWB.solver.model.problems import ModelError
 from MultibodyWB.solver.methods.runtime import RunError
-from MultibodyWB.solver.results.table import Results
 from MultibodyWB.solver.run import simulate as simulate_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

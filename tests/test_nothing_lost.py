@@ -16,7 +16,6 @@ import random
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np

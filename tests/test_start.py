@@ -13,8 +13,8 @@ from MultibodyWB.solver import cli
 from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.analysis.kinematics import drawn_poses, hinge_coordinates
 from MultibodyWB.solver.analysis.topology import analyse
-from MultibodyWB.solver.model import Driver, ModelError, Motor
-from MultibodyWB.solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
+from MultibodyWB.solver.model import Driver, Motor
+from MultibodyWB.solver.maths.rotations import matrix_to_bryant
 from MultibodyWB.examples.parts import frame_along
 from MultibodyWB.solver.run.simulate import simulate
 from MultibodyWB.solver.analysis.start import (StartCorrectionError, prepare, resolve, start_report)

@@ -6,8 +6,6 @@ Links are steel bars 0.1 m long; every hinge starts at ``angle`` rad so the chai
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..solver.model import MultibodySystem
 from ..solver.maths.rotations import bryant_to_matrix
 from .parts import add_link, orientation_in

@@ -24,7 +24,7 @@ import numpy as np
 from ..solver.model import massprops
 from ..solver.model import Driver, MultibodySystem
 from ..solver.maths.rotations import matrix_to_bryant
-from .parts import ALUMINIUM, STEEL, add_link, frame_along, orientation_in
+from .parts import ALUMINIUM, add_link, frame_along, orientation_in
 
 CRANK_RADIUS = 0.04    #: m
 ROD_LENGTH = 0.14      #: m

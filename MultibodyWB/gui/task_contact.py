@@ -62,7 +62,6 @@ class ContactPanel(EditPanel):
     ICON = "Contact.svg"
 
     def build(self):
-        obj = self.obj
         main = QtWidgets.QWidget()
         main.setObjectName("MultibodyContactPanel")
         layout = QtWidgets.QVBoxLayout(main)

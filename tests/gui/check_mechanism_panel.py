@@ -176,7 +176,7 @@ def check():
         obj = doc.addObject("Part::Feature", name)
         obj.Shape = shape
         parts[name] = obj
-    sketch = doc.addObject("Sketcher::SketchObject", "Sketch")
+    doc.addObject("Sketcher::SketchObject", "Sketch")
     doc.recompute()
     FreeCADGui.SendMsgToActiveView("ViewFit")
     in_freecad.wait(0.3)

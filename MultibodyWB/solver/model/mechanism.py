@@ -19,10 +19,10 @@ from typing import Optional
 
 import numpy as np
 
-from ..elements.couplers import COUPLER_TYPES
+from ..elements.couplers import COUPLER_TYPES  # noqa: F401  (the package exports it)
 from ..elements.forces import FORCE_TYPES, ForceType
-from ..elements.forces.contact import PAIRS as CONTACT_PAIRS
-from ..elements.forces.contact import SHAPES as CONTACT_SHAPES
+from ..elements.forces.contact import PAIRS as CONTACT_PAIRS  # noqa: F401  (exported)
+from ..elements.forces.contact import SHAPES as CONTACT_SHAPES  # noqa: F401  (exported)
 from ..elements.hinges import HINGE_TYPES, HingeType
 from ..maths.rotations import bryant_to_matrix
 from .problems import ModelError, Problem

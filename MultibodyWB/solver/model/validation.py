@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES, ST
 from .settings import FIXED_STEP, INTEGRATORS, METHODS
 from .problems import Problem
 from .timefunction import EvaluationError, ExpressionError, parse, shorten
+
+if TYPE_CHECKING:                      # annotations only (mechanism imports this module)
+    from .mechanism import Hinge, MultibodySystem
 
 #: Relative tolerance for the inertia checks (round-off of CAD mass properties).
 INERTIA_RTOL = 1e-9

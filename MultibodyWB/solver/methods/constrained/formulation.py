@@ -919,7 +919,6 @@ def accelerations(system, t: float, y, details: bool = True) -> GlobalResult:
     -------
     GlobalResult
     """
-    model, T = system.model, system.tree
     c = _core(system, t, y, details)
     st, B, cuts, z, lam = c.st, c.B, c.cuts, c.z, c.lam
     n, nu = len(system.bodies), system.nu_tot
