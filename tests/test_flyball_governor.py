@@ -97,19 +97,20 @@ def angular_momentum_z(res, model):
 
 def test_energy_balance_and_angular_momentum(ten_seconds):
     """Nothing does work but gravity and the springs (potentials) and the dampers (dissipation):
-    total + dissipated energy stays what it was to 1e-9 of the kinetic energy; the dampers
-    take energy and never give it back. Nothing turns the governor about z: its angular
-    momentum about the shaft stays constant to 1e-9 while the spin changes by 12 %."""
+    total + dissipated energy stays what it was to 2e-9 of the kinetic energy (5.7e-10
+    measured: rk4's work quadrature over the start's fast transient); the dampers take energy
+    and never give it back. Nothing turns the governor about z: its angular momentum about the
+    shaft stays constant to 1e-12 (1.7e-14 measured) while the spin changes by 12 %."""
     r = ten_seconds
     kinetic = r.column("energy.kinetic")
     residual = r.column("energy.residual")
-    assert abs(residual).max() < 1e-9 * kinetic.max()
+    assert abs(residual).max() < 2e-9 * kinetic.max()
     dis = r.column("energy.dissipated")
     assert dis[-1] > 1e-3 and np.all(np.diff(dis) >= -1e-15)
     total = r.column("energy.total") + dis
-    assert abs(total - total[0]).max() < 1e-9 * kinetic.max()
+    assert abs(total - total[0]).max() < 2e-9 * kinetic.max()
     L = angular_momentum_z(r, build("flyball_governor"))
-    assert abs(L / L[0] - 1.0).max() < 1e-9
+    assert abs(L / L[0] - 1.0).max() < 1e-12
     spin = r.column("Spin.rz_rate")
     assert spin.min() < 0.9 * spin[0]                   # the balls went out: it slowed down
 
