@@ -67,6 +67,9 @@ def test_the_model_is_the_benchmarks():
     assert r.column("Spin.rz_rate")[0] == pytest.approx(2 * np.pi, abs=1e-15)
     assert r.column("Rod1.z")[0] == pytest.approx(1.0) and r.column("Rod1.x")[0] == \
         pytest.approx(0.05)
+    assert r.column("HingeA.rz")[0] == pytest.approx(np.radians(30.0), abs=1e-15)
+    assert r.column("HingeB.rz")[0] + np.pi == pytest.approx(np.radians(30.0), abs=1e-15)
+    assert r.column("Rod1.R31")[0] == pytest.approx(-0.5, abs=1e-15)   # x axis 30 deg down
     for f in m.forces:
         ends = [m.part(ref.body).marker_global(ref.marker)[0] for ref in (f.input, f.output)]
         assert np.linalg.norm(ends[0] - ends[1]) == pytest.approx(f.free_length, abs=1e-12)
