@@ -158,6 +158,12 @@ def stiff_elements(model: MultibodySystem) -> list:
     return out
 
 
+#: The integrator advised for a stiff model with the mstmm method (issue 35): the compiled
+#: implicit TR-BDF2 with its error control (:mod:`.mstmm.implicit`), stable at any step, where
+#: scipy's Radau and BDF cost a Python call per evaluation (the constrained method keeps those).
+IMPLICIT_ADVICE = "trbdf2-adaptive"
+
+
 def stiffness_advice(model, integrator, step, fixed, method="mstmm") -> tuple:
     """What to do about a run that failed or stalled: ``(element, field, text)``, the element
     and field the stiffest spring or damper of the model (:func:`stiff_elements`), or
@@ -173,16 +179,21 @@ def stiffness_advice(model, integrator, step, fixed, method="mstmm") -> tuple:
         # no step to suggest when it would be absurdly small (a mass or inertia of 1e-308)
         what = (f"a Step below {limit:.2g} s, " if fixed and step is not None and step > limit
                 and limit > 1e-12 else "")
-        implicit = ("the method mstmm with the integrator Radau or BDF" if method ==
-                    "newton-euler" else "the integrator Radau or BDF (for stiff models)")
+        implicit = ("the integrator Radau or BDF (for stiff models)" if method == "constrained"
+                    else f"{'the method mstmm with ' if method != 'mstmm' else ''}the integrator "
+                    f"{IMPLICIT_ADVICE} (implicit: its step follows the accuracy asked, not this "
+                    f"element; or trbdf2 with a Step of the motion's own time scale)")
         return element, field, (f"the model is stiff, its stiffest element {text}: use "
                                 f"{what}{implicit}, or soften that element")
     if fixed:
         other = ("the method mstmm with an adaptive integrator" if method == "newton-euler"
-                 else "an adaptive integrator (DOP853, Radau)")
+                 else "an adaptive integrator (DOP853, Radau)" if method == "constrained"
+                 else f"an adaptive integrator (DOP853, or {IMPLICIT_ADVICE} for a stiff model)")
         return "Simulation", "Step", (f"the motion is faster than the step {step:g} s "
                                       f"resolves: use a smaller Step or {other}")
-    others = ", ".join(i for i in ("Radau", "DOP853", "BDF") if i != integrator)
+    tried = ("Radau", "DOP853", "BDF") if method == "constrained" else \
+        (IMPLICIT_ADVICE, "DOP853", "Radau")
+    others = ", ".join(i for i in tried if i != integrator)
     return "Simulation", "Integrator", (f"try another integrator ({others}) or check the "
                                         "model's loads, masses and initial rates")
 
