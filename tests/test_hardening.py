@@ -497,9 +497,11 @@ def test_compiled_form_raises_instead_of_returning_nan():
     (1e308, 1e-3, 1e-2, "OutputStep", ("inf output rows",)),
 ], ids=["EndTime 1e6, Step 1e-9", "EndTime 1e9, OutputStep 1e-3", "Step 5e-324",
         "EndTime 1e308"])
-def test_run_sizes_are_refused_by_check(tmp_path, end, step, output, field, words):
+@pytest.mark.parametrize("integrator", ["rk4", "trbdf2"])
+def test_run_sizes_are_refused_by_check(tmp_path, end, step, output, field, words, integrator):
     m = build("double_pendulum")
     m.simulation.end_time, m.simulation.step, m.simulation.output_step = end, step, output
+    m.simulation.integrator = integrator
     start = time.perf_counter()
     code, out = check_text(tmp_path, xmlio.to_string(m))
     assert time.perf_counter() - start < 20

@@ -56,6 +56,17 @@ def test_a_run_whose_energy_balance_does_not_close_is_marked_untrusted(tmp_path)
     assert good.untrusted == [] and "untrusted" not in good.meta
 
 
+def test_the_constrained_method_marks_its_untrusted_runs_too():
+    """The same check on the constrained method's runs (before, only mstmm's were checked: a
+    constrained run whose balance was open by 2.4e-3 passed as a plain success)."""
+    bad = simulate(pendulum(UNTRUSTED_STEP), method="constrained")
+    assert abs(bad.energy_balance()["relative"]) > 1e-3
+    (why,) = bad.untrusted
+    assert why.startswith(WHY) and bad.meta["method"] == "constrained"
+    good = simulate(pendulum(TRUSTED_STEP), method="constrained")
+    assert abs(good.energy_balance()["relative"]) < 1e-4 and good.untrusted == []
+
+
 def test_cli_run_exits_3_for_an_untrusted_run_with_its_results_written(model_file, tmp_path,
                                                                      capsys):
     out = tmp_path / "bad.csv"

@@ -713,7 +713,7 @@ def _simulate_constrained(model, integrator, t_end, step, output_step, rtol, ato
                 **info)
     if integrator not in FIXED_STEP:
         meta.update(relative_tolerance=rtol, absolute_tolerance=atol)
-    return Results(names, data, meta, states)
+    return _with_energy_check(Results(names, data, meta, states))
 
 
 def _simulate_newton_euler(model, t_end, step, output_step, progress, cancel, wall0, options):
