@@ -14,6 +14,7 @@ PACKAGES=(
   gmsh                         # FEM loads: the mesher FreeCAD's FEM uses (Gmsh)
   python3-meshio               # contact shapes from mesh files (STL, OBJ, PLY, ...)
   python3-pytest               # the test suite
+  python3-flake8               # the test command's lint step (pyflakes' checks, .flake8)
   xvfb xauth                   # FreeCAD's GUI without a screen (GUI tests, demo renders)
 )
 

@@ -22,6 +22,13 @@ if [ "${MBWB_SKIP_FREECAD1:-0}" != "1" ] && [ "${MBWB_SERIAL:-0}" != "1" ]; then
   set +m
 fi
 bash scripts/install-deps.sh
+# The lint step (.flake8: pyflakes' checks, unused and undefined names): it fails the run too.
+echo "== lint: flake8 (.flake8) =="
+if /usr/bin/python3 -m flake8 MultibodyWB tests benchmarks scripts InitGui.py Init.py; then
+  echo "lint: clean"
+else
+  status=1
+fi
 echo "== tests on $(/usr/bin/python3 -c 'import sys; print("Python", sys.version.split()[0])'), FreeCAD 0.20 (this machine) =="
 /usr/bin/python3 -m pytest -q -ra --durations=15 tests "$@" || status=$?
 if [ -n "$fc1_pid" ]; then

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .small import _INL, _JIT, _cr, _mv, cross
+from .small import _JIT, _cr, _mv, cross
 
 
 @njit(**_JIT)

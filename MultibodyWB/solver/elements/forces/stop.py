@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from ...maths.bodies import _add_wrench3
-from ...maths.small import _INL, _JIT, _cr
+from ...maths.small import _JIT, _cr
 from .contact import _frame_into, hunt_crossley_damping
 
 #: Stops are not Force elements: no force types.

@@ -1418,7 +1418,6 @@ def load_sweeps(c_bi, c_bo, c_m, c_of_row, cp_u, cp_ab, Ncol, pcut, pB, paB, rB,
     n = parent.size
     mc = c_of_row.size
     m = mc + cp_ab.shape[0]
-    nu_tot = dud.shape[1]
     # the rows kept: act[m + j] = 1 where a free coordinate feels row j's load (N_j is a unit
     # direction: cut_geometry)
     if decide:
