@@ -154,6 +154,19 @@ def _log(text, error=False):
         f"MultibodyWB: {text}\n")
 
 
+
+#: The Integrator box's tooltip: what each integrator is for.
+INTEGRATOR_TIP = (
+    "rk4: fixed-step Runge-Kutta, compiled\n"
+    "euler: fixed-step semi-implicit (symplectic) Euler, compiled, one evaluation a step\n"
+    "RK45, DOP853: adaptive Runge-Kutta with the tolerances below, compiled with mstmm "
+    "(RK45 at 1e-10 keeps an impact's energy)\n"
+    "trbdf2: implicit (TR-BDF2) at the fixed Step, compiled with mstmm: for stiff models "
+    "(stiff springs, friction), stable at any step\n"
+    "trbdf2-adaptive: the same with its step chosen by the tolerances below\n"
+    "Radau, BDF, LSODA: scipy's adaptive integrators (the constrained method's for stiff "
+    "models)")
+
 class SimulatePanel(TaskPanel):
     """The task panel of the Simulate command for one mechanism (see the module doc)."""
 
@@ -205,11 +218,7 @@ class SimulatePanel(TaskPanel):
         form.addRow("Method", self.method)
         self.integrator = QtWidgets.QComboBox()
         self.integrator.addItems(list(INTEGRATORS))
-        self.integrator.setToolTip("rk4: fixed-step Runge-Kutta, compiled\n"
-                                   "euler: fixed-step semi-implicit (symplectic) Euler, compiled, "
-                                   "one evaluation a step (contacts)\n"
-                                   "the others: scipy's adaptive integrators with the tolerances "
-                                   "below")
+        self.integrator.setToolTip(INTEGRATOR_TIP)
         form.addRow("Integrator", self.integrator)
         self.quantity = {}
         tips = {"EndTime": "End of the simulated time",

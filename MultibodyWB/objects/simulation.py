@@ -39,7 +39,9 @@ class SimulationProxy(BaseProxy):
                       default=_DEFAULTS.output_step),
         Prop("Method", "App::PropertyEnumeration", "Simulation", "Solution method",
              default=_DEFAULTS.method, enum=METHODS),
-        Prop("Integrator", "App::PropertyEnumeration", "Simulation", "Time integrator",
+        Prop("Integrator", "App::PropertyEnumeration", "Simulation",
+             "Time integrator: rk4, euler (fixed step); RK45, DOP853 (adaptive); trbdf2, "
+             "trbdf2-adaptive (implicit, for stiff models); Radau, BDF, LSODA (scipy's)",
              default=_DEFAULTS.integrator, enum=INTEGRATORS),
         quantity_prop("RelativeTolerance", "Simulation",
                       "Relative tolerance of adaptive integrators", "",
