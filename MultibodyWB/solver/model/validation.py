@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,9 +21,6 @@ from ..elements.hinges import COORDINATE_KIND, HINGE_TYPES, QUATERNION_TYPES, ST
 from .settings import FIXED_STEP, INTEGRATORS, METHODS
 from .problems import Problem
 from .timefunction import EvaluationError, ExpressionError, parse, shorten
-
-if TYPE_CHECKING:                      # annotations only (mechanism imports this module)
-    from .mechanism import Hinge, MultibodySystem
 
 #: Relative tolerance for the inertia checks (round-off of CAD mass properties).
 INERTIA_RTOL = 1e-9
@@ -153,7 +149,7 @@ def _check_inertias(masses, jis, centers) -> list[list[str]]:
     return out
 
 
-def validate(model: MultibodySystem) -> list[Problem]:
+def validate(model: MultibodySystem) -> list[Problem]:  # noqa: F821  (mechanism's class)
     """Every semantic problem of ``model``; an empty list when it is valid."""
     c = _Collector()
     _check_grounds(model, c)
@@ -356,7 +352,7 @@ def _check_ref(model, obj, field, ref, c) -> bool:
     return True
 
 
-def _check_hinge(model, h: Hinge, c):
+def _check_hinge(model, h: Hinge, c):  # noqa: F821  (mechanism's class)
     kind = HINGE_TYPES.get(h.type)
     if kind is None:
         c.add(h, "Type", f"'{h.type}' is not a hinge type; use one of {', '.join(HINGE_TYPES)}")
@@ -628,7 +624,7 @@ def _check_motor_reach(model, h, field, coordinate, speed, c):
             "a coordinate may reach"))
 
 
-def hinged_contacts(model: MultibodySystem) -> list[Problem]:
+def hinged_contacts(model: MultibodySystem) -> list[Problem]:  # noqa: F821  (mechanism's class)
     """Warnings, not problems (a run is not refused): the contacts between two bodies that a
     hinge already joins directly, each naming the contact and the hinge.
 
