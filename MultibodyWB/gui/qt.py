@@ -4,6 +4,7 @@ FreeCAD's ``PySide`` shim keeps the widget classes in ``QtGui`` (Qt 4 style) on 
 ``QtWidgets`` on others; :data:`QtWidgets` is whichever holds ``QApplication``.
 """
 
+import gc
 from PySide import QtCore, QtGui  # noqa: F401  (re-exported)
 
 if hasattr(QtGui, "QApplication"):
@@ -46,7 +47,7 @@ def compact(*widgets):
         if isinstance(w, QtWidgets.QComboBox):
             w.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
             w.setMinimumContentsLength(6)
-        else:
+        elif isinstance(w, QtWidgets.QAbstractButton):
             text = w.text().replace("&&", "\0").replace("&", "").replace("\0", "&")
             need = w.fontMetrics().horizontalAdvance(text) + 16
             if not w.icon().isNull():
@@ -76,6 +77,11 @@ def fit_task_buttons():
     view = task_view()
     if view is None:
         return
+    # PySide hands back the wrapper of a widget C++ has deleted (a closed panel's, or a tree
+    # item's) for a new one at the same address while Python still holds it: a button came
+    # back as a QTreeWidgetItem (a traceback on opening the bushing hinge's panel). Collected
+    # first; anything still not a button is left as Qt made it (compact skips it).
+    gc.collect()
     for box in view.findChildren(QtWidgets.QDialogButtonBox):
         compact(*box.buttons())
         if box.layout() is not None:
