@@ -20,6 +20,7 @@ without saving and FreeCAD quits. A watchdog ends FreeCAD if the function never 
 Works with FreeCAD 0.20 and 1.0: Qt is imported through FreeCAD's ``PySide`` compatibility module.
 """
 
+import gc
 import json
 import os
 import traceback
@@ -67,6 +68,37 @@ def menu_titles():
             if action.isVisible() and action.text()]
 
 
+def _gl_widgets(main_window):
+    """The visible GL widgets (3D views) of ``main_window``.
+
+    Asked of Qt by class (its C++ side filters), not by walking every widget: PySide hands back
+    the wrapper of a widget C++ has deleted (a closed panel's spin box) while Python still holds
+    it, and touching one raised "Internal C++ object already deleted" in a screenshot (the
+    contact-ground check, session 21's CI) or, where the wrapper does not know, crashed FreeCAD
+    1.0 (SIGSEGV in a QtWidgets call from the check's timer, the panel-widths check). Collected
+    first; a wrapper that still fails is left out."""
+    gc.collect()
+    widgets = _widgets_module()
+    classes = [getattr(widgets, "QOpenGLWidget", None)]
+    try:
+        from PySide import QtOpenGL
+        classes.append(getattr(QtOpenGL, "QGLWidget", None))
+    except Exception:  # noqa: BLE001 - no QtOpenGL in this PySide: QOpenGLWidget only
+        pass
+    found = []
+    for cls in classes:
+        if cls is None:
+            continue
+        for child in main_window.findChildren(cls):
+            try:
+                if child.metaObject().className() in ("QOpenGLWidget", "QGLWidget") \
+                        and child.isVisible():
+                    found.append(child)
+            except RuntimeError:
+                continue
+    return found
+
+
 def _paint_3d_view(main_window, pixmap):
     """Paint the active 3D view into ``pixmap`` (a grab of ``main_window``).
 
@@ -78,10 +110,7 @@ def _paint_3d_view(main_window, pixmap):
     view = document.ActiveView if document is not None else None
     if view is None or not hasattr(view, "saveImage"):
         return False
-    widgets = _widgets_module()
-    gl_widgets = [child for child in main_window.findChildren(widgets.QWidget)
-                  if child.metaObject().className() in ("QOpenGLWidget", "QGLWidget")
-                  and child.isVisible()]
+    gl_widgets = _gl_widgets(main_window)
     if len(gl_widgets) != 1:
         return False
     target = gl_widgets[0]
