@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 from scipy.linalg import expm
 
+from test_compiled_adaptive import kicked  # the block a 1e307 N force kicks
+from test_contact import _block_on_incline
 from MultibodyWB.examples import build
 from MultibodyWB.solver.methods.mstmm import implicit as IM
 from MultibodyWB.solver.methods.runtime import RunError
-from MultibodyWB.solver.model import ModelError, MultibodySystem, massprops
+from MultibodyWB.solver.model import ModelError, MultibodySystem
 from MultibodyWB.solver.model.timefunction import EvaluationError
 from MultibodyWB.solver.run.simulate import simulate
 
@@ -101,20 +103,7 @@ def test_stiff_spring_damper_at_ten_times_rk4s_step():
 def box_on_incline(theta=math.radians(30), mus=0.3, mud=0.2, vs=1e-4, k=1e7):
     """tests/test_contact.py's block: 1 kg box resting on its four lower corners on a plane,
     gravity tilted by theta; tan(theta) > mu_s: it slides."""
-    m = MultibodySystem("Incline", gravity=(G * math.sin(theta), 0, -G * math.cos(theta)))
-    g = m.set_ground()
-    gm = g.add_marker((0, 0, 0))
-    a = 0.1
-    mp = massprops.box((a, a, a), 1000.0, corner=(-a / 2, -a / 2, -a / 2))
-    depth = (mp.mass * G * math.cos(theta) / 4 / k) ** (1 / 1.5)
-    b = m.add_body("Block", mp.mass, mp.ji, mass_center=mp.center,
-                   position=(0, 0, a / 2 - depth))
-    bm = b.add_marker((0, 0, 0))
-    m.add_hinge("Float", "free", bm, gm)
-    m.add_contact("Slide", bm, gm, ("box", {"size": (a, a, a)}), ("plane",), stiffness=k,
-                  restitution=0.5, static_friction=mus, dynamic_friction=mud,
-                  stiction_velocity=vs)
-    return m
+    return _block_on_incline(theta, mus, mud, vs, k)[0]
 
 
 def rolling_ball(k=1e6, mass=2.0, r=0.05, v0=0.01, vs=1e-4):
@@ -210,18 +199,6 @@ def test_adaptive_agrees_with_dop853_to_its_tolerance():
         assert errors[-1] < 100 * rtol ** (2 / 3), (rtol, errors)
         assert a.meta["integrator"] == "trbdf2-adaptive" and a.meta["relative_tolerance"] == rtol
     assert errors[0] / errors[1] > 10.0, errors
-
-
-def kicked():
-    """tests/test_compiled_adaptive.py's block: a force of 1e307 N from t = 0.05 s."""
-    m = MultibodySystem("Kicked")
-    g = m.set_ground()
-    b = m.add_body("Block", 1e-3, [1e-6, 1e-6, 1e-6, 0, 0, 0])
-    bm = b.add_marker((0, 0, 0))
-    m.add_hinge("Slide", "prismatic", bm, g.add_marker((0, 0, 0)))
-    m.add_force("Kick", "point_force", bm, direction=(0, 0, 1),
-                magnitude="ifpos(t - 0.05, 1e307, 0)")
-    return m
 
 
 @pytest.mark.parametrize("integrator", IM.NAMES)
