@@ -10,21 +10,32 @@ import FreeCAD
 from ..objects.contact import time_text
 
 
-def contact_step_advice(mechanism):
-    """What the mechanism's contacts need of its Simulation's fixed step: ``(simulation,
-    step, advised, text)`` (steps in s; ``advised`` the 1-2-5 step of
-    :func:`~MultibodyWB.solver.methods.runtime.nice_step` at most the contacts' step,
-    :func:`~MultibodyWB.solver.methods.runtime.contact_step`: their period resolved with 50 rk4
-    steps), or None when it has no Simulation, no contact, or an adaptive integrator."""
-    from ..solver.methods.runtime import contact_step, nice_step
-    from ..solver.model.settings import FIXED_STEP
+def exported(mechanism):
+    """``(simulation, model)``: the mechanism's Simulation object and its neutral model (the
+    export the advice below reads; made once by a caller that asks for both), or None when it
+    has no Simulation."""
     from ..objects.base import members
     from ..objects.export import collect
     from ..objects.simulation import TYPE as SIMULATION
     sims = members(mechanism, SIMULATION)
     if not sims:
         return None
-    model = collect(mechanism).model
+    return sims[0], collect(mechanism).model
+
+
+def contact_step_advice(mechanism, found=None):
+    """What the mechanism's contacts need of its Simulation's fixed step: ``(simulation,
+    step, advised, text)`` (steps in s; ``advised`` the 1-2-5 step of
+    :func:`~MultibodyWB.solver.methods.runtime.nice_step` at most the contacts' step,
+    :func:`~MultibodyWB.solver.methods.runtime.contact_step`: their period resolved with 50 rk4
+    steps), or None when it has no Simulation, no contact, or an adaptive integrator.
+    ``found``: :func:`exported` of the mechanism, when the caller has it."""
+    from ..solver.methods.runtime import contact_step, nice_step
+    from ..solver.model.settings import FIXED_STEP
+    found = exported(mechanism) if found is None else found
+    if found is None:
+        return None
+    sim, model = found
     s = model.simulation
     if not model.contacts or (s.integrator not in FIXED_STEP and s.method != "newton-euler"):
         return None
@@ -41,7 +52,7 @@ def contact_step_advice(mechanism):
     text = (f"contact '{label}' swings with a period of {time_text(period)} at its impact "
             f"speed; a Step of {time_text(advised)} resolves it with "
             f"{period / advised:.0f} rk4 steps and keeps an impact's energy")
-    return sims[0], float(s.step), advised, text
+    return sim, float(s.step), advised, text
 
 
 def _steps_per_period():
@@ -49,19 +60,17 @@ def _steps_per_period():
     return CONTACT_STEPS_PER_PERIOD
 
 
-def contact_integrator_advice(mechanism):
+def contact_integrator_advice(mechanism, found=None):
     """What the mechanism's contacts need of its Simulation's integrator with the mstmm method:
-    ``(simulation, text)``, ``text`` the integrator and relative tolerance that keep an impact's
-    energy (:func:`~MultibodyWB.solver.methods.runtime.contact_integrator`) and why, in words;
-    None without a Simulation, contacts, or with another method."""
+    ``(simulation, integrator, rtol, text)``, the integrator and relative tolerance that keep an
+    impact's energy (:func:`~MultibodyWB.solver.methods.runtime.contact_integrator`), ``text``
+    why, in words; None without a Simulation, contacts, or with another method. ``found``:
+    :func:`exported` of the mechanism, when the caller has it."""
     from ..solver.methods.runtime import contact_integrator
-    from ..objects.base import members
-    from ..objects.export import collect
-    from ..objects.simulation import TYPE as SIMULATION
-    sims = members(mechanism, SIMULATION)
-    if not sims:
+    found = exported(mechanism) if found is None else found
+    if found is None:
         return None
-    model = collect(mechanism).model
+    sim, model = found
     if not model.contacts or model.simulation.method != "mstmm":
         return None
     try:
@@ -73,7 +82,7 @@ def contact_integrator_advice(mechanism):
     integrator, rtol, period, element, _ = found
     label = element.split("'", 1)[1].rsplit("'", 1)[0]
     rk4 = period / _steps_per_period()
-    return sims[0], integrator, rtol, (
+    return sim, integrator, rtol, (
         f"contact '{label}' swings with a period of {time_text(period)} at its impact speed; "
         f"{integrator} at a relative tolerance of {rtol:g} adapts its step to each impact and "
         f"keeps its energy (rk4 would need a Step of {time_text(rk4)} throughout)")
@@ -89,7 +98,8 @@ def fit_simulation_step(mechanism):
     why. Returns that text, or "" when nothing changed (an adaptive integrator, a step already
     short enough, euler or newton-euler: their choice is the user's, the run's advice says what
     they need)."""
-    found = contact_step_advice(mechanism)
+    model = exported(mechanism)
+    found = contact_step_advice(mechanism, model) if model is not None else None
     if found is None:
         return ""
     sim, step, advised, text = found
@@ -98,7 +108,7 @@ def fit_simulation_step(mechanism):
         return ""
     from ..objects.base import set_value
     from ..objects.simulation import setting
-    better = contact_integrator_advice(mechanism) if sim.Method == "mstmm" else None
+    better = contact_integrator_advice(mechanism, model) if sim.Method == "mstmm" else None
     if better is not None:
         _, integrator, rtol, why = better
         old_rtol = setting(sim, "RelativeTolerance")

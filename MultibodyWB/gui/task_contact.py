@@ -10,7 +10,7 @@ again when the tolerance changes. Live edits, one undo step on OK, Cancel puts e
 (:mod:`.task_base`).
 """
 
-from ..document.contact_step import contact_integrator_advice, contact_step_advice
+from ..document.contact_step import contact_integrator_advice, contact_step_advice, exported
 from ..objects.contact import (ContactProxy, default_tolerance,
                                hull_summary, marker_solid, pairs_text, supported, time_text)
 from .qt import QtCore, QtWidgets
@@ -35,8 +35,11 @@ def _step_note(obj):
     from ..objects.simulation import setting
     try:
         mechanism = mechanism_of(obj)
-        found = contact_step_advice(mechanism)
-        better = None if found is not None else contact_integrator_advice(mechanism)
+        model = exported(mechanism)
+        if model is None:
+            return ""
+        found = contact_step_advice(mechanism, model)
+        better = None if found is not None else contact_integrator_advice(mechanism, model)
     except Exception:  # noqa: BLE001 - a model being edited: no note rather than an error
         return ""
     if found is not None:
