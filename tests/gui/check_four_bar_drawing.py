@@ -183,8 +183,10 @@ def frame_errors(results, mechanism, row=0):
 def run_panel(panel):
     """Press Run (its signal); wait for the job if one started; return whether it started."""
     panel.run_button.click()
-    in_freecad.process_events()
+    # read before the events are processed: a short run can start and end within them
     started = panel.running
+    in_freecad.process_events()
+    started = started or panel.running
     if started:
         wait_for(lambda: not panel.running and not panel.timer.isActive())
     return started

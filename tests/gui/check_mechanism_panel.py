@@ -293,12 +293,8 @@ def check():
     result["screenshot"] = in_freecad.grab_main_window("mechanism_panel.png")
     panel_widget = window.findChild(widgets.QWidget, task_mechanism.PANEL_NAME)
     if panel_widget is not None:
-        box = panel_widget.parentWidget()
-        while box is not None and box.parentWidget() is not None and \
-                box.metaObject().className() not in ("Gui::TaskView::TaskView",):
-            box = box.parentWidget()
-        (box or panel_widget).grab().save(os.path.join(in_freecad.output_dir(),
-                                                       "mechanism_panel_only.png"))
+        (in_freecad.task_view() or panel_widget).grab().save(
+            os.path.join(in_freecad.output_dir(), "mechanism_panel_only.png"))
     result["modified_while_dragging"] = bool(gui.Modified)
     # saving while a pose is shown saves the drawing: the panel puts it back first
     FreeCADGui.runCommand("Std_Save")

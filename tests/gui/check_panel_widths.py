@@ -135,7 +135,7 @@ def task_view():
     """FreeCAD's task view (a QScrollArea in the combo view, 0.20, or in its own Tasks dock,
     1.0), or None."""
     views = [w for w in children(FreeCADGui.getMainWindow(), W.QScrollArea)
-             if w.metaObject().className() == "Gui::TaskView::TaskView"]
+             if in_freecad.class_name(w) == "Gui::TaskView::TaskView"]
     shown = [w for w in views if w.isVisible()]
     return (shown or views or [None])[0]
 

@@ -36,10 +36,7 @@ LABEL = "Link – Base revolute"
 
 
 def task_view():
-    for w in FreeCADGui.getMainWindow().findChildren(W.QScrollArea):
-        if w.metaObject().className() == "Gui::TaskView::TaskView":
-            return w
-    return None
+    return in_freecad.task_view()
 
 
 def show_tasks():

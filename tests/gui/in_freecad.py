@@ -99,6 +99,32 @@ def _gl_widgets(main_window):
     return found
 
 
+def class_name(widget):
+    """The Qt class name of ``widget``, or None when PySide hands back a stale wrapper (a widget
+    C++ deleted, whose address a new object reuses: "Internal C++ object already deleted")."""
+    try:
+        return widget.metaObject().className()
+    except RuntimeError:
+        return None
+
+
+def task_view():
+    """FreeCAD's task view (``Gui::TaskView::TaskView``; the visible one first), or None. Stale
+    wrappers are collected first and skipped."""
+    gc.collect()
+    widgets = _widgets_module()
+    views = [w for w in FreeCADGui.getMainWindow().findChildren(widgets.QScrollArea)
+             if class_name(w) == "Gui::TaskView::TaskView"]
+    shown = []
+    for w in views:
+        try:
+            if w.isVisible():
+                shown.append(w)
+        except RuntimeError:
+            continue
+    return (shown or views or [None])[0]
+
+
 def _paint_3d_view(main_window, pixmap):
     """Paint the active 3D view into ``pixmap`` (a grab of ``main_window``).
 
