@@ -1,6 +1,7 @@
 """The model layer: the neutral model (:mod:`.mechanism`), what is wrong with one
 (:mod:`.problems`, :mod:`.validation`), its file (:mod:`.xmlio`), time functions
-(:mod:`.timefunction`) and mass properties (:mod:`.massprops`).
+(:mod:`.timefunction`; their trees and derivatives in :mod:`.expression`) and mass properties
+(:mod:`.massprops`).
 
 The names of the model's API are importable from here (``from MultibodyWB.solver.model import
 MultibodySystem, ModelError, HINGE_TYPES``); the element tables come from :mod:`..elements`.
