@@ -125,8 +125,9 @@ def test_no_import_circles():
 
 
 #: the solver's layers, lowest first: a module may import from its own layer and the ones below
+#: (``api``, the face the FreeCAD layer sees, is the top: nothing of the solver imports it)
 SOLVER_LAYERS = ["maths", "elements", "model", "analysis", "results", "methods", "run", "study",
-                 "cli"]
+                 "cli", "api"]
 
 
 def _layer(mod: str):
@@ -165,7 +166,7 @@ def test_solver_top_level_is_packages_and_the_cli():
     top = sorted(f for f in os.listdir(os.path.join(ROOT, "solver"))
                  if f.endswith(".py") or (os.path.isdir(os.path.join(ROOT, "solver", f))
                                           and f != "__pycache__"))
-    allowed = {"__init__.py", "__main__.py", "cli.py"} | set(SOLVER_LAYERS)
+    allowed = {"__init__.py", "__main__.py", "cli.py", "api.py"} | set(SOLVER_LAYERS)
     assert set(top) <= allowed, sorted(set(top) - allowed)
 
 
@@ -220,3 +221,126 @@ def test_the_layer_check_sees_an_upward_import():
     objects, gui = "MultibodyWB.objects.mechanism", "MultibodyWB.gui.player"
     assert _freecad_layer(objects) < _freecad_layer(gui)
     assert _freecad_layer("MultibodyWB.solver.cli") is None
+
+
+# --- the solver's narrow face ---------------------------------------------------------------------
+
+REPO = os.path.dirname(ROOT)
+SOLVER = PACKAGE + ".solver"
+API = SOLVER + ".api"
+
+
+def _freecad_layer_files() -> dict[str, str]:
+    """Module -> file of the FreeCAD layer: every module of the package outside the FreeCAD-free
+    parts (the solver, the code examples), and the add-on's entry points ``Init.py`` and
+    ``InitGui.py``."""
+    found = {m: p for m, p in _modules().items()
+             if m.split(".")[1:2] not in ([p] for p in FREECAD_FREE)}
+    for entry in ("Init", "InitGui"):
+        found[entry] = os.path.join(REPO, entry + ".py")
+    return found
+
+
+def solver_imports_besides_the_api(mod: str, path: str) -> list[str]:
+    """``file:line: what`` for every import in ``path`` (module ``mod``) that reaches the solver
+    other than through :mod:`MultibodyWB.solver.api`: ``import MultibodyWB.solver.x``,
+    ``from ..solver.x import y``, ``from ..solver import model`` (anything but ``api``),
+    ``from .. import solver``; inside functions too."""
+    is_package = path.endswith("__init__.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    found = []
+
+    def solver(name):
+        return name == SOLVER or name.startswith(SOLVER + ".")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bad = [a.name for a in node.names if solver(a.name) and a.name != API]
+        elif isinstance(node, ast.ImportFrom):
+            base = (_resolve(mod, is_package, node.level, node.module) if node.level
+                    else node.module) or ""
+            names = [f"{base}.{a.name}" for a in node.names]
+            if base == API:
+                bad = []
+            elif base == SOLVER:
+                bad = [n for n in names if n != API]
+            elif solver(base):
+                bad = names
+            else:
+                bad = [n for n in names if n == SOLVER]
+        else:
+            continue
+        found += [f"{os.path.relpath(path, REPO)}:{node.lineno}: {b}" for b in bad]
+    return found
+
+
+def test_the_api_check_sees_every_form_of_import(tmp_path):
+    """The check above can fail: each way of reaching the solver around the api is seen."""
+    path = tmp_path / "panel.py"
+    path.write_text("import MultibodyWB.solver.model\n"
+                    "from MultibodyWB.solver.run.simulate import simulate\n"
+                    "from ..solver import model, api\n"
+                    "from ..solver import HINGE_TYPES\n"
+                    "from .. import solver\n"
+                    "def later():\n"
+                    "    from ..solver.run import (job,\n"
+                    "                              warmup)\n"
+                    "from ..solver.api import simulate\n"
+                    "from ..solver import api\n"
+                    "import MultibodyWB.solver.api\n")
+    found = solver_imports_besides_the_api("MultibodyWB.gui.panel", str(path))
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "MultibodyWB.solver.model", "MultibodyWB.solver.run.simulate.simulate",
+        "MultibodyWB.solver.model", "MultibodyWB.solver.HINGE_TYPES", "MultibodyWB.solver",
+        "MultibodyWB.solver.run.job", "MultibodyWB.solver.run.warmup"]
+    assert "Init" in _freecad_layer_files() and "InitGui" in _freecad_layer_files()
+
+
+def test_every_name_of_the_api_resolves():
+    import importlib
+    import importlib.util
+    import types
+
+    from MultibodyWB.solver import api
+    assert sorted(api.__all__) == sorted([*api._TABLE, "WARMUP_MODULE"])
+    assert set(api.__all__) <= set(dir(api))
+    for name, (module, attribute) in sorted(api._TABLE.items()):
+        found = getattr(api, name)
+        home = importlib.import_module(module)
+        if attribute is None:
+            assert isinstance(found, types.ModuleType) and found is home, name
+        else:
+            assert found is getattr(home, attribute), name
+        assert name not in vars(api), f"{name} kept in the api's globals"
+    assert importlib.util.find_spec(api.WARMUP_MODULE) is not None
+    with pytest.raises(AttributeError, match="no_such_name"):
+        api.no_such_name
+
+
+def test_the_api_reaches_a_name_where_it_is_now(monkeypatch):
+    """A function replaced in its home module (as tests do) is what the api gives after."""
+    from MultibodyWB.solver import api
+    from MultibodyWB.solver.run import simulate as simulate_module
+
+    def replaced(*args, **kwargs):
+        return "replaced"
+
+    monkeypatch.setattr(simulate_module, "simulate", replaced)
+    assert api.simulate is replaced
+    from MultibodyWB.solver.api import simulate
+    assert simulate is replaced
+
+
+def test_importing_the_api_imports_nothing_of_the_solver():
+    """FreeCAD's workbench start may import the api: that loads neither numba nor numpy nor
+    any module of the solver (a fresh process)."""
+    import subprocess
+    import sys
+    code = ("import sys, MultibodyWB.solver.api; "
+            "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('numba', 'numpy', 'llvmlite', 'scipy', 'MultibodyWB'))))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": REPO}, check=True).stdout.split()
+    assert "numba" not in out
+    assert out == ["MultibodyWB", SOLVER, API]
