@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import tempfile
 
-from ..solver.methods.runtime import Cancelled
+from ..solver.api import Cancelled
 
 #: What :func:`write_mp4` says when there is no ffmpeg.
 NEEDS_FFMPEG = "MP4 export needs ffmpeg (apt install ffmpeg); GIF export works without it"

@@ -717,7 +717,7 @@ class PlayerPanel(TaskPanel):
         dialog.setWindowTitle("Multibody: export movie")
         dialog.setWindowModality(QtCore.Qt.WindowModal)
         dialog.show()
-        from ..solver.methods.runtime import Cancelled
+        from ..solver.api import Cancelled
         try:
             self.export_movie(path, progress=lambda f: dialog.setValue(int(1000 * f)),
                               cancel=dialog.wasCanceled)

@@ -28,10 +28,8 @@ import os
 
 import numpy as np
 
-from ..solver.elements.couplers import COUPLER_COLUMNS
-from ..solver.elements.forces.contact import COLUMNS as CONTACT_COLUMNS
-from ..solver.model.columns import describe, unit_of
-from ..solver.model.files import atomic_write
+from ..solver.api import (CONTACT_COLUMNS, COUPLER_COLUMNS, atomic_write,
+                          describe_column as describe, unit_of)
 from . import qt
 from .qt import QtCore, QtWidgets
 

@@ -46,8 +46,7 @@ from ..objects.export import advice_in_document, document_problems
 from ..objects.mechanism import members
 from ..objects.result import TYPE as RESULT
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION, setting
-from ..solver.model import INTEGRATORS, METHODS, ModelError
-from ..solver.model.settings import FIXED_STEP
+from ..solver.api import FIXED_STEP, INTEGRATORS, METHODS, ModelError
 from .qt import QtCore, QtGui, QtWidgets, compact
 from . import warmup
 from .watch import DocumentWatch, TaskPanel, later, object_alive, track
@@ -126,15 +125,14 @@ def check_settings(values):
     output rows than a run can take), each naming the field; nothing is changed."""
     from types import SimpleNamespace
 
-    from ..solver.model import Simulation
-    from ..solver.run.simulate import _settings
+    from ..solver.api import Simulation, check_run_settings
     sim = Simulation()
     for name, value in values.items():
         setattr(sim, MODEL_ATTRIBUTES[name][0], value)
     try:
         # no bodies: the size of the results is checked again with the model's columns
-        _settings(SimpleNamespace(simulation=sim, bodies=(), hinges=()), None, None, None,
-                  None, None)
+        check_run_settings(SimpleNamespace(simulation=sim, bodies=(), hinges=()), None, None,
+                           None, None, None)
     except ModelError as exc:
         raise ValueError("\n".join(str(p) for p in exc.problems)) from None
 
@@ -376,7 +374,7 @@ class SimulatePanel(TaskPanel):
     # -- settings --------------------------------------------------------------------------------
     def load_settings(self):
         """Show the Simulation object's settings (defaults if the mechanism has none)."""
-        from ..solver.model import Simulation
+        from ..solver.api import Simulation
         sim = simulation_of(self.mechanism)
         defaults = Simulation()
         if sim is not None:
@@ -556,7 +554,7 @@ class SimulatePanel(TaskPanel):
     def _start(self, model, accept_corrections=False):
         """Check the start (the drawing, unless accepted), then start the job on ``model``
         (after the compile of the kernels when a first run needs it)."""
-        from ..solver.analysis.start import StartCorrectionError, prepare
+        from ..solver.api import StartCorrectionError, prepare_start as prepare
         if not accept_corrections:
             try:
                 prepare(model)
@@ -583,7 +581,7 @@ class SimulatePanel(TaskPanel):
             # the kernels this run needs are being compiled (FreeCAD's start began it, or this
             # Run): wait for them, not for the rest of the compile
             self.compiling = (model, accept_corrections, stage)
-            from ..solver.run.warmup import STAGE_TEXT
+            from ..solver.api import WARMUP_STAGE_TEXT as STAGE_TEXT
             self.say(f"Compiling the solver's kernels for this run ({STAGE_TEXT[stage]}; once "
                      "after installing or updating) in a separate process; the run starts when "
                      "they are ready")
@@ -597,7 +595,7 @@ class SimulatePanel(TaskPanel):
 
     def _launch(self, model, accept_corrections):
         """Start the job (the kernels are ready, or it compiles them itself)."""
-        from ..solver.run.job import Job
+        from ..solver.api import Job
         values = self.settings_used
         self.job = Job(model, accept_corrections=accept_corrections)
         self.started = time.perf_counter()
@@ -747,7 +745,7 @@ class SimulatePanel(TaskPanel):
     def _show_compile(self, stage):
         """The wait for the compile of ``stage``: the estimate (stage k of n, time left) in the
         status, its fraction in the progress bar (``solver.run.warmup.wait_text``)."""
-        from ..solver.run.warmup import wait_text
+        from ..solver.api import warmup_wait_text as wait_text
         text, fraction = wait_text(warmup.progress(stage), stage,
                                    time.perf_counter() - self.compile_started)
         self.status.setText(text)
@@ -756,7 +754,7 @@ class SimulatePanel(TaskPanel):
             self.progress.setValue(int(round(1000 * fraction)))
 
     def _finish(self, job, elapsed):
-        from ..solver.methods.runtime import Cancelled
+        from ..solver.api import Cancelled
         if job.state == "cancelled" or isinstance(job.error, Cancelled):
             self.status.setText("Cancelled; the stored results are unchanged")
             self.say("Run cancelled; nothing was stored.")
@@ -894,7 +892,7 @@ class SimulatePanel(TaskPanel):
         import tempfile
 
         from .figure import show_figure
-        from ..solver.analysis.figure import write_figure
+        from ..solver.api import write_figure
         try:
             model = runs.model_of(self.mechanism)
             path = os.path.join(tempfile.mkdtemp(prefix="mbwb-topology-"),
@@ -912,7 +910,7 @@ class SimulatePanel(TaskPanel):
         return show_figure(f"Topology of '{self.mechanism.Label}'", path)
 
     def show_equation(self):
-        from ..solver.methods.mstmm.transfer import equation_report
+        from ..solver.api import equation_report
         try:
             text = equation_report(runs.model_of(self.mechanism))
         except ModelError as exc:

@@ -8,8 +8,7 @@ everything back (:mod:`.task_base`).
 """
 
 from ..objects.coupler import CouplerProxy
-from ..solver.elements.couplers import COUPLER_TYPES
-from ..solver.model import COORDINATE_KIND
+from ..solver.api import COORDINATE_KIND, COUPLER_TYPES
 from .qt import QtWidgets
 from .task_base import EditPanel, Field, format_number, label_of
 

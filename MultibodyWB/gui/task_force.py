@@ -8,7 +8,7 @@ back (:mod:`.task_base`).
 """
 
 from ..objects.force import ForceProxy
-from ..solver.model import FORCE_TYPES
+from ..solver.api import FORCE_TYPES
 from .qt import QtWidgets
 from .task_base import EditPanel, EndsBox, label_of, pretty_unit
 

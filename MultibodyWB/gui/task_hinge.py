@@ -30,7 +30,7 @@ from ..objects.body import TYPE as BODY
 from ..objects.hinge import (COORDINATES, OPTION_PROPERTIES, OPTION_SWITCHES, STOP_PREFIXES,
                              HingeProxy, property_name)
 from ..objects.mechanism import mechanism_of, members
-from ..solver.model import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES
+from ..solver.api import COORDINATE_KIND, COORDINATE_UNIT, HINGE_TYPES
 from .qt import QtWidgets
 from .task_base import (EditPanel, EndsBox, internal_or_zero, label_of, literal, quantity_field,
                         shown)
@@ -256,7 +256,7 @@ class HingePanel(EditPanel):
         if mechanism is None:
             return None
         from ..document.preview import KinematicPreview
-        from ..solver.model import ModelError
+        from ..solver.api import ModelError
         try:
             self.preview = KinematicPreview(mechanism)
         except (ModelError, ValueError, KeyError) as exc:

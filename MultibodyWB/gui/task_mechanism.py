@@ -25,7 +25,7 @@ import FreeCADGui
 
 from ..objects.base import type_of
 from ..objects.mechanism import mechanism_status
-from ..solver.model import ModelError
+from ..solver.api import ModelError
 from .qt import QtCore, QtWidgets
 from .watch import DocumentWatch, TaskPanel, later, object_alive
 
@@ -51,7 +51,7 @@ class CoordinateSlider:
 
     def __init__(self, panel, hinge, coordinate, driven):
         from ..document.preview import user_string
-        from ..solver.model import COORDINATE_KIND
+        from ..solver.api import COORDINATE_KIND
         self.panel, self.hinge, self.coordinate = panel, hinge, coordinate
         self.user_string = user_string
         preview = panel.preview

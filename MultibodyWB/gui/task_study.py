@@ -39,7 +39,7 @@ import FreeCAD
 import FreeCADGui
 
 from ..document import study as dstudy
-from ..solver.study import METHODS, OPTIMISERS, StudyError
+from ..solver.api import STUDY_METHODS as METHODS, OPTIMISERS, StudyError
 from . import qt
 from .qt import QtCore, QtGui, QtWidgets, Signal, compact, push_button
 from .watch import DocumentWatch, TaskPanel, later, object_alive, track

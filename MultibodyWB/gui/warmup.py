@@ -53,7 +53,7 @@ class _Warmup:
         return self.process.poll() is None
 
     def state(self):
-        from ..solver.run.warmup import read_status
+        from ..solver.api import read_warmup_status as read_status
         return read_status(self.status)
 
 
@@ -78,13 +78,13 @@ def python_executable():
 def ready(stage=None):
     """True when the kernels are compiled and cached for this FreeCAD's Python (with ``stage``:
     those of that stage of the warm-up, :func:`stage_of`)."""
-    from ..solver.run.warmup import is_warm
+    from ..solver.api import is_warm
     return is_warm(stage)
 
 
 def stage_of(method, integrator):
     """The warm-up stage a run with these settings waits for (``solver.run.warmup.stage_of``)."""
-    from ..solver.run.warmup import stage_of as solver_stage_of
+    from ..solver.api import warmup_stage_of as solver_stage_of
     return solver_stage_of(method, integrator)
 
 
@@ -136,7 +136,8 @@ def _launch(first=None, only=None, background=False):
     log = os.path.join(folder, name + ".log")
     status = os.path.join(tempfile.gettempdir(), f"{name}-{os.getpid()}-{next(_count)}.json")
     _remove(status)                                     # a stale one would be read as its own
-    command = [python, "-m", "MultibodyWB.solver.run.warmup", "--status", status]
+    from ..solver.api import WARMUP_MODULE        # a name: imports nothing of the solver
+    command = [python, "-m", WARMUP_MODULE, "--status", status]
     command += ["--only", only] if only else (["--first", first] if first else [])
     command += ["--background"] if background else []
     try:
@@ -231,7 +232,7 @@ def progress(stage):
     seconds left, fraction done), from the warm-up that compiles that stage alone if one runs
     (:func:`request`), else from the whole one; None when none runs or it has not written its
     status yet."""
-    from ..solver.run.warmup import estimate
+    from ..solver.api import warmup_estimate as estimate
     alone = [w for w in _warmups if w.running() and w.only == stage]
     best = None
     for w in alone or [w for w in _warmups if w.running() and w.only is None]:
