@@ -30,8 +30,7 @@ def contact_step_advice(mechanism, found=None):
     :func:`~MultibodyWB.solver.methods.runtime.contact_step`: their period resolved with 50 rk4
     steps), or None when it has no Simulation, no contact, or an adaptive integrator.
     ``found``: :func:`exported` of the mechanism, when the caller has it."""
-    from ..solver.methods.runtime import contact_step, nice_step
-    from ..solver.model.settings import FIXED_STEP
+    from ..solver.api import FIXED_STEP, contact_step, nice_step
     found = exported(mechanism) if found is None else found
     if found is None:
         return None
@@ -56,7 +55,7 @@ def contact_step_advice(mechanism, found=None):
 
 
 def _steps_per_period():
-    from ..solver.methods.runtime import CONTACT_STEPS_PER_PERIOD
+    from ..solver.api import CONTACT_STEPS_PER_PERIOD
     return CONTACT_STEPS_PER_PERIOD
 
 
@@ -66,7 +65,7 @@ def contact_integrator_advice(mechanism, found=None):
     impact's energy (:func:`~MultibodyWB.solver.methods.runtime.contact_integrator`), ``text``
     why, in words; None without a Simulation, contacts, or with another method. ``found``:
     :func:`exported` of the mechanism, when the caller has it."""
-    from ..solver.methods.runtime import contact_integrator
+    from ..solver.api import contact_integrator
     found = exported(mechanism) if found is None else found
     if found is None:
         return None

@@ -24,7 +24,7 @@ from ..objects.mechanism import MechanismProxy, mechanism_of
 from ..objects.result import ResultProxy
 from ..objects.simulation import MODEL_ATTRIBUTES, SimulationProxy
 from ..objects.study import StudyProxy
-from ..solver.model import HINGE_TYPES
+from ..solver.api import HINGE_TYPES
 
 #: Keyword of :func:`make_hinge` -> prefix of the per-coordinate properties.
 HINGE_OPTIONS = {

@@ -47,7 +47,7 @@ from ..objects.body import TYPE as BODY, solid_shape
 from ..objects.contact import elastic_constants
 from ..objects.marker import TYPE as MARKER, classify
 from ..objects.result import load as load_results
-from ..solver.results import instant_loads as il
+from ..solver.api import instant_loads as il
 
 M = 1000.0          #: mm per m
 
@@ -740,7 +740,7 @@ def solver_available():
 def quantities(model, results):
     """Quantities whose peak can pick an instant (:func:`~...instant_loads.quantity`), for the
     panel: force magnitudes, hinge reaction forces and torques, body accelerations."""
-    from ..solver.elements.forces import FORCE_TYPES
+    from ..solver.api import FORCE_TYPES
     out = [f"{f.name}.magnitude" for f in model.forces
            if "magnitude" in FORCE_TYPES[f.type].fields and (f.magnitude or "0").strip() != "0"]
     for h in model.hinges:

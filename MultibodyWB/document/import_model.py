@@ -29,9 +29,8 @@ from ..objects.force import ForceProxy, field_properties
 from ..objects.hinge import OPTION_PROPERTIES
 from ..objects.mechanism import members
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
-from ..solver.model import xmlio
-from ..solver.model import CONTACT_SHAPES, COORDINATE_KIND, FORCE_TYPES
-from ..solver.maths.rotations import bryant_to_matrix, inertia_vector_to_tensor, parallel_axis
+from ..solver.api import (CONTACT_SHAPES, COORDINATE_KIND, FORCE_TYPES, bryant_to_matrix,
+                          inertia_vector_to_tensor, parallel_axis, xmlio)
 
 #: Thinnest stand-in box edge, relative to its longest edge.
 MIN_THICKNESS = 1e-3

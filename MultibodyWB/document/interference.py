@@ -36,7 +36,7 @@ from ..objects.body import TYPE as BODY
 from ..objects.body import solid_shape
 from ..objects.contact import TYPE as CONTACT
 from ..objects.hinge import TYPE as HINGE
-from ..solver.model import HINGE_TYPES
+from ..solver.api import HINGE_TYPES
 
 #: A common volume up to this fraction of the smaller body's volume is not an overlap (round-off
 #: of a pin drawn in its bore, of faces drawn touching).

@@ -32,12 +32,9 @@ from ..objects import export
 from .animation import Animator, PoseFrame
 from ..objects.hinge import TYPE as HINGE
 from ..objects.mechanism import members
-from ..solver.analysis.assembly import assemble
-from ..solver.analysis.kinematics import (coordinate_labels, drawn_coordinates, forward_kinematics,
-                                loop_jacobian, loop_residual, mobility)
-from ..solver.analysis.start import resolve
-from ..solver.model import COORDINATE_KIND, ModelError
-from ..solver.analysis.topology import analyse
+from ..solver.api import (COORDINATE_KIND, ModelError, analyse, assemble, coordinate_labels,
+                          drawn_coordinates, forward_kinematics, loop_jacobian, loop_residual,
+                          mobility, resolve_model as resolve)
 
 #: Relative tolerance of the rank decisions that choose the independent coordinates.
 RANK_RTOL = 1e-8

@@ -36,8 +36,7 @@ from . import factory
 from ..objects.mechanism import members
 from ..objects.result import TYPE as RESULT
 from ..objects.result import load  # noqa: F401  (runs.load(obj): the Results of a stored run)
-from ..solver.run.job import Job
-from ..solver.run.simulate import simulate
+from ..solver.api import Job, simulate
 
 #: Name of the undo step of :func:`store_results`.
 TRANSACTION = "Store simulation results"

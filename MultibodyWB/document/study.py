@@ -44,10 +44,9 @@ import FreeCAD
 from ..objects import export, units
 from ..objects.base import is_text_quantity, type_of
 from ..objects.mechanism import mechanism_of
-from ..solver.model import FORCE_TYPES, MultibodySystem
-from ..solver.model.problems import Problem
-from ..solver.study import Parameter, Study, StudyError, check_study, run_study
-from ..solver.study.variant import FAILED, OK
+from ..solver.api import (FORCE_TYPES, VARIANT_FAILED as FAILED, VARIANT_OK as OK,
+                          MultibodySystem, Parameter, Problem, Study, StudyError, check_study,
+                          run_study)
 
 #: FreeCAD's preferences of the workbench: ``StudyScheduler`` (a string) is the Dask scheduler of
 #: the studies whose own ``Scheduler`` is empty (empty too: a local cluster).
@@ -135,8 +134,7 @@ def display_scale(si_unit, sample):
 
 def objective_unit(text):
     """The SI unit of an objective's value (``"N m"``), None when it has no single one."""
-    from ..solver.model.columns import unit_of
-    from ..solver.study.objectives import Expression, ExpressionError
+    from ..solver.api import Expression, ExpressionError, unit_of
     try:
         return Expression(text).unit(unit_of)
     except ExpressionError:
@@ -160,8 +158,7 @@ def objective_scales(kept):
 def margin_scales(kept):
     """(factor, label) of each constraint's margin in the stored table ``kept``: in the unit its
     bound is written in (``max(Piston.z) <= 50 mm``: mm), else as its expression's unit shows."""
-    from ..solver.model.columns import unit_of
-    from ..solver.study.objectives import UNITS, ExpressionError, parse_constraint
+    from ..solver.api import OBJECTIVE_UNITS as UNITS, ExpressionError, parse_constraint, unit_of
     out = []
     for k, text in enumerate(kept.constraints):
         try:
@@ -616,7 +613,7 @@ def prepare(study_obj) -> Prepared:
         Every problem of the rows, the objectives, the constraints and the method, each naming
         its row and field; or the base model's problems.
     """
-    from ..solver.study.study import probe_columns
+    from ..solver.api import probe_columns
     mechanism = mechanism_of_study(study_obj)
     problems = []
     try:
@@ -646,7 +643,7 @@ def prepare(study_obj) -> Prepared:
     except StudyError as exc:
         problems += [p for p in exc.problems
                      if not (problems and p.field == "Parameters")]
-    from ..solver.study.executors import executor_problems
+    from ..solver.api import executor_problems
     scheduler = str(study_obj.Scheduler).strip() or preferred_scheduler()
     problems += [Problem(f"Study '{study_obj.Label}'", p.field, p.message)
                  for p in executor_problems(scheduler, None if scheduler
@@ -661,7 +658,7 @@ def named_by_labels(study: Study, doc, columns) -> None:
     """Objectives and constraints of ``study`` that name elements by their object Names
     (``rms(Hinge001.rz_drive)``) rewritten with the labels the result columns (and the plot
     dock) use (``rms(Crank – Ground revolute.rz_drive)``); the rest as written."""
-    from ..solver.study.objectives import rename
+    from ..solver.api import rename_columns as rename
     aliases = {o.Name: o.Label for o in doc.Objects if o.Name != o.Label}
     study.objectives = [rename(t, columns, aliases) for t in study.objectives]
     study.constraints = [rename(t, columns, aliases) for t in study.constraints]
@@ -676,7 +673,7 @@ def default_executor(prepared):
     """A :class:`~MultibodyWB.solver.study.executors.DaskExecutor` on the study's scheduler (else
     the preferences', :func:`preferred_scheduler`; an embedded LocalCluster when neither names
     one) with its number of workers."""
-    from ..solver.study.executors import DaskExecutor
+    from ..solver.api import DaskExecutor
     return DaskExecutor(prepared.scheduler, prepared.workers)
 
 
@@ -922,7 +919,7 @@ def keep_variant(study_obj, index: int):
     the mechanism exported, the document put back) and keep the run as a Result of the mechanism
     (:func:`MultibodyWB.document.runs.store_results`: one undo step), labelled with the variant's
     values; return the Result, which the player plays."""
-    from ..solver.run.simulate import simulate
+    from ..solver.api import simulate
     from . import runs
     kept = stored_table(study_obj)
     if kept is None:
