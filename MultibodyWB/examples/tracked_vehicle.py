@@ -56,6 +56,7 @@ import numpy as np
 
 from ..solver.maths.rotations import bryant_to_matrix, matrix_to_bryant
 from ..solver.model import Driver, MultibodySystem, massprops
+from ..solver.model.wrap import tangent
 from . import track
 from .track import (PITCH, SHOE_THICKNESS, STICTION, TENSIONER_C, TENSIONER_K,  # noqa: F401
                     WHEEL_MASS, WHEEL_WIDTH, Y_AXIS)
@@ -93,23 +94,12 @@ REAR_GAP, FRONT_GAP = 0.55, 0.5
 
 def _hull_edges(centres, radii):
     """The straight edges of the convex hull of circles given counter-clockwise round it (each
-    circle on the hull, consecutive ones joined by their outer common tangent): a list of
-    (start, end) points, the edge from circle i to circle i + 1."""
-    out = []
+    circle on the hull, consecutive ones joined by their outer common tangent,
+    :func:`..solver.model.wrap.tangent`): a list of (start, end) points, the edge from circle i
+    to circle i + 1."""
     n = len(centres)
-    for i in range(n):
-        c1, c2 = centres[i], centres[(i + 1) % n]
-        r1, r2 = radii[i], radii[(i + 1) % n]
-        d = c2 - c1
-        L = float(np.hypot(*d))
-        u = d / L
-        # the outer tangent on the right of c1 -> c2 (the hull counter-clockwise: outside is
-        # the right): normal n with n . (c2 - c1) = r1 - r2
-        s = (r1 - r2) / L
-        right = np.array([u[1], -u[0]])
-        n_ = s * u + math.sqrt(1.0 - s * s) * right
-        out.append((c1 + r1 * n_, c2 + r2 * n_))
-    return out
+    return [tangent(centres[i], radii[i], centres[(i + 1) % n], radii[(i + 1) % n])
+            for i in range(n)]
 
 
 def _blocked(P, pitch, centres, radii, edges):
