@@ -275,6 +275,31 @@ def solver_imports_besides_the_api(mod: str, path: str) -> list[str]:
     return found
 
 
+def test_the_freecad_layer_imports_only_the_solver_api():
+    found = [f for mod, path in sorted(_freecad_layer_files().items())
+             for f in solver_imports_besides_the_api(mod, path)]
+    assert not found, ("the FreeCAD layer imports the solver other than through "
+                       f"{API}:\n" + "\n".join(found))
+
+
+def test_the_api_offers_what_the_freecad_layer_uses_and_no_more():
+    """Every name of the api is used by the FreeCAD layer (``from ..solver.api import name`` or
+    ``api.name``): a name nobody uses any more leaves the api with its last user."""
+    from MultibodyWB.solver import api
+    used = set()
+    for mod, path in _freecad_layer_files().items():
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("solver.api"):
+                used.update(a.name for a in node.names)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                  and node.value.id == "api"):
+                used.add(node.attr)
+    assert set(api.__all__) - used == set(), "offered, not used"
+    assert used - set(api.__all__) == set(), "used, not offered"
+
+
 def test_the_api_check_sees_every_form_of_import(tmp_path):
     """The check above can fail: each way of reaching the solver around the api is seen."""
     path = tmp_path / "panel.py"

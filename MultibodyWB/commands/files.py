@@ -54,7 +54,7 @@ def checked_model(title, mechanism):
 
 def _export(command, selection):
     import FreeCADGui
-    from ..solver.model import ModelError
+    from ..solver.api import ModelError
     mechanism = mechanism_for(selection)
     if checked_model(command.MENU_TEXT, mechanism) is None:
         return False
@@ -80,7 +80,7 @@ def _export(command, selection):
 
 def _import(command, selection):
     import FreeCADGui
-    from ..solver.model import ModelError
+    from ..solver.api import ModelError
     path = ask_open_path(command.MENU_TEXT)
     if not path:
         return False
@@ -108,7 +108,7 @@ def _import(command, selection):
 
 
 def _topology(command, selection):
-    from ..solver.analysis.figure import write_figure
+    from ..solver.api import write_figure
     mechanism = mechanism_for(selection)
     model = checked_model(command.MENU_TEXT, mechanism)
     if model is None:

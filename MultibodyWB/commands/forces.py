@@ -10,7 +10,7 @@ once the force is made (:mod:`MultibodyWB.gui.task_force`).
 from ..gui.task_base import with_panel
 from ..objects.force import TYPE as FORCE
 from ..objects.mechanism import mechanism_of
-from ..solver.model import FORCE_TYPES
+from ..solver.api import FORCE_TYPES
 from ..viewproviders.force import icon_file
 from .base import ACTIONS, DOC, Command, ref, scripted
 from .hinges import ordered_ends

@@ -10,7 +10,7 @@ task_hinge`): its settings are a second undo step, or Cancel leaves the hinge as
 from ..gui.task_base import with_panel
 from ..objects.hinge import TYPE as HINGE
 from ..objects.mechanism import mechanism_of
-from ..solver.model import HINGE_TYPES
+from ..solver.api import HINGE_TYPES
 from ..viewproviders.hinge import icon_file
 from .base import ACTIONS, DOC, Command, ref, scripted
 from .model import FACTORY, end_script

@@ -58,8 +58,7 @@ def _progress_bar(stream, label):
 def solver_examples(out_dir, stream, files):
     """Part 1: the tree examples with the solver alone."""
     from ..examples import build
-    from ..solver.model import xmlio
-    from ..solver.run.simulate import simulate
+    from ..solver.api import simulate, xmlio
     for name in ("double_pendulum", "branched_tree"):
         model = build(name)
         files[f"{name} model"] = os.path.join(out_dir, f"{name}.mbs.xml")
@@ -73,9 +72,7 @@ def solver_examples(out_dir, stream, files):
 def design_study(out_dir, stream, files):
     """Part 1b: the quarter car's suspension study on Dask, before/after plots."""
     from ..examples import quarter_car
-    from ..solver.run.simulate import simulate
-    from ..solver.study import run_study
-    from ..solver.study.executors import DaskExecutor
+    from ..solver.api import DaskExecutor, run_study, simulate
     from .plots import plot_study_before_after, plot_study_map
     base = quarter_car.build()
     print("\nDesign study: quarter car over a bump, suspension stiffness and damping tuned for "
@@ -109,7 +106,7 @@ def design_study(out_dir, stream, files):
 
 
 def study_rms(results) -> float:
-    from ..solver.study import Expression
+    from ..solver.api import Expression
     return Expression("rms(Hull.az)").evaluate(results)
 
 
@@ -121,9 +118,7 @@ def engine_document(out_dir, stream, files):
     from ..objects import export
     from ..examples_fc import crank_slider
     from .plots import plot_bearing_force, plot_motion
-    from ..solver.model import xmlio
-    from ..solver.cli import summary
-    from ..solver.analysis.figure import write_figure
+    from ..solver.api import model_summary as summary, write_figure, xmlio
     doc = FreeCAD.newDocument("CrankSlider")
     mechanism = crank_slider.setup(doc)
     doc.recompute()

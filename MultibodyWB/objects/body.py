@@ -29,7 +29,7 @@ import numpy as np
 from . import units
 from .base import (READ_ONLY, BaseProxy, Prop, mechanism_of, quantity_prop, set_value, type_of,
                    vector_prop)
-from ..solver.model.validation import MAX_POSITION
+from ..solver.api import MAX_POSITION
 
 TYPE = "Multibody::Body"
 DENSITY_SOURCES = ("Density", "Material")

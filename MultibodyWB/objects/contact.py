@@ -31,7 +31,7 @@ import numpy as np
 from . import units
 from .base import EDITABLE, HIDDEN, READ_ONLY, BaseProxy, Prop, type_of
 from .body import body_mass_properties, solid_placement, solid_shape
-from ..solver.model import CONTACT_PAIRS, CONTACT_SHAPES
+from ..solver.api import CONTACT_PAIRS, CONTACT_SHAPES
 
 TYPE = "Multibody::Contact"
 
@@ -304,7 +304,7 @@ def hull_points(obj, side):
     Raises ValueError saying what is missing (no solid and no points, a tolerance not positive,
     points spanning no volume).
     """
-    from ..solver.elements.forces.contact import hull
+    from ..solver.api import convex_hull as hull
     marker = getattr(obj, f"{side}Marker")
     solid = marker_solid(marker)
     points = np.array([tuple(p) for p in getattr(obj, f"{side}Points")],

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 
 from . import labels
 from .base import EDITABLE, HIDDEN, BaseProxy, Prop, mechanism_of, type_of
-from ..solver.elements.couplers import COUPLER_TYPES
-from ..solver.model import COORDINATE_KIND, HINGE_TYPES
+from ..solver.api import COORDINATE_KIND, COUPLER_TYPES, HINGE_TYPES
 
 TYPE = "Multibody::Coupler"
 HINGE = "Multibody::Hinge"

@@ -46,11 +46,8 @@ from .marker import TYPE as MARKER
 from .marker import marker_frame
 from .base import members
 from .simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
-from ..solver.model import xmlio
-from ..solver.model.validation import hinged_contacts
-from ..solver.model import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError, Motor,
-                           MultibodySystem, Problem)
-from ..solver.maths.rotations import matrix_to_bryant
+from ..solver.api import (COORDINATE_KIND, FORCE_TYPES, HINGE_TYPES, Driver, ModelError, Motor,
+                          MultibodySystem, Problem, hinged_contacts, matrix_to_bryant, xmlio)
 
 #: Body fields the model cannot judge when the body's solids or density are already wrong.
 _DERIVED_BODY_FIELDS = {"Mass", "JI", "MassCenter", "Density"}

@@ -10,7 +10,7 @@ time-function syntax: ``19000*exp(-0.5*((t - 0.01)/0.002)**2)``. ``Direction`` i
 vector, in global axes or the input marker's (``DirectionFrame``).
 """
 
-from ..solver.model import FORCE_TYPES
+from ..solver.api import FORCE_TYPES
 from . import labels
 from .base import EDITABLE, HIDDEN, BaseProxy, Prop, quantity_prop, type_of
 

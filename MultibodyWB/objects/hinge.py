@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import FreeCAD
 import numpy as np
 
-from ..solver.model import COORDINATE_KIND, HINGE_TYPES
+from ..solver.api import COORDINATE_KIND, HINGE_TYPES
 from . import labels, units
 from .base import (EDITABLE, HIDDEN, BaseProxy, Prop, mechanism_of, quantity_prop, quantity_value,
                    set_value, type_of)

@@ -23,7 +23,7 @@ label the user typed is never changed.
 
 import re
 
-from ..solver.model import FORCE_TYPES, HINGE_TYPES
+from ..solver.api import FORCE_TYPES, HINGE_TYPES
 from .base import type_of
 
 #: Separator of the two ends in a label (an en dash, as in "Crank – Ground revolute").

@@ -153,7 +153,7 @@ def _axis_words(vector):
 def redundant_in_words(model, rows):
     """Redundant loop-constraint rows (``'J4: rotation about x'``) in words, with the global
     direction of the output marker's axis as drawn."""
-    from ..solver.analysis.kinematics import drawn_poses, marker_pose
+    from ..solver.api import drawn_poses, marker_pose
     poses = drawn_poses(model)
     out = []
     for row in rows:
@@ -196,8 +196,7 @@ def mechanism_status(mechanism, result=None):
     """The :class:`Status` of ``mechanism`` (``result``: its
     :func:`MultibodyWB.objects.export.collect`, made when not given). Never raises."""
     from . import export
-    from ..solver.analysis.kinematics import mobility
-    from ..solver.analysis.topology import analyse
+    from ..solver.api import analyse, mobility
     if result is None:
         result = export.collect(mechanism)
     model = result.model

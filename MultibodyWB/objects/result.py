@@ -20,7 +20,7 @@ import collections
 import os
 import threading
 
-from ..solver.results.table import Results
+from ..solver.api import Results
 from .base import READ_ONLY, BaseProxy, Prop, quantity_prop
 
 TYPE = "Multibody::Result"

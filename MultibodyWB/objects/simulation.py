@@ -7,7 +7,7 @@ and :data:`~MultibodyWB.solver.model.INTEGRATORS`; the defaults are those of the
 read them with :func:`~MultibodyWB.objects.base.quantity_value` (seconds, numbers).
 """
 
-from ..solver.model import INTEGRATORS, METHODS, Simulation
+from ..solver.api import INTEGRATORS, METHODS, Simulation
 from .base import BaseProxy, Prop, quantity_prop, quantity_value
 
 TYPE = "Multibody::Simulation"

@@ -29,8 +29,7 @@ the best variant's number (-1: none). They are ``Output`` properties: storing a 
 touch the mechanism (no recompute).
 """
 
-from ..solver.study import METHODS
-from ..solver.study.study import Study as _SolverStudy
+from ..solver.api import STUDY_METHODS as METHODS, Study as _SolverStudy
 from .base import READ_ONLY, BaseProxy, Prop
 
 TYPE = "Multibody::Study"

@@ -46,7 +46,7 @@ def _plane(obj, side, s, color):
 
 def _convex(obj, side, s, color):
     from ..objects.contact import hull_points
-    from ..solver.elements.forces.contact import hull
+    from ..solver.api import convex_hull as hull
     try:
         h = hull(hull_points(obj, side))
     except ValueError:                  # no points: the contact's check says why
