@@ -1,4 +1,4 @@
-"""A macro recorded before the FreeCAD layer was sorted into packages, run in a fresh GUI session
+"""A recorded macro (``MultibodyWB.document.factory.make_...``), run in a fresh GUI session
 before the Multibody workbench is ever activated (``tests/gui/check_macro_before_activation.py``):
 its objects get the Multibody view providers and draw their symbols (the view providers register
 with the factory when FreeCAD starts, not only when the workbench is activated)."""

@@ -277,7 +277,7 @@ def record(view, set_time, times, path, width=640, height=480, fps=25, progress=
         The extension is neither .gif nor .mp4, there are no times, or MP4 without ffmpeg
         (checked before the first frame).
     Cancelled
-        ``cancel()`` returned True (the solver's :class:`~..solver.simulate.Cancelled`).
+        ``cancel()`` returned True (the solver's :class:`~..solver.api.Cancelled`).
     """
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()

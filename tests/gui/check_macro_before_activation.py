@@ -1,6 +1,6 @@
-"""GUI check run inside FreeCAD: a macro recorded before the FreeCAD layer was sorted into packages
-(``MultibodyWB.factory.make_...``, the old module name) run in a fresh GUI session in which the
-Multibody workbench was never activated (a user starting FreeCAD and running the macro at once).
+"""GUI check run inside FreeCAD: a recorded macro (``MultibodyWB.document.factory.make_...``) run in
+a fresh GUI session in which the Multibody workbench was never activated (a user starting FreeCAD
+and running the macro at once).
 
 Reports the workbench shown, the class of each object's view provider, which objects draw their
 symbol and a screenshot. Started by tests/test_gui_macro.py; writes its findings as JSON.
@@ -15,7 +15,7 @@ import FreeCAD  # noqa: E402
 import FreeCADGui  # noqa: E402
 import in_freecad  # noqa: E402
 
-# what a macro recorded by the earlier version says (MultibodyWB.factory, not .document.factory)
+# what a recorded macro says
 MACRO = """\
 import FreeCAD
 import Part
@@ -24,10 +24,10 @@ base = doc.addObject("Part::Box", "Base")
 arm = doc.addObject("Part::Box", "Arm")
 arm.Placement.Base = FreeCAD.Vector(0, 0, 20)
 doc.recompute()
-import MultibodyWB.factory
-mechanism = MultibodyWB.factory.make_mechanism(doc)
-ground = MultibodyWB.factory.make_body(doc, mechanism, base, ground=True, name="Ground")
-body = MultibodyWB.factory.make_body(doc, mechanism, arm, name="ArmBody")
+import MultibodyWB.document.factory
+mechanism = MultibodyWB.document.factory.make_mechanism(doc)
+ground = MultibodyWB.document.factory.make_body(doc, mechanism, base, ground=True, name="Ground")
+body = MultibodyWB.document.factory.make_body(doc, mechanism, arm, name="ArmBody")
 doc.recompute()
 """
 
