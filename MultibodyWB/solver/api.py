@@ -17,8 +17,8 @@ What it offers, one line each (SI units throughout):
 Model and files
     MultibodySystem, Simulation, Driver, Motor: the neutral model's classes
     HINGE_TYPES, FORCE_TYPES, COUPLER_TYPES: the element tables (type name -> its row)
-    COORDINATE_KIND, COORDINATE_UNIT: a hinge coordinate's kind and unit by its letter
-    CONTACT_PAIRS, CONTACT_SHAPES: the contact shapes and the pairs of them that collide
+    COORDINATE_KIND, COORDINATE_UNIT: a hinge coordinate's kind by its name (x...rz); its unit
+    CONTACT_PAIRS, CONTACT_SHAPES: the pairs of contact shapes the law takes; the shapes
     METHODS, INTEGRATORS, FIXED_STEP: a simulation's methods, integrators, fixed-step integrators
     xmlio: the neutral XML file (module: ``read``, ``write``, ``to_string``, ...)
     atomic_write: open a file that appears under its name only when complete
@@ -27,10 +27,11 @@ Model and files
     bryant_to_matrix, matrix_to_bryant: Bryant angles <-> rotation matrix
     inertia_vector_to_tensor, parallel_axis: the model's JI as a tensor; shift a tensor
     convex_hull: the convex hull of a contact solid's points (Qhull)
+    wrap_chain, chain_tight_count: a closed chain's pins round wheels; the fewest shoes round them
 
 Checks and problems
     ModelError, Problem: what is wrong with a model, every problem naming element and field
-    MAX_POSITION: the largest position a check accepts (m)
+    MAX_POSITION: the largest distance from the origin a check accepts (m)
     hinged_contacts: warnings for contacts between bodies a hinge already connects
     model_summary: a valid model's readable summary (the ``check`` command's)
 
@@ -102,8 +103,8 @@ _TABLE: dict[str, tuple[str, str | None]] = {
     "COUPLER_TYPES": (_M + "elements.couplers", "COUPLER_TYPES"),
     "COORDINATE_KIND": (_M + "elements.hinges", "COORDINATE_KIND"),
     "COORDINATE_UNIT": (_M + "elements.hinges", "COORDINATE_UNIT"),
-    "CONTACT_PAIRS": (_M + "model.mechanism", "CONTACT_PAIRS"),
-    "CONTACT_SHAPES": (_M + "model.mechanism", "CONTACT_SHAPES"),
+    "CONTACT_PAIRS": (_M + "elements.forces.contact", "PAIRS"),
+    "CONTACT_SHAPES": (_M + "elements.forces.contact", "SHAPES"),
     "METHODS": (_M + "model.settings", "METHODS"),
     "INTEGRATORS": (_M + "model.settings", "INTEGRATORS"),
     "FIXED_STEP": (_M + "model.settings", "FIXED_STEP"),
@@ -118,6 +119,8 @@ _TABLE: dict[str, tuple[str, str | None]] = {
     "inertia_vector_to_tensor": (_M + "maths.rotations", "inertia_vector_to_tensor"),
     "parallel_axis": (_M + "maths.rotations", "parallel_axis"),
     "convex_hull": (_M + "elements.forces.contact", "hull"),
+    "wrap_chain": (_M + "model.wrap", "wrap"),
+    "chain_tight_count": (_M + "model.wrap", "tight_count"),
     # checks and problems
     "ModelError": (_M + "model.problems", "ModelError"),
     "Problem": (_M + "model.problems", "Problem"),
