@@ -18,11 +18,11 @@ menu order, with ``"Separator"`` between the groups.
 
 import FreeCADGui
 
-from . import check, contacts, couplers, fem, files, forces, hinges, model, simulation, study
+from . import check, contacts, couplers, fem, files, forces, hinges, model, simulation, study, track
 
 #: Toolbar title -> the classes of its commands, in order.
 GROUPS = {
-    "Multibody model": model.COMMANDS + files.COMMANDS + check.COMMANDS,
+    "Multibody model": model.COMMANDS + track.COMMANDS + files.COMMANDS + check.COMMANDS,
     "Multibody hinges": hinges.COMMANDS,
     "Multibody forces": forces.COMMANDS + contacts.COMMANDS + couplers.COMMANDS,
     "Multibody simulation": simulation.COMMANDS + study.COMMANDS + fem.COMMANDS,
