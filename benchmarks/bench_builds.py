@@ -46,7 +46,10 @@ def stepper(pkg: str, name: str, loop: bool, h: float = 1e-5, steps: int = 4000)
     prepare = importlib.import_module(pkg + ".solver.analysis.start").prepare
     assembled = importlib.import_module(pkg + ".solver.analysis.assembly").assembled_state
     System = importlib.import_module(pkg + ".solver.methods.mstmm.system").System
-    sim = importlib.import_module(pkg + ".solver.run.simulate")
+    try:                                # the mstmm method's run (issue 36)
+        sim = importlib.import_module(pkg + ".solver.methods.mstmm.run")
+    except ImportError:                 # before: in run/simulate.py
+        sim = importlib.import_module(pkg + ".solver.run.simulate")
     analyse = importlib.import_module(pkg + ".solver.analysis.topology").analyse
     model = build(name)
     if not loop:

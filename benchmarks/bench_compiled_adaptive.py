@@ -27,6 +27,7 @@ from MultibodyWB.solver.model.mechanism import MultibodySystem  # noqa: E402
 from MultibodyWB.solver.methods.mstmm import adaptive as AD  # noqa: E402
 from MultibodyWB.solver.methods.mstmm import kernels as K  # noqa: E402
 from MultibodyWB.solver.run import simulate as sim  # noqa: E402
+from MultibodyWB.solver.methods.mstmm import run as mstmm_run  # noqa: E402
 
 
 def stiff_slider():
@@ -74,8 +75,8 @@ CLOCK = None
 def timed(model_of, repeat, compiled=True, **settings):
     """(wall s, CPU s, CPU s in the compiled run, evaluations) of a run, the best of
     ``repeat``."""
-    saved = sim.COMPILED_ADAPTIVE
-    sim.COMPILED_ADAPTIVE = saved if compiled else ()
+    saved = mstmm_run.COMPILED_ADAPTIVE
+    mstmm_run.COMPILED_ADAPTIVE = saved if compiled else ()
     try:
         best, cpu, kernel, res = np.inf, np.inf, np.inf, None
         for _ in range(repeat):
@@ -86,7 +87,7 @@ def timed(model_of, repeat, compiled=True, **settings):
             cpu = min(cpu, time.process_time() - c0)
             kernel = min(kernel, CLOCK.cpu - k0)
     finally:
-        sim.COMPILED_ADAPTIVE = saved
+        mstmm_run.COMPILED_ADAPTIVE = saved
     n = res.meta["evaluations"] + res.meta.get("power_evaluations", 0)
     return best, cpu, kernel, n
 

@@ -12,7 +12,7 @@ from MultibodyWB.examples import build
 from MultibodyWB.solver.methods.runtime import RunError
 from MultibodyWB.solver.model.mechanism import MultibodySystem
 from MultibodyWB.solver.model.timefunction import EvaluationError
-from MultibodyWB.solver.run import simulate as sim
+from MultibodyWB.solver.methods.mstmm import run as mstmm_run
 from MultibodyWB.solver.run.simulate import StallDetector, simulate
 
 
@@ -20,7 +20,7 @@ def both(model_of, integrator, monkeypatch, **settings):
     """(compiled, scipy) results of the same run."""
     a = simulate(model_of(), integrator=integrator, **settings)
     with monkeypatch.context() as m:
-        m.setattr(sim, "COMPILED_ADAPTIVE", ())
+        m.setattr(mstmm_run, "COMPILED_ADAPTIVE", ())
         b = simulate(model_of(), integrator=integrator, **settings)
     assert a.meta.get("compiled") and not b.meta.get("compiled")
     return a, b
@@ -78,7 +78,7 @@ def test_driver_failing_mid_run_names_the_driver(monkeypatch):
     for compiled in (True, False):
         with monkeypatch.context() as mp:
             if not compiled:
-                mp.setattr(sim, "COMPILED_ADAPTIVE", ())
+                mp.setattr(mstmm_run, "COMPILED_ADAPTIVE", ())
             with pytest.raises(EvaluationError) as info:
                 simulate(failing(), integrator="RK45", t_end=0.01)
         (p,) = info.value.problems

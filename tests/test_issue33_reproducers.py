@@ -73,14 +73,15 @@ def test_gravity_1e308_refused_by_check(tmp_path, capsys):
 def test_a_result_column_that_overflows_stops_the_run_naming_its_element(monkeypatch):
     """Where the check cannot tell (an energy that overflows while the state stays finite), the
     run is an error naming the element, the quantity and the time, never a success."""
-    real = simulate_module._simulate_mstmm
+    from MultibodyWB.solver.methods.mstmm import run as mstmm_run
+    real = mstmm_run.run
 
     def overflowing(*args, **kw):
         res = real(*args, **kw)
         res.data[7:, res.names.index("Upper.vx")] = np.inf       # from the 8th row on
         res.data[9:, res.names.index("energy.kinetic")] = np.nan
         return res
-    monkeypatch.setattr(simulate_module, "_simulate_mstmm", overflowing)
+    monkeypatch.setattr(mstmm_run, "run", overflowing)
     model = build("double_pendulum")
     with pytest.raises(RunError) as info:
         simulate_module.simulate(model, t_end=0.2)

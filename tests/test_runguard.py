@@ -336,8 +336,8 @@ def test_accelerations_that_are_not_finite_name_the_hinge(monkeypatch, integrato
     monkeypatch.setattr(system_module.System, "derivative", derivative)
     # scipy's path, which calls System.derivative (the compiled RK45 and DOP853 do not: their
     # test, with a model whose accelerations overflow, is in test_compiled_adaptive.py)
-    from MultibodyWB.solver.run import simulate as sim
-    monkeypatch.setattr(sim, "COMPILED_ADAPTIVE", ())
+    from MultibodyWB.solver.methods.mstmm import run as mstmm_run
+    monkeypatch.setattr(mstmm_run, "COMPILED_ADAPTIVE", ())
     with pytest.raises(RunError) as info:
         simulate(build("double_pendulum"), integrator=integrator, t_end=0.1)
     (p,) = info.value.problems
@@ -349,9 +349,9 @@ def test_accelerations_that_are_not_finite_name_the_hinge(monkeypatch, integrato
 def test_a_linear_algebra_error_in_a_run_is_a_run_error(monkeypatch):
     """What remains possible inside the kernels (was LinAlgError from _run_rk4): said with the
     time it happened near, never a traceback."""
-    from MultibodyWB.solver.run import simulate as sim
+    from MultibodyWB.solver.methods.mstmm import run as mstmm_run
     calls = []
-    real = sim.K.rk4_run
+    real = mstmm_run.K.rk4_run
 
     def rk4_run(*args):
         calls.append(1)
@@ -359,8 +359,8 @@ def test_a_linear_algebra_error_in_a_run_is_a_run_error(monkeypatch):
             raise np.linalg.LinAlgError("Singular matrix")
         return real(*args)
 
-    monkeypatch.setattr(sim, "CHUNK_SECONDS", 1e-9)           # many chunks
-    monkeypatch.setattr(sim.K, "rk4_run", rk4_run)
+    monkeypatch.setattr(mstmm_run, "CHUNK_SECONDS", 1e-9)     # many chunks
+    monkeypatch.setattr(mstmm_run.K, "rk4_run", rk4_run)
     with pytest.raises(RunError) as info:
         simulate(build("double_pendulum"), t_end=0.1, step=1e-3, output_step=1e-3)
     (p,) = info.value.problems

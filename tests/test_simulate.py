@@ -12,6 +12,7 @@ import pytest
 from MultibodyWB.examples import build
 from MultibodyWB.solver.model import massprops
 from MultibodyWB.solver.run import simulate as sim
+from MultibodyWB.solver.methods.mstmm import run as mstmm_run
 from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model import HINGE_TYPES, ModelError, MultibodySystem
 from MultibodyWB.solver.results.table import Results
@@ -193,8 +194,8 @@ def test_output_grid_of_rk4_and_a_final_short_step():
 def test_chunking_does_not_change_rk4(monkeypatch):
     m = build("branched_tree")
     ref = simulate(m, t_end=0.06, step=1e-3, output_step=3e-3)
-    monkeypatch.setattr(sim, "MAX_CHUNK", 2)       # outputs every 3 steps: parts of intervals
-    monkeypatch.setattr(sim, "CHUNK_SECONDS", 1e-9)
+    monkeypatch.setattr(mstmm_run, "MAX_CHUNK", 2)       # outputs every 3 steps: parts of intervals
+    monkeypatch.setattr(mstmm_run, "CHUNK_SECONDS", 1e-9)
     r = simulate(m, t_end=0.06, step=1e-3, output_step=3e-3)
     np.testing.assert_array_equal(r.time, ref.time)
     np.testing.assert_allclose(r.data, ref.data, rtol=0, atol=1e-13)
@@ -401,7 +402,7 @@ def test_driven_run_does_not_depend_on_how_it_is_chunked(monkeypatch):
     from MultibodyWB.solver.run import simulate as sim
     model = build("crank_slider")
     reference = sim.simulate(model, t_end=0.003)
-    monkeypatch.setattr(sim, "CHUNK_SECONDS", 1e-9)        # one output row per chunk
+    monkeypatch.setattr(mstmm_run, "CHUNK_SECONDS", 1e-9)        # one output row per chunk
     chunked = sim.simulate(model, t_end=0.003)
     assert np.array_equal(reference.data, chunked.data)
 
@@ -467,13 +468,13 @@ def test_fixed_step_rows_are_the_run_s_evaluations_bit_for_bit(example, integrat
     assert len(run.data) == 31
     assert sum(calls) <= 2           # the first row (and an end off the grid) only
     # the chunks as short as can be: one row each, each row evaluated after its chunk
-    monkeypatch.setattr(sim, "ROW_MEMORY", 1.0)
+    monkeypatch.setattr(mstmm_run, "ROW_MEMORY", 1.0)
     short = simulate(build(example), **settings)
     np.testing.assert_array_equal(short.data, run.data)
     np.testing.assert_array_equal(short.states, run.states)
     # every row evaluated afterwards from its state
-    add_later = sim._Rows.add_later
-    monkeypatch.setattr(sim._Rows, "add_later",
+    add_later = mstmm_run._Rows.add_later
+    monkeypatch.setattr(mstmm_run._Rows, "add_later",
                         lambda self, rec, times, states, flows, instants=None:
                         add_later(self, rec, times, states, flows))
     calls.clear()
@@ -492,8 +493,8 @@ def test_rows_of_output_intervals_longer_than_a_chunk_and_of_a_last_short_step(i
     settings = dict(t_end=0.5 + 3e-6, step=1e-5, output_step=0.25, integrator=integrator)
     run = simulate(build("four_bar"), **settings)
     assert run.data[:, 0].tolist() == [0.0, 0.25, 0.5, 0.5 + 3e-6]
-    add_later = sim._Rows.add_later
-    monkeypatch.setattr(sim._Rows, "add_later",
+    add_later = mstmm_run._Rows.add_later
+    monkeypatch.setattr(mstmm_run._Rows, "add_later",
                         lambda self, rec, times, states, flows, instants=None:
                         add_later(self, rec, times, states, flows))
     after = simulate(build("four_bar"), **settings)

@@ -384,3 +384,67 @@ class WorkQuadrature:
             self.evaluations += self.x.size
             self.flows = self.flows + half * s
         return self.flows
+
+
+# --------------------------------------------------------------------------------------------------
+# The no-progress detector of the adaptive integrators (moved from run/simulate.py, issue 36)
+# --------------------------------------------------------------------------------------------------
+
+#: No-progress detector of the adaptive integrators: steps per window ...
+STALL_WINDOW = 1000
+#: ... and the steps that the rest of the run would take at a window's pace, past which the run
+#: makes no progress (in two windows running): its step has collapsed (a stiff model, or an
+#: integrator stuck at one time).
+STALL_STEPS = 1e7
+
+
+class StallDetector:
+    """The no-progress detector of an adaptive integrator: call :meth:`step` after every step.
+
+    The steps are looked at in windows of :data:`STALL_WINDOW`; after two windows running whose
+    pace would need more than :data:`STALL_STEPS` further steps to reach the end, the run makes
+    no progress and :meth:`step` raises :class:`RunError` naming the likely stiffest element
+    (:func:`stiffness_advice`).
+    """
+
+    def __init__(self, model, integrator, t_end, window=STALL_WINDOW, limit=STALL_STEPS):
+        self.model, self.integrator, self.t_end = model, integrator, float(t_end)
+        self.window, self.limit = int(window), float(limit)
+        self.count = 0
+        self.start = 0.0
+        self.slow = 0
+
+    def steps(self, ts) -> None:
+        """:meth:`step` for each time of ``ts`` in turn (the steps of a compiled chunk),
+        looking only at those that end a window."""
+        i, n = 0, len(ts)
+        while i < n:
+            k = self.window - self.count           # the step that ends this window
+            if k > n - i:
+                self.count += n - i
+                return
+            self.count = self.window - 1
+            self.step(float(ts[i + k - 1]))
+            i += k
+
+    def step(self, t: float) -> None:
+        self.count += 1
+        if self.count < self.window:
+            return
+        span = t - self.start
+        rest = self.t_end - t
+        steps = rest / span * self.window if span > 0 else math.inf
+        self.count, self.start = 0, t
+        self.slow = self.slow + 1 if steps > self.limit else 0
+        if self.slow >= 2:
+            element, field, advice = stiffness_advice(self.model, self.integrator, None, False)
+            raise RunError(element, field, (
+                f"the run makes no progress: {self.integrator}'s last {self.window} steps "
+                f"advanced {span:.3g} s to t = {t:.6g} s (the rest to {self.t_end:g} s would "
+                f"take {steps:.3g} more); {advice}"))
+
+
+def first_line(exc) -> str:
+    """The first line of an exception's message (at most 200 characters), for a message of ours."""
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else "(no message)"

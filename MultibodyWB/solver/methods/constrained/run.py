@@ -71,7 +71,7 @@ class _View:
         return getattr(self._system, name)
 
     def instant(self, t, y):
-        from ..mstmm.system import Instant
+        from ..shared.instant import Instant
         res = accelerations(self._system, t, y)
         self.last = res
         have = dict(t=t, q=res.q, u=res.u, udot=res.udot, R=res.R, pb=res.pb, pc=res.pc,

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...model.mechanism import MultibodySystem
 from ...results.table import fill_residual
-from ..mstmm.system import Instant
+from ..shared.instant import Instant
 from .scheme import COMPILE_SAMPLES, NewtonEuler
 
 #: Wall time aimed at per compiled chunk (s): how often progress and cancel are looked at.

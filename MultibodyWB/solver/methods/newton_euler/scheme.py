@@ -21,7 +21,7 @@ from ...maths.rotations import (bryant_to_matrix, bryant_to_quaternion, inertia_
 from ...model.mechanism import MultibodySystem
 from ...model.problems import ModelError, Problem
 from ...model.timefunction import parse
-from ..mstmm.system import Instant, marker_attachment
+from ..shared.instant import Instant, marker_attachment
 from .kernels import (_BLOCKED, _KIND_OF, L_A, L_AL, L_CL, L_FA, L_LEN, L_Q, L_R,
                       L_TA, L_TAU, L_U, L_UD, L_V, L_W, L_WH, L_X, R_AXIS, R_CROSS, R_FULL,
                       R_NONE, U_ROTV, U_TRANS, Bodies, Joints, Layout, State, Work, ne_run)
