@@ -112,10 +112,11 @@ def test_every_command_is_in_the_toolbars_and_the_menu(commands_run):
         "MultibodyWB_FemLoads"]
     assert r["menu"] == r["commands"]
     names = [n for n in r["commands"] if n != "Separator"]
-    # 14 model, file, check (status, interference), simulation, study and FEM loads commands,
+    # 15 model (Track among them), file, check (status, interference), simulation, study and
+    # FEM loads commands,
     # one per hinge and force type, Contact, Coupler
     assert len(names) == len(set(names)) == \
-        14 + len(r["hinge_types"]) + len(r["force_types"]) + 2
+        15 + len(r["hinge_types"]) + len(r["force_types"]) + 2
     assert set(names) <= set(r["registered"])
     hinges = r["toolbars"]["Multibody hinges"]
     assert hinges == [f"MultibodyWB_Hinge{t.capitalize()}" for t in r["hinge_types"]]
