@@ -56,9 +56,11 @@ def tangent(c1, r1: float, c2, r2: float):
 @dataclass
 class Hull:
     """The convex hull of circles: ``order`` the indices of the circles it touches,
-    counter-clockwise; ``edges[i]`` the straight edge (start, end) from circle ``order[i]`` to
-    ``order[i + 1]``; ``arcs[i]`` the arc of circle ``order[i]`` (start angle, sweep >= 0,
-    radians) from the edge before to the edge after; ``perimeter`` (m)."""
+    counter-clockwise from the lowest (a circle between two others on one line, touched above
+    and below, comes twice); ``edges[i]`` the straight edge (start, end) from circle
+    ``order[i]`` to ``order[i + 1]``; ``arcs[i]`` the arc of circle ``order[i]`` (start angle,
+    sweep >= 0, radians) from the edge before to the edge after; ``perimeter`` (in the
+    centres' unit: m in :func:`wrap`)."""
     centres: np.ndarray
     radii: np.ndarray
     order: list
