@@ -144,3 +144,42 @@ def test_bad_picks_are_named(freecad, doc):
     with pytest.raises(ValueError, match=f"{n - 1} shoes are too few.*{n} at the least"):
         track.plan(picks, PITCH, track.box_shoe(PITCH, WIDTH, THICK), n - 1)
     assert math.isfinite(n)
+
+
+def test_a_picked_shoe_stays_where_it_is_drawn_and_every_shoe_links_to_it(freecad, doc):
+    """A shoe solid drawn anywhere (turned, off the plane): it does not move, the n shoes are
+    links to it, each shoe's pins (its local bounding box's centre +- pitch / 2 along its x)
+    at the wrap's points, its width and thickness from its bounding box."""
+    from MultibodyWB.document import factory, track
+    from MultibodyWB.objects import export
+    from MultibodyWB.solver.maths.rotations import bryant_to_matrix
+    from MultibodyWB.solver.model import wrap as W
+    wheels = _wheels(freecad, doc)
+    shoe = doc.addObject("Part::Box", "Pad")
+    shoe.Length, shoe.Width, shoe.Height = PITCH, WIDTH, 30.0
+    drawn = freecad.Placement(freecad.Vector(300, 400, 500),
+                              freecad.Rotation(freecad.Vector(1, 2, 3), 40))
+    shoe.Placement = drawn
+    doc.recompute()
+    mech = factory.make_mechanism(doc, "Tracked")
+    factory.make_body(doc, mech, wheels[0], ground=True, name="Frame")
+    made = track.make_track(doc, mech, [(w, _rim(w)) for w in wheels], PITCH,
+                            shoe_solid=shoe, density=DENSITY)
+    doc.recompute()
+    assert shoe.Placement == drawn
+    n = len(made["bodies"])
+    assert [s.TypeId for s in made["shoes"]] == ["App::Link"] * n
+    assert all(s.LinkedObject == shoe for s in made["shoes"])
+    circles = [(0.0, 0.0, (R_SPROCKET + 15.0) / 1000), (GAP / 1000, 0.04, (R_IDLER + 15.0) / 1000)]
+    expected = W.wrap(circles, PITCH / 1000, n).pins
+    model = export.to_model(mech)
+    index = {b.Label: i for i, b in enumerate(made["bodies"])}
+    for body in model.bodies:
+        i = index[body.name]
+        R = bryant_to_matrix(body.orientation)
+        got = sorted((np.asarray(body.position) + R @ np.asarray(m.frame.position)
+                      for m in body.markers[:2]), key=lambda v: v[0])
+        want = sorted([expected[i], expected[(i + 1) % n]], key=lambda v: v[0])
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, [w[0], 0.0, w[1]], atol=1e-9)
+        assert body.mass == pytest.approx(DENSITY * PITCH * WIDTH * 30.0 * 1e-9, rel=1e-9)
