@@ -7,9 +7,11 @@ Fixed steps (``rk4``, ``euler``: :func:`_run_fixed`)
     magnitudes evaluated beforehand on the chunk's half-step grid (:func:`_grids`); between
     chunks ``progress`` and ``cancel`` are called. A chunk whose state is not finite is gone
     through again step by step to name the hinge that blew up first (:func:`_blow_up`).
-Compiled adaptive (``RK45``, ``DOP853``: :data:`COMPILED_ADAPTIVE`, :func:`_run_compiled`) and implicit (``trbdf2``, ``trbdf2-adaptive``: :func:`_run_implicit`)
-    Chunks of steps compiled with the evaluation (:func:`.adaptive.rk_chunk`,
-    :func:`.implicit.trbdf2_chunk`), of about :data:`CHUNK_SECONDS` of wall time, between which
+Compiled adaptive and implicit (:func:`_run_chunks`)
+    ``RK45`` and ``DOP853`` (:data:`COMPILED_ADAPTIVE`), ``trbdf2`` and ``trbdf2-adaptive``
+    (:data:`~...model.settings.IMPLICIT`): one chunk driver for both, the steps compiled with
+    the evaluation (:func:`.adaptive.rk_chunk`, :func:`.implicit.trbdf2_chunk`) in chunks of
+    about :data:`CHUNK_SECONDS` of wall time, between which
     cancel, the budget, the stall detector (:class:`~..runtime.StallDetector`) and progress are
     looked at and the rows the chunk passed are computed.
 scipy's adaptive integrators (:func:`_run_adaptive`)
@@ -93,14 +95,11 @@ def run(model, integrator, t_end, step, output_step, rtol, atol, progress, cance
     if integrator in FIXED_STEP:
         times, states, data, info = _run_fixed(system, rec, y0, integrator, t_end, step,
                                                output_step, progress, cancel, monitor)
-    elif integrator in IMPLICIT:
-        times, states, data, info = _run_implicit(system, rec, y0, integrator, t_end, step,
-                                                  output_step, rtol, atol, progress, cancel,
-                                                  monitor)
-    elif integrator in COMPILED_ADAPTIVE and system.ny > 0:      # (no state: scipy's path)
-        times, states, data, info = _run_compiled(system, rec, y0, integrator, t_end, step,
-                                                  output_step, rtol, atol, progress, cancel,
-                                                  monitor)
+    elif integrator in IMPLICIT or (integrator in COMPILED_ADAPTIVE and system.ny > 0):
+        # (RK45 and DOP853 without a state go through scipy's path)
+        times, states, data, info = _run_chunks(system, rec, y0, integrator, t_end, step,
+                                                output_step, rtol, atol, progress, cancel,
+                                                monitor)
     else:
         times, states, data, info = _run_adaptive(system, rec, y0, integrator, t_end, step,
                                                   output_step, rtol, atol, progress, cancel,
@@ -543,15 +542,29 @@ def _run_adaptive(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     return t, states, data, info
 
 
-def _run_compiled(system, rec, y0, integrator, t_end, step, output_step, rtol, atol,
-                  progress, cancel, monitor=None):
-    """``_run_adaptive`` for RK45 and DOP853 with the steps compiled (:func:`.adaptive.rk_chunk`):
-    chunks of about :data:`CHUNK_SECONDS` of steps, between which cancel, the budget, the
-    stall detector and progress are looked at, and the rows the chunk passed are computed.
-    The same method, rows, work columns, loop stabilisation and guards as scipy's path."""
-    from . import adaptive as AD
+def _run_chunks(system, rec, y0, integrator, t_end, step, output_step, rtol, atol, progress,
+                cancel, monitor=None):
+    """A run whose steps are compiled with the evaluation, in chunks: the explicit adaptive
+    ``RK45`` and ``DOP853`` (:data:`COMPILED_ADAPTIVE`, :func:`.adaptive.rk_chunk`: scipy's
+    method and step-size control, the same steps as :func:`_run_adaptive`) and TR-BDF2
+    (:data:`~...model.settings.IMPLICIT`: ``trbdf2`` at the fixed step ``step``,
+    ``trbdf2-adaptive`` with error control, ``step`` the first; :func:`.implicit.trbdf2_chunk`).
+    Chunks of about :data:`CHUNK_SECONDS` of steps, between which cancel, the budget, the stall
+    detector and progress are looked at, and the rows the chunk passed are computed. The same
+    rows, work columns, loop stabilisation and guards as scipy's path; an integrator that cannot
+    go on (its step too small, or Newton's iteration failing down to the smallest step) is a
+    :class:`RunError` naming the hinge whose rates were not finite, else the stiffest element.
+    Returns ``(times, states, data, info)``."""
     from ...model.timeprogram import model_programs
-    tab = AD.Tableau(integrator)
+    from .system import LOOP_STABILISATION
+    implicit = integrator in IMPLICIT
+    if implicit:
+        from . import implicit as M
+        adaptive = integrator == M.ADAPTIVE
+    else:
+        from . import adaptive as M
+        tab = M.Tableau(integrator)
+        adaptive = True
     times = output_times(t_end, output_step)
     rows = _Rows(times.size, system.ny, len(rec.names))
     rows.add(rec, 0.0, y0, np.zeros(3))
@@ -564,14 +577,15 @@ def _run_compiled(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     mags = np.zeros(max(len(system.magnitudes), 1))
     y = np.array(y0, dtype=float)
     f = np.zeros(ny)
-    y_old, y_new, ye, kd = (np.zeros(ny) for _ in range(4))
-    Kst = np.zeros((tab.rows, ny))
-    Q = np.zeros((ny, 4)) if tab.kind == 0 else np.zeros((7, ny))
     out_y = np.zeros((times.size, ny))
     out_flows = np.zeros((times.size, 3))
     if system.does_work:
-        from ..runtime import WORK_NODES
-        gx, gw = np.polynomial.legendre.leggauss(WORK_NODES.get(integrator, 4))
+        if implicit:
+            nodes = M.WORK_NODES
+        else:
+            from ..runtime import WORK_NODES
+            nodes = WORK_NODES.get(integrator, 4)
+        gx, gw = np.polynomial.legendre.leggauss(nodes)
         flows = np.zeros(3)
     else:
         gx, gw, flows = np.zeros(0), np.zeros(0), np.zeros(0)
@@ -579,153 +593,65 @@ def _run_compiled(system, rec, y0, integrator, t_end, step, output_step, rtol, a
     step_t = np.zeros(MAX_ADAPTIVE_CHUNK)
     step_svr = np.zeros(MAX_ADAPTIVE_CHUNK)
     bad_y, bad_d = np.zeros(ny), np.zeros(ny)
-    from .system import LOOP_STABILISATION
-    fpar = np.zeros(10)
-    fpar[AD.T_NOW], fpar[AD.H_ABS], fpar[AD.T_END] = 0.0, min(step, t_end), t_end
-    fpar[AD.RTOL] = max(rtol, 100 * np.finfo(float).eps)     # as scipy's validate_tol
-    fpar[AD.ATOL], fpar[AD.STAB] = atol, LOOP_STABILISATION
-    ipar = np.zeros(9, dtype=np.int64)
-    ipar[AD.NXT], ipar[AD.NEED_F0], ipar[AD.RESTAB] = 1, 1, 1 if system.cuts else 0
-    stall = StallDetector(system.model, integrator, t_end)
-    chunk, last, done_rows, span = 16, 0.0, 1, PROGRESS_STEP
-    while True:
-        if cancel():
-            raise Cancelled("the run was cancelled")
-        t_prev = fpar[AD.T_NOW]
-        fpar[AD.T_STOP] = t_prev + span * t_end          # back for progress and cancel
-        wall = _time.perf_counter()
-        status = AD.rk_chunk(tab.kind, tab.stages, tab.A, tab.B, tab.C, tab.E, tab.E3, tab.P,
-                             tab.exponent, y, f, y_old, y_new, ye, kd, Kst, Q,
-                             P.ops, P.args, P.consts, P.start, P.stack, len(fns), drv, mags,
-                             T, F, W, times, out_y, out_flows, gx, gw, flows, pw, step_t,
-                             step_svr, T.quat, fpar, ipar, bad_y, bad_d, chunk)
-        dt = _time.perf_counter() - wall
-        n = int(ipar[AD.CHUNK_STEPS])
-        t = float(fpar[AD.T_NOW])
-        if status == AD.TIME_FUNCTION:
-            t_err = float(fpar[AD.ERR_T])
-            system.driver_values(t_err)            # raises the EvaluationError that names it
-            system.magnitude_values(t_err)
-            raise SimulationError(f"{integrator}: a driver or force magnitude is not finite "
-                                  f"at t = {t_err:.9g} s")
-        if status == AD.NOT_FINITE:
-            hinge, body, others = blown_up(system, float(fpar[AD.T_OLD]), y_old, y)
-            raise not_finite(system.model, t, hinge, body, others, integrator, fixed=False)
-        if status == AD.TOO_SMALL:
-            if ipar[AD.HAS_BAD]:
-                raise _rates_not_finite(system, integrator, (float(fpar[AD.BAD_T]), bad_y.copy(),
-                                                             bad_d.copy()), AD.TOO_SMALL_STEP)
-            element, field, advice = stiffness_advice(system.model, integrator, step, False)
-            raise RunError(element, field, f"{integrator} failed at t = {t:.6g} s: "
-                                           f"{AD.TOO_SMALL_STEP}; {advice}")
-        stall.steps(step_t[:n])
-        if monitor is not None and n:
-            monitor.series(step_t[:n].copy(), step_svr[:n].copy())
-        nxt = int(ipar[AD.NXT])
-        if nxt - done_rows >= 256 or (status == AD.FINISHED and nxt > done_rows):
-            rows.add_many(rec, times[done_rows:nxt], out_y[done_rows:nxt],
-                          out_flows[done_rows:nxt])
-            done_rows = nxt
-        if status == AD.FINISHED:
-            break
-        # the next chunk: about CHUNK_SECONDS of steps
-        grow = min(max(CHUNK_SECONDS / max(dt, 1e-6), 0.1), 10.0)
-        target = n * grow if n else chunk
-        chunk = int(min(max(target, 1), MAX_ADAPTIVE_CHUNK))
-        span = min(span * grow, 1.0)
-        frac = t / t_end
-        if frac >= last + PROGRESS_STEP and frac < 1.0:
-            progress(frac)
-            last = frac
-    if done_rows < times.size:
-        raise SimulationError(f"{integrator} stopped at t = {t:g} s before the end")
-    progress(1.0)
-    t_rows, states, data = rows.done(rec.names)
-    info = dict(steps=int(ipar[AD.STEPS]), evaluations=int(ipar[AD.NFEV]), compiled=True)
-    if system.does_work:
-        info["power_evaluations"] = int(ipar[AD.NPOWER])
-    return t_rows, states, data, info
+    fpar = np.zeros(M.N_FPAR if implicit else 10)
+    fpar[M.T_NOW], fpar[M.H_ABS], fpar[M.T_END] = 0.0, min(step, t_end), t_end
+    fpar[M.RTOL] = max(rtol, 100 * np.finfo(float).eps)     # as scipy's validate_tol
+    fpar[M.ATOL], fpar[M.STAB] = atol, LOOP_STABILISATION
+    ipar = np.zeros(M.N_IPAR if implicit else 9, dtype=np.int64)
+    ipar[M.NXT], ipar[M.NEED_F0], ipar[M.RESTAB] = 1, 1, 1 if system.cuts else 0
+    if implicit:
+        fpar[M.H_MAX] = step
+        fpar[M.ETA] = 1.0
+        ipar[M.IS_ADAPTIVE], ipar[M.NEED_J] = 1 if adaptive else 0, 1
+        y_old, f_old, f2, z2, z3, c, ye, kd, dz, scale, est = (np.zeros(ny) for _ in range(11))
+        Jm, LU = np.zeros((ny, ny)), np.zeros((ny, ny))
+        piv = np.zeros(ny, dtype=np.int64)
 
-
-def _run_implicit(system, rec, y0, integrator, t_end, step, output_step, rtol, atol,
-                  progress, cancel, monitor=None):
-    """A run with TR-BDF2 (:data:`IMPLICIT`: ``trbdf2`` at the fixed step ``step``,
-    ``trbdf2-adaptive`` with error control, ``step`` the first), its steps compiled with the
-    evaluation (:func:`.implicit.trbdf2_chunk`) in chunks as :func:`_run_compiled`'s: between
-    them cancel, the budget, the stall detector and progress, and the rows the chunk passed.
-    Newton's iteration failing down to the smallest step is a :class:`RunError` naming the
-    hinge whose rates were not finite, else the stiffest element."""
-    from . import implicit as IM
-    from ...model.timeprogram import model_programs
-    from .system import LOOP_STABILISATION
-    adaptive = integrator == IM.ADAPTIVE
-    times = output_times(t_end, output_step)
-    rows = _Rows(times.size, system.ny, len(rec.names))
-    rows.add(rec, 0.0, y0, np.zeros(3))
-    progress(0.0)
-    ny = system.ny
-    T, F, W = system.tree, system.forces, system.work
-    fns = _driver_functions(system)
-    P = model_programs(fns, system.magnitudes)
-    drv = np.zeros((max(len(fns), 1), 3))
-    mags = np.zeros(max(len(system.magnitudes), 1))
-    y = np.array(y0, dtype=float)
-    f = np.zeros(ny)
-    y_old, f_old, f2, z2, z3, c, ye, kd, dz, scale, est = (np.zeros(ny) for _ in range(11))
-    Jm, LU = np.zeros((ny, ny)), np.zeros((ny, ny))
-    piv = np.zeros(ny, dtype=np.int64)
-    out_y = np.zeros((times.size, ny))
-    out_flows = np.zeros((times.size, 3))
-    if system.does_work:
-        gx, gw = np.polynomial.legendre.leggauss(IM.WORK_NODES)
-        flows = np.zeros(3)
+        def advance(n):
+            return M.trbdf2_chunk(y, f, y_old, f_old, f2, z2, z3, c, ye, kd, dz, scale, est, Jm,
+                                  LU, piv, P.ops, P.args, P.consts, P.start, P.stack, len(fns),
+                                  drv, mags, T, F, W, times, out_y, out_flows, gx, gw, flows,
+                                  pw, step_t, step_svr, T.quat, fpar, ipar, bad_y, bad_d, n)
     else:
-        gx, gw, flows = np.zeros(0), np.zeros(0), np.zeros(0)
-    pw = np.zeros(3)
-    step_t = np.zeros(MAX_ADAPTIVE_CHUNK)
-    step_svr = np.zeros(MAX_ADAPTIVE_CHUNK)
-    bad_y, bad_d = np.zeros(ny), np.zeros(ny)
-    fpar = np.zeros(IM.N_FPAR)
-    fpar[IM.T_NOW], fpar[IM.H_ABS], fpar[IM.T_END] = 0.0, min(step, t_end), t_end
-    fpar[IM.H_MAX] = step
-    fpar[IM.RTOL] = max(rtol, 100 * np.finfo(float).eps)
-    fpar[IM.ATOL], fpar[IM.STAB] = atol, LOOP_STABILISATION
-    fpar[IM.ETA] = 1.0
-    ipar = np.zeros(IM.N_IPAR, dtype=np.int64)
-    ipar[IM.NXT], ipar[IM.NEED_F0], ipar[IM.RESTAB] = 1, 1, 1 if system.cuts else 0
-    ipar[IM.IS_ADAPTIVE], ipar[IM.NEED_J] = 1 if adaptive else 0, 1
+        y_old, y_new, ye, kd = (np.zeros(ny) for _ in range(4))
+        Kst = np.zeros((tab.rows, ny))
+        Q = np.zeros((ny, 4)) if tab.kind == 0 else np.zeros((7, ny))
+
+        def advance(n):
+            return M.rk_chunk(tab.kind, tab.stages, tab.A, tab.B, tab.C, tab.E, tab.E3, tab.P,
+                              tab.exponent, y, f, y_old, y_new, ye, kd, Kst, Q,
+                              P.ops, P.args, P.consts, P.start, P.stack, len(fns), drv, mags,
+                              T, F, W, times, out_y, out_flows, gx, gw, flows, pw, step_t,
+                              step_svr, T.quat, fpar, ipar, bad_y, bad_d, n)
     stall = StallDetector(system.model, integrator, t_end)
     chunk, last, done_rows, span = 16, 0.0, 1, PROGRESS_STEP
     t = 0.0
-    while ny > 0:
+    while ny > 0:                   # (the explicit ones are not run without a state)
         if cancel():
             raise Cancelled("the run was cancelled")
-        t_prev = fpar[IM.T_NOW]
-        fpar[IM.T_STOP] = t_prev + span * t_end
+        t_prev = fpar[M.T_NOW]
+        fpar[M.T_STOP] = t_prev + span * t_end          # back for progress and cancel
         wall = _time.perf_counter()
-        status = IM.trbdf2_chunk(y, f, y_old, f_old, f2, z2, z3, c, ye, kd, dz, scale, est, Jm,
-                                 LU, piv, P.ops, P.args, P.consts, P.start, P.stack, len(fns),
-                                 drv, mags, T, F, W, times, out_y, out_flows, gx, gw, flows, pw,
-                                 step_t, step_svr, T.quat, fpar, ipar, bad_y, bad_d, chunk)
+        status = advance(chunk)
         dt = _time.perf_counter() - wall
-        n = int(ipar[IM.CHUNK_STEPS])
-        t = float(fpar[IM.T_NOW])
-        if status == IM.TIME_FUNCTION:
-            t_err = float(fpar[IM.ERR_T])
+        n = int(ipar[M.CHUNK_STEPS])
+        t = float(fpar[M.T_NOW])
+        if status == M.TIME_FUNCTION:
+            t_err = float(fpar[M.ERR_T])
             system.driver_values(t_err)            # raises the EvaluationError that names it
             system.magnitude_values(t_err)
             raise SimulationError(f"{integrator}: a driver or force magnitude is not finite "
                                   f"at t = {t_err:.9g} s")
-        if status == IM.NOT_FINITE:
-            hinge, body, others = blown_up(system, float(fpar[IM.T_OLD]), y_old, y)
-            raise not_finite(system.model, t, hinge, body, others, integrator, step,
-                             fixed=not adaptive)
-        if status in (IM.TOO_SMALL, IM.NO_CONVERGENCE):
-            why = (IM.TOO_SMALL_STEP if status == IM.TOO_SMALL else
+        if status == M.NOT_FINITE:
+            hinge, body, others = blown_up(system, float(fpar[M.T_OLD]), y_old, y)
+            raise not_finite(system.model, t, hinge, body, others, integrator,
+                             step if implicit else None, fixed=not adaptive)
+        if status == M.TOO_SMALL or (implicit and status == M.NO_CONVERGENCE):
+            why = (M.TOO_SMALL_STEP if status == M.TOO_SMALL else
                    "Newton's iteration does not converge even at the smallest step "
-                   f"({fpar[IM.H_ABS]:.3g} s)")
-            if ipar[IM.HAS_BAD]:
-                raise _rates_not_finite(system, integrator, (float(fpar[IM.BAD_T]), bad_y.copy(),
+                   f"({fpar[M.H_ABS]:.3g} s)")
+            if ipar[M.HAS_BAD]:
+                raise _rates_not_finite(system, integrator, (float(fpar[M.BAD_T]), bad_y.copy(),
                                                              bad_d.copy()), why)
             element, field, advice = stiffness_advice(system.model, integrator, step,
                                                       not adaptive)
@@ -734,13 +660,14 @@ def _run_implicit(system, rec, y0, integrator, t_end, step, output_step, rtol, a
         stall.steps(step_t[:n])
         if monitor is not None and n:
             monitor.series(step_t[:n].copy(), step_svr[:n].copy())
-        nxt = int(ipar[IM.NXT])
-        if nxt - done_rows >= 256 or (status == IM.FINISHED and nxt > done_rows):
+        nxt = int(ipar[M.NXT])
+        if nxt - done_rows >= 256 or (status == M.FINISHED and nxt > done_rows):
             rows.add_many(rec, times[done_rows:nxt], out_y[done_rows:nxt],
                           out_flows[done_rows:nxt])
             done_rows = nxt
-        if status == IM.FINISHED:
+        if status == M.FINISHED:
             break
+        # the next chunk: about CHUNK_SECONDS of steps
         grow = min(max(CHUNK_SECONDS / max(dt, 1e-6), 0.1), 10.0)
         target = n * grow if n else chunk
         chunk = int(min(max(target, 1), MAX_ADAPTIVE_CHUNK))
@@ -757,11 +684,12 @@ def _run_implicit(system, rec, y0, integrator, t_end, step, output_step, rtol, a
         raise SimulationError(f"{integrator} stopped at t = {t:g} s before the end")
     progress(1.0)
     t_rows, states, data = rows.done(rec.names)
-    info = dict(steps=int(ipar[IM.STEPS]), evaluations=int(ipar[IM.NFEV]), compiled=True,
-                jacobians=int(ipar[IM.NJAC]), factorisations=int(ipar[IM.NLU]),
-                rejected_steps=int(ipar[IM.NREJECT]), newton_failures=int(ipar[IM.NFAIL]))
+    info = dict(steps=int(ipar[M.STEPS]), evaluations=int(ipar[M.NFEV]), compiled=True)
+    if implicit:
+        info.update(jacobians=int(ipar[M.NJAC]), factorisations=int(ipar[M.NLU]),
+                    rejected_steps=int(ipar[M.NREJECT]), newton_failures=int(ipar[M.NFAIL]))
     if system.does_work:
-        info["power_evaluations"] = int(ipar[IM.NPOWER])
+        info["power_evaluations"] = int(ipar[M.NPOWER])
     return t_rows, states, data, info
 
 
