@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from MultibodyWB.examples import build
-from MultibodyWB.solver.methods.base import META_KEYS, METHODS, Method
+from MultibodyWB.solver.methods.base import META_KEYS, METHODS, Method, Prepared
 from MultibodyWB.solver.methods.runtime import Cancelled, output_times
+from MultibodyWB.solver.model.problems import ModelError
 from MultibodyWB.solver.model.settings import METHODS as SETTING_NAMES
 from MultibodyWB.solver.run import simulate as simulate_module
 from MultibodyWB.solver.run.simulate import simulate
@@ -217,3 +218,26 @@ def test_the_shared_module_imports_no_method():
                     if t.split(".")[3:4] and t.split(".")[3] in _method_packages()
                     and t.startswith(PREFIX + ".")]
     assert not bad, bad
+
+
+# -- the stages: check -> start -> solve -> results ----------------------------------------------
+
+def test_start_stops_before_solving_and_solve_finishes_as_simulate(monkeypatch):
+    settings = dict(t_end=0.02, step=1e-3, output_step=1e-2)
+    whole = simulate(build("double_pendulum"), **settings)
+    with monkeypatch.context() as m:
+        def boom(*args):
+            raise AssertionError("solved in the start stage")
+        m.setattr(METHODS["mstmm"], "solve", boom)
+        run = simulate_module.start(build("double_pendulum"), **settings)
+    assert isinstance(run, Prepared)
+    assert (run.method, run.integrator, run.t_end) == ("mstmm", "rk4", 0.02)
+    assert str(run.start) == whole.meta["start"]
+    staged = simulate_module.solve(run)
+    assert staged.names == whole.names
+    np.testing.assert_array_equal(staged.data, whole.data)
+    np.testing.assert_array_equal(staged.states, whole.states)
+    # the check stage refuses what simulate refuses, before starting
+    with pytest.raises(ModelError, match="OutputStep"):
+        simulate_module.start(build("double_pendulum"), t_end=0.02, step=1e-3,
+                              output_step=1.5e-3)

@@ -339,9 +339,46 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         An adaptive integrator failed.
     """
     wall0 = _time.perf_counter()
+    settings = _check(model, method, integrator, t_end, step, output_step)
+    wall_budget = _budget(wall_budget)
+    run = _start(model, settings, accept_corrections, options, wall0)
+    return _solve(run, progress, cancel, wall_budget)
+
+
+# --------------------------------------------------------------------------------------------------
+# The stages of a run: check -> start -> solve -> results (issue 36)
+# --------------------------------------------------------------------------------------------------
+
+def start(model: MultibodySystem, method=None, integrator=None, t_end=None, step=None,
+          output_step=None, accept_corrections=False, **options) -> Prepared:
+    """The stages check and start of :func:`simulate`, without solving: the
+    :class:`~..methods.base.Prepared` run (``.start`` the start's report, ``.model`` the model
+    as started, the settings resolved), for a caller that shows the start before it runs;
+    :func:`solve` runs it. The arguments and what is raised are :func:`simulate`'s before its
+    run: :class:`ModelError` (the model, the settings), :class:`~.start.StartCorrectionError`,
+    TypeError (options the method does not take)."""
+    wall0 = _time.perf_counter()
+    settings = _check(model, method, integrator, t_end, step, output_step)
+    return _start(model, settings, accept_corrections, options, wall0)
+
+
+def solve(run: Prepared, progress=None, cancel=None, wall_budget=None) -> Results:
+    """The stages solve and results of :func:`simulate` for a run :func:`start` prepared: its
+    :class:`~.table.Results`, raising as :func:`simulate` does in its run. The wall time
+    (``meta['wall_time']``, ``wall_budget``) counts from this call."""
+    from dataclasses import replace
+    return _solve(replace(run, wall0=_time.perf_counter()), progress, cancel,
+                  _budget(wall_budget))
+
+
+def _check(model, method, integrator, t_end, step, output_step) -> tuple:
+    """Stage check: the model's problems and the run's settings (:func:`_settings`)."""
     model.check()
-    method, integrator, t_end, step, output_step, rtol, atol = _settings(
-        model, method, integrator, t_end, step, output_step)
+    return _settings(model, method, integrator, t_end, step, output_step)
+
+
+def _budget(wall_budget):
+    """The wall-clock budget as a float (None: no limit); ModelError if it is not positive."""
     if wall_budget is not None:
         try:
             wall_budget = float(wall_budget)
@@ -350,15 +387,30 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
         if not wall_budget > 0:
             raise ModelError([_problem("WallBudget", f"{wall_budget!r} s; must be a positive "
                                                      "number of seconds")])
-    runner = RUNNERS[method]
-    runner.check_options(options)
+    return wall_budget
+
+
+def _start(model, settings, accept_corrections, options, wall0) -> Prepared:
+    """Stage start: the method's options checked, the model started from the drawing
+    (:func:`~.start.prepare`); the :class:`Prepared` run."""
+    method, integrator, t_end, step, output_step, rtol, atol = settings
+    RUNNERS[method].check_options(options)
     from ..analysis.start import prepare
-    model, start = prepare(model, accept_corrections)
-    start_meta = _start_meta(start)
-    run = Prepared(model, start, method, integrator, t_end, step, output_step, rtol, atol,
-                   options, wall0)
+    model, start_report = prepare(model, accept_corrections)
+    return Prepared(model, start_report, method, integrator, t_end, step, output_step, rtol,
+                    atol, options, wall0)
+
+
+def _solve(run: Prepared, progress, cancel, wall_budget) -> Results:
+    """Stages solve and results: the method of :data:`RUNNERS` on the prepared run, its
+    failures said with the element to look at; then the results checked (values that are not
+    finite, the energy balance where the method declares it, the contacts' step) and the
+    start's record added."""
+    runner = RUNNERS[run.method]
+    model, method, integrator = run.model, run.method, run.integrator
+    t_end, step = run.t_end, run.step
     watch = Watch(t_end, wall_budget, progress, cancel, stall=runner.watch_stall(integrator),
-                  wall0=wall0)
+                  wall0=run.wall0)
     fixed = runner.fixed_step(integrator)
     if fixed and model.contacts:
         _check_contact_steps(model, step, method, integrator)
@@ -390,7 +442,7 @@ def simulate(model: MultibodySystem, method=None, integrator=None, t_end=None, s
     _check_finite(model, results)
     if fixed:
         results = _contact_step_warning(model, results, step, method, integrator)
-    return _with_start(results, start_meta)
+    return _with_start(results, _start_meta(run.start))
 
 
 def _element_of(model, name: str) -> str:
