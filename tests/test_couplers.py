@@ -136,7 +136,7 @@ def test_equation_report_has_the_couplers_as_unknowns_and_gives_their_loads():
     supplementary row, its a and b) and its multiplier: for a torque T on the pinion, the
     wheel's load b lam = J2 n u1' (b = -1)."""
     import re
-    from MultibodyWB.solver.methods.mstmm.transfer import equation_report
+    from MultibodyWB.solver.run.equation import equation_report
     n, T = -0.5, 2.0
     m, J1, J2 = _gear_pair(n, str(T))
     text = equation_report(m)

@@ -14,6 +14,7 @@ from MultibodyWB.solver.model import xmlio
 from MultibodyWB.solver.model import MultibodySystem
 from MultibodyWB.solver.maths.rotations import matrix_to_bryant
 from MultibodyWB.solver.methods.mstmm.system import System
+from MultibodyWB.solver.run.equation import equation_report
 from MultibodyWB.solver import cli
 
 import randmodels  # noqa: E402  (tests/ is on sys.path: conftest)
@@ -362,7 +363,7 @@ def test_power_balance(seed):
 # --------------------------------------------------------------------------------------------------
 
 def test_report_branched_tree():
-    text = mstmm.equation_report(build("branched_tree"))
+    text = equation_report(build("branched_tree"))
     assert "1 -> 2 -> 3 -> 4 -> 11 -> 12 -> 0" in text
     assert "order 24 = 6 x (3 tips + 1 roots)" in text
     assert "geometric equations of branch body 11 Hub" in text
@@ -374,7 +375,7 @@ def test_report_branched_tree():
 def test_report_big_tree_in_blocks():
     rng = np.random.default_rng(11)
     model = randmodels.random_tree(rng, 14, forces=False)
-    text = mstmm.equation_report(model, t=0.5)
+    text = equation_report(model, t=0.5)
     s = System(model)
     order = mstmm.transfer_equation(s, 0.5, s.initial_state()).order
     assert order > 24

@@ -155,7 +155,7 @@ _TABLE: dict[str, tuple[str, str | None]] = {
     # results
     "Results": (_M + "results.table", "Results"),
     "instant_loads": (_M + "results.instant_loads", None),
-    "equation_report": (_M + "methods.mstmm.transfer", "equation_report"),
+    "equation_report": (_M + "run.equation", "equation_report"),
     # studies
     "Study": (_M + "study.study", "Study"),
     "Parameter": (_M + "study.parameters", "Parameter"),

@@ -468,7 +468,7 @@ def _check_output(model, args) -> None:
 
 def cmd_equation(args, out) -> int:
     """``equation MODEL.xml [--t T]``: print :func:`equation_report`; 2 for an invalid model."""
-    from .methods.mstmm.transfer import equation_report
+    from .run.equation import equation_report
     from .model.problems import ModelError
     model, problems = _load(args.model)
     if problems:
