@@ -26,7 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench_tree import load, machine                # noqa: E402
 
 from MultibodyWB.examples.chain import build         # noqa: E402
-from MultibodyWB.solver import cli, xmlio            # noqa: E402
+from MultibodyWB.solver import cli                    # noqa: E402
+from MultibodyWB.solver.model import xmlio           # noqa: E402
 
 
 def main(argv=None) -> int:

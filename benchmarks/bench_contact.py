@@ -30,7 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench_tree import load, machine                       # noqa: E402
 from MultibodyWB.solver.model import MultibodySystem, massprops  # noqa: E402
-from MultibodyWB.solver.run.simulate import FIXED_RUNS, simulate  # noqa: E402
+from MultibodyWB.solver.methods.mstmm.run import FIXED_RUNS  # noqa: E402
+from MultibodyWB.solver.run.simulate import simulate  # noqa: E402
 
 G = 9.81
 R = 0.02

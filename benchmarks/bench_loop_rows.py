@@ -38,7 +38,8 @@ from MultibodyWB.solver.methods.mstmm import kernels as K  # noqa: E402
 from MultibodyWB.solver.analysis.assembly import assembled_state  # noqa: E402
 from MultibodyWB.solver.model import MultibodySystem     # noqa: E402
 from MultibodyWB.solver.maths.rotations import matrix_to_bryant  # noqa: E402
-from MultibodyWB.solver.run.simulate import _driver_functions, _grids, simulate  # noqa: E402
+from MultibodyWB.solver.methods.mstmm.run import _driver_functions, _grids  # noqa: E402
+from MultibodyWB.solver.run.simulate import simulate  # noqa: E402
 from MultibodyWB.solver.methods.mstmm.system import System             # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

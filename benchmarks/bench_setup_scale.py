@@ -171,7 +171,7 @@ def ring_rows(n: int, steps: int, repeats: int) -> None:
     from MultibodyWB.solver.analysis.assembly import assembled_state
     from MultibodyWB.solver.methods.constrained.run import LoopRecorder
     from MultibodyWB.solver.methods.mstmm import kernels as K
-    from MultibodyWB.solver.run.simulate import _driver_functions, _grids
+    from MultibodyWB.solver.methods.mstmm.run import _driver_functions, _grids
     make = builder("ring", n, gravity=True)
     h = make().simulation.step
     t_end = steps * h
