@@ -4,6 +4,7 @@ worker started as separate processes) and serially."""
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import subprocess
@@ -428,3 +429,34 @@ def test_cli_refuses_a_bad_study_naming_the_fields():
         assert "field Scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'" in r.stdout
         assert "Traceback" not in r.stdout + r.stderr
         assert not os.path.exists(os.path.join(tmp, "s.csv"))
+
+
+def test_closing_the_cluster_shows_no_shutdown_race():
+    """The embedded scheduler's CRITICAL "Closed comm ... while trying to write" while the
+    client closes (a race of distributed's shutdown, seen in CI after a cancelled grid, which
+    FreeCAD showed as an error) does not reach a handler; distributed's levels are back after."""
+    seen = []
+
+    class Catch(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    log = logging.getLogger("distributed.scheduler")
+    before = log.level
+    handler = Catch()
+    log.addHandler(handler)
+
+    class RacyClient:
+        def close(self):
+            log.critical("Closed comm <BatchedSend: closed> while trying to write [...]")
+
+    try:
+        ex = DaskExecutor()
+        ex.client = RacyClient()
+        ex.close()
+        assert seen == [] and ex.client is None
+        assert log.level == before
+        log.critical("after the close")          # the level is restored: this one is seen
+        assert seen == ["after the close"]
+    finally:
+        log.removeHandler(handler)
