@@ -128,21 +128,26 @@ def stiff_elements(model: MultibodySystem) -> list:
                     m, what, per = float(a @ J @ a), f"'{body.name}', an inertia", "kg m^2"
                 add(float(v), m, what, f"Hinge '{h.name}'", field, units[k] + f" ({c})", per)
     for f in model.forces:
-        spring = FORCE_TYPES[f.type].spring
-        if spring is None:
-            continue
-        moved = bodies_of(f.input, f.output)
+        kind = FORCE_TYPES[f.type]
+        # (spring kind, value, field, unit): the common fields, then the law's own rates
+        rates = []
+        if kind.spring is not None:
+            rates += [(kind.spring, float(f.stiffness), "Stiffness",
+                       STIFFNESS_UNIT[kind.spring]),
+                      (kind.spring, float(f.damping), "Damping", DAMPING_UNIT[kind.spring])]
+        rates += [(p.spring, float(np.max(f.value(p.attr))), p.tag, p.unit)
+                  for p in kind.params if p.spring is not None and p.rate is not None]
+        moved = bodies_of(f.input, f.output) if rates else None
         if not moved:
             continue
         body = min(moved, key=lambda b: b.mass)
-        if spring == "translation":
-            m, what, per = body.mass, f"'{body.name}', a mass", "kg"
-        else:
-            m = float(np.min(np.linalg.eigvalsh(centre_inertia(body))))
-            what, per = f"'{body.name}', a least inertia", "kg m^2"
-        units = (STIFFNESS_UNIT[spring], DAMPING_UNIT[spring])
-        add(float(f.stiffness), m, what, f"Force '{f.name}'", "Stiffness", units[0], per)
-        add(float(f.damping), m, what, f"Force '{f.name}'", "Damping", units[1], per)
+        for spring, value, field, unit in rates:
+            if spring == "translation":
+                m, what, per = body.mass, f"'{body.name}', a mass", "kg"
+            else:
+                m = float(np.min(np.linalg.eigvalsh(centre_inertia(body))))
+                what, per = f"'{body.name}', a least inertia", "kg m^2"
+            add(value, m, what, f"Force '{f.name}'", field, unit, per)
     for k in model.contacts:
         moved = bodies_of(k.input, k.output)
         if not moved or k.stiffness is None:

@@ -366,10 +366,24 @@ class Force:
     stiffness: float = 0.0
     damping: float = 0.0
     free_length: Optional[float] = None   #: None: the distance between the markers as drawn
+    #: the law's own parameters (``ForceType.params``): attr -> a number, or an array (3,) per
+    #: axis; one left out takes its row's default
+    params: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.direction is not None:
             self.direction = np.array(self.direction, dtype=float).reshape(-1)
+
+    def value(self, attr: str):
+        """The law's parameter ``attr``: as given, or its default (a float, or an array (3,)
+        per axis). KeyError when the type has no such parameter."""
+        kind = self.kind
+        p = kind.param(attr) if kind else None
+        if p is None:
+            raise KeyError(f"force type {self.type!r} has no parameter {attr!r}")
+        if attr in self.params:
+            return self.params[attr]
+        return p.default if p.size == 1 else np.full(p.size, p.default)
 
     @property
     def kind(self) -> Optional[ForceType]:

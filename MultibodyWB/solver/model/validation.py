@@ -488,6 +488,23 @@ def _check_force(model, f, c):
             c.add(f, xml, f"{v!r}; must be a finite number, not negative")
     if f.free_length is not None and not (np.isfinite(f.free_length) and f.free_length >= 0):
         c.add(f, "FreeLength", f"{f.free_length!r} m; must not be negative")
+    for name in f.params:
+        if kind.param(name) is None:
+            c.add(f, "Type", f"a {kind.name} has no parameter '{name}'; its parameters: "
+                             f"{', '.join(p.attr for p in kind.params) or 'none'}")
+    for p in kind.params:
+        if p.attr not in f.params:
+            continue
+        v = np.asarray(f.params[p.attr], dtype=float).reshape(-1)
+        per = ", one per axis" if p.size == 3 else ""
+        if v.size != p.size:
+            c.add(f, p.tag, f"needs {p.size} number{'s' if p.size > 1 else ''} ({p.unit}{per}), "
+                            f"not {v.size}")
+        elif not np.all(np.isfinite(v)):
+            c.add(f, p.tag, f"{' '.join(f'{x:g}' for x in v)} {p.unit}; must be finite")
+        elif p.minimum is not None and np.any(v < p.minimum):
+            least = "not negative" if p.minimum == 0 else f"at least {p.minimum:g} {p.unit}"
+            c.add(f, p.tag, f"{' '.join(f'{x:g}' for x in v)} {p.unit}; must be {least}")
 
 
 def _check_points(k, field, points, c):

@@ -182,6 +182,11 @@ def _write_force(root, f: Force):
         v = getattr(f, attr)
         if v is not None and (uses(attr) if kind else v != 0.0):
             _sub(el, tag, format_number(v))
+    # the law's own parameters (its registry rows), those given, in the rows' order
+    for p in (kind.params if kind else ()):
+        if p.attr in f.params:
+            v = f.params[p.attr]
+            _sub(el, p.tag, format_number(v) if np.ndim(v) == 0 else format_vector(v))
 
 
 def _write_shape(el, tag, shape: ContactShape, folder=None):
@@ -410,6 +415,11 @@ def _read_force(el) -> Force:
         f.magnitude = magnitude
     for attr, tag in FORCE_NUMBERS:
         setattr(f, attr, _number(el, tag, getattr(f, attr)))
+    kind = f.kind
+    for p in (kind.params if kind else ()):
+        v = _vector(el, p.tag)          # of the wrong length: kept, for the check to report
+        if v is not None:
+            f.params[p.attr] = float(v[0]) if p.size == 1 and v.size == 1 else v
     return f
 
 

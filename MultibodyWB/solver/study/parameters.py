@@ -226,8 +226,23 @@ def _force_target(model, force, rest, path) -> Target:
         fields.append("Magnitude")
     if "direction" in kind.fields:
         fields.append("Direction")
+    fields += [p.tag for p in kind.params]
     if field not in fields:
         raise KeyError(tuple(fields))
+    param = next((p for p in kind.params if p.tag == field), None)
+    if param is not None:                       # the law's own (its registry row)
+        def getp(m=model, attr=param.attr):
+            return np.broadcast_to(next(f for f in m.forces if f.name == name).value(attr),
+                                   (param.size,))
+
+        def setp(m, v, attr=param.attr):
+            next(f for f in m.forces if f.name == name).params[attr] = v
+        if param.size == 1:
+            _scalar(field, key)
+            return Target(path, param.unit, float(getp()[0]),
+                          lambda m, value: setp(m, float(value)))
+        return _vector_target(path, key, getp, setp, 3, tuple(_XYZ), lambda i: param.unit,
+                              f"{name}.{field}")
     if field == "Magnitude":
         _scalar(field, key)
 

@@ -20,10 +20,20 @@ A law's module holds:
   ``forces`` filtered by the law's types (:mod:`.contact` packs ``contacts``, :mod:`.stop`
   the hinges' limits; :mod:`.cut_spring` the cut hinges a formulation gives :func:`pack`).
 
-Adding a force law: write its module (the existing ones are the examples:
-:mod:`.spring_damper` is the fullest) and register it here, in :data:`LAWS` and in the compiled
-dispatchers below (:func:`has_loads`, :func:`applied_loads`, :func:`force_power`) and in
-``mstmm.kernels._fixed_run`` (numba compiles calls to named functions only: a line or two each).
+- ``LOADS_RETURN_DISSIPATION`` (optional, :mod:`.contact`): its ``add_loads`` returns the power
+  its elements dissipate, which the fixed-step and adaptive runs take instead of calling its
+  ``add_power``.
+
+A law's own parameters (beyond direction, magnitude, stiffness, damping and free length) are
+:class:`~.base.Param` rows of its types (``ForceType.params``): the model keeps them in
+``Force.params``, and the file, the checks, the studies and the FreeCAD layer read the rows.
+
+Adding a force law: write its module (:mod:`.spring_damper` is the fullest of the common
+fields, :mod:`.nonlinear_bushing` the example of parameters of its own), add it to :data:`LAWS`
+and run ``python3 scripts/generate_registry.py``: it writes the compiled dispatchers below
+(:func:`has_loads`, :func:`applied_loads`, :func:`force_power`; numba compiles calls to named
+functions only), the same calls in ``mstmm.kernels._fixed_run`` and ``mstmm.adaptive``, and the
+schema's force types and parameter elements.
 """
 
 from __future__ import annotations
@@ -34,11 +44,13 @@ import numpy as np
 from numba import njit
 
 from ...maths.small import _INL
-from . import contact, cut_spring, point, rotational_spring_damper, spring_damper, stop
+from . import (contact, cut_spring, nonlinear_bushing, point, rotational_spring_damper,
+               spring_damper, stop)
 from .base import ForceType
 
 #: The registered laws, in the order their arrays are in :data:`Forces`.
-LAWS = (point, spring_damper, rotational_spring_damper, contact, stop, cut_spring)
+LAWS = (point, spring_damper, rotational_spring_damper, contact, stop, cut_spring,
+        nonlinear_bushing)
 
 #: Every force type: name -> :class:`~.base.ForceType`.
 FORCE_TYPES: dict[str, ForceType] = {t.name: t for law in LAWS for t in law.TYPES}
@@ -109,12 +121,14 @@ def pack(model, marker, magnitude, drawn_distance, cut_hinges=()) -> Forces:
     return Forces(**structs)
 
 
+# <generated: dispatch> written by scripts/generate_registry.py
 @njit(**_INL)
 def has_loads(F):
     """Whether any force element or contact is there (gravity alone: False)."""
-    return (F.point.pf_body.size + F.spring_damper.sd_bi.size
-            + F.rotational_spring_damper.rs_bi.size + F.contact.ct_int.shape[0]
-            + F.stop.st_int.shape[0] + F.cut_spring.cs_int.shape[0] > 0)
+    return (F.point.pf_body.shape[0] + F.spring_damper.sd_bi.shape[0] +
+            F.rotational_spring_damper.rs_bi.shape[0] + F.contact.ct_int.shape[0] +
+            F.stop.st_int.shape[0] + F.cut_spring.cs_int.shape[0] +
+            F.nonlinear_bushing.nb_bi.shape[0] > 0)
 
 
 @njit(**_INL)
@@ -132,31 +146,33 @@ def applied_loads(mags, F, mass, R, pb, pc, hp, w, vh, FC, TC):
         for a in range(3):
             FC[i, a] = mass[i] * g[a]
             TC[i, a] = 0.0
-    if F.point.pf_body.size > 0:
+    dissipated = 0.0
+    if F.point.pf_body.shape[0] > 0:
         point.add_loads(F.point, mags, R, pb, pc, hp, w, vh, FC, TC)
-    if F.spring_damper.sd_bi.size > 0:
+    if F.spring_damper.sd_bi.shape[0] > 0:
         spring_damper.add_loads(F.spring_damper, mags, R, pb, pc, hp, w, vh, FC, TC)
-    if F.rotational_spring_damper.rs_bi.size > 0:
+    if F.rotational_spring_damper.rs_bi.shape[0] > 0:
         rotational_spring_damper.add_loads(F.rotational_spring_damper, mags, R, pb, pc, hp, w, vh,
                                            FC, TC)
-    dissipated = 0.0
     if F.contact.ct_int.shape[0] > 0:
         dissipated = contact.add_loads(F.contact, mags, R, pb, pc, hp, w, vh, FC, TC)
     if F.stop.st_int.shape[0] > 0:
         stop.add_loads(F.stop, mags, R, pb, pc, hp, w, vh, FC, TC)
     if F.cut_spring.cs_int.shape[0] > 0:
         cut_spring.add_loads(F.cut_spring, mags, R, pb, pc, hp, w, vh, FC, TC)
+    if F.nonlinear_bushing.nb_bi.shape[0] > 0:
+        nonlinear_bushing.add_loads(F.nonlinear_bushing, mags, R, pb, pc, hp, w, vh, FC, TC)
     return dissipated
 
 
 @njit(**_INL)
 def force_power(mags, F, R, pb, pc, hp, w, vh, out):
     """Add the forces' power to ``out[1]`` and their dampers' dissipation to ``out[2]``."""
-    if F.point.pf_body.size > 0:
+    if F.point.pf_body.shape[0] > 0:
         point.add_power(F.point, mags, R, pb, pc, hp, w, vh, out)
-    if F.spring_damper.sd_bi.size > 0:
+    if F.spring_damper.sd_bi.shape[0] > 0:
         spring_damper.add_power(F.spring_damper, mags, R, pb, pc, hp, w, vh, out)
-    if F.rotational_spring_damper.rs_bi.size > 0:
+    if F.rotational_spring_damper.rs_bi.shape[0] > 0:
         rotational_spring_damper.add_power(F.rotational_spring_damper, mags, R, pb, pc, hp, w, vh,
                                            out)
     if F.contact.ct_int.shape[0] > 0:
@@ -165,6 +181,9 @@ def force_power(mags, F, R, pb, pc, hp, w, vh, out):
         stop.add_power(F.stop, mags, R, pb, pc, hp, w, vh, out)
     if F.cut_spring.cs_int.shape[0] > 0:
         cut_spring.add_power(F.cut_spring, mags, R, pb, pc, hp, w, vh, out)
+    if F.nonlinear_bushing.nb_bi.shape[0] > 0:
+        nonlinear_bushing.add_power(F.nonlinear_bushing, mags, R, pb, pc, hp, w, vh, out)
+# </generated: dispatch>
 
 
 def does_work(F) -> bool:

@@ -7,6 +7,32 @@ from typing import Optional
 
 
 @dataclass(frozen=True)
+class Param:
+    """A parameter a force law declares for itself (beyond the common fields of
+    :class:`ForceType`): the model keeps it in ``Force.params[attr]``, the file in the element
+    ``tag``; the reader and writer, the checks, the study's parameter paths, the FreeCAD
+    properties, the export and the import all read this row.
+
+    ``size`` 1: a number; 3: one number per axis (x, y, z of the axes the law names).
+    ``default``: the value when the file leaves it out (every component). ``minimum``: the
+    least value a component may take (None: any finite value). ``spring`` / ``rate``: the
+    parameter is a linear stiffness (``rate`` "stiffness") or damping ("damping") acting on a
+    translation or rotation (``spring``), which the run's step advice weighs against the
+    bodies' masses or inertias; None for the others.
+    """
+
+    attr: str
+    tag: str
+    unit: str
+    doc: str
+    size: int = 1
+    default: float = 0.0
+    minimum: Optional[float] = 0.0
+    spring: Optional[str] = None
+    rate: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class ForceType:
     """What a force type is: how many markers it connects and which fields it uses.
 
@@ -23,3 +49,9 @@ class ForceType:
     #: their relative rotation (how fast it acts is told from a mass or an inertia); None: no
     #: stiffness
     spring: Optional[str] = None
+    #: the law's own parameters (:class:`Param`), in the order the file writes them
+    params: tuple = ()
+
+    def param(self, attr: str) -> Optional[Param]:
+        """The parameter ``attr`` (None: the type has none of that name)."""
+        return next((p for p in self.params if p.attr == attr), None)

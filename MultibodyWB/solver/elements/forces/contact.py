@@ -78,6 +78,9 @@ TYPES = ()
 #: The model list this law packs (``MultibodySystem.contacts``).
 ELEMENTS = "contacts"
 
+#: ``add_loads`` returns the power the contacts dissipate (the runs take it from there).
+LOADS_RETURN_DISSIPATION = True
+
 #: Shape types: name -> (dimension fields, description).
 SHAPES = {
     "sphere": (("radius",), "a sphere of Radius (m) centred on the marker's origin"),

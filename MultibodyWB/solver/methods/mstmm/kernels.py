@@ -29,8 +29,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from ...maths.small import _INL, _JIT, _cr, _mm, _mv, quat_into, quat_to_matrix, rotvec
-from ...elements.forces import (applied_loads, contact, cut_spring, force_power, has_loads,
-                                 point, rotational_spring_damper, spring_damper, stop)
+from ...elements.forces import applied_loads, force_power, has_loads
+# <generated: imports> written by scripts/generate_registry.py
+from ...elements.forces import (contact, cut_spring, nonlinear_bushing, point,
+                                rotational_spring_damper, spring_damper, stop)
+# </generated: imports>
 from ...elements.hinges import HINGE_TYPES, TYPE_CODES
 
 # hinge type codes (:data:`...elements.hinges.TYPE_CODES`: the table's order); the compiled
@@ -974,11 +977,22 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
     # forces.applied_loads and force_power: see the docstring)
     gravity = F.gravity
     applied = has_loads(F)
-    f_pt, f_sd, f_rs, f_ct, f_st = F.point, F.spring_damper, F.rotational_spring_damper, \
-        F.contact, F.stop
-    f_cs = F.cut_spring
-    n_pt, n_sd, n_rs = f_pt.pf_body.size, f_sd.sd_bi.size, f_rs.rs_bi.size
-    n_ct, n_st, n_cs = f_ct.ct_int.shape[0], f_st.st_int.shape[0], f_cs.cs_int.shape[0]
+    # <generated: unpack> written by scripts/generate_registry.py
+    f_point = F.point
+    n_point = f_point.pf_body.shape[0]
+    f_spring_damper = F.spring_damper
+    n_spring_damper = f_spring_damper.sd_bi.shape[0]
+    f_rotational_spring_damper = F.rotational_spring_damper
+    n_rotational_spring_damper = f_rotational_spring_damper.rs_bi.shape[0]
+    f_contact = F.contact
+    n_contact = f_contact.ct_int.shape[0]
+    f_stop = F.stop
+    n_stop = f_stop.st_int.shape[0]
+    f_cut_spring = F.cut_spring
+    n_cut_spring = f_cut_spring.cs_int.shape[0]
+    f_nonlinear_bushing = F.nonlinear_bushing
+    n_nonlinear_bushing = f_nonlinear_bushing.nb_bi.shape[0]
+    # </generated: unpack>
     # work
     q, u, dd, R, pb, pc, hp, w, vh = W.q, W.u, W.dd, W.R, W.pb, W.pc, W.hp, W.w, W.vh
     Sg, cg, RA, Wext, tau, udot, x, Wh = W.Sg, W.cg, W.RA, W.Wext, W.tau, W.udot, W.x, W.Wh
@@ -1017,33 +1031,45 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                     for a in range(3):
                         FC[i, a] = mass[i] * gravity[a]
                         TC[i, a] = 0.0
-                if n_pt > 0:
-                    point.add_loads(f_pt, mags, R, pb, pc, hp, w, vh, FC, TC)
-                if n_sd > 0:
-                    spring_damper.add_loads(f_sd, mags, R, pb, pc, hp, w, vh, FC, TC)
-                if n_rs > 0:
-                    rotational_spring_damper.add_loads(f_rs, mags, R, pb, pc, hp, w, vh, FC, TC)
+                # <generated: loads> written by scripts/generate_registry.py
                 dissipated = 0.0
-                if n_ct > 0:
-                    dissipated = contact.add_loads(f_ct, mags, R, pb, pc, hp, w, vh, FC, TC)
-                if n_st > 0:
-                    stop.add_loads(f_st, mags, R, pb, pc, hp, w, vh, FC, TC)
-                if n_cs > 0:
-                    cut_spring.add_loads(f_cs, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_point > 0:
+                    point.add_loads(f_point, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_spring_damper > 0:
+                    spring_damper.add_loads(f_spring_damper, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_rotational_spring_damper > 0:
+                    rotational_spring_damper.add_loads(f_rotational_spring_damper, mags, R, pb, pc,
+                                                       hp, w, vh, FC, TC)
+                if n_contact > 0:
+                    dissipated = contact.add_loads(f_contact, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_stop > 0:
+                    stop.add_loads(f_stop, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_cut_spring > 0:
+                    cut_spring.add_loads(f_cut_spring, mags, R, pb, pc, hp, w, vh, FC, TC)
+                if n_nonlinear_bushing > 0:
+                    nonlinear_bushing.add_loads(f_nonlinear_bushing, mags, R, pb, pc, hp, w, vh, FC,
+                                                TC)
+                # </generated: loads>
                 if track:
+                    # <generated: power> written by scripts/generate_registry.py
                     pf[1] = 0.0
                     pf[2] = 0.0
-                    if n_pt > 0:
-                        point.add_power(f_pt, mags, R, pb, pc, hp, w, vh, pf)
-                    if n_sd > 0:
-                        spring_damper.add_power(f_sd, mags, R, pb, pc, hp, w, vh, pf)
-                    if n_rs > 0:
-                        rotational_spring_damper.add_power(f_rs, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_point > 0:
+                        point.add_power(f_point, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_spring_damper > 0:
+                        spring_damper.add_power(f_spring_damper, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_rotational_spring_damper > 0:
+                        rotational_spring_damper.add_power(f_rotational_spring_damper, mags, R, pb,
+                                                           pc, hp, w, vh, pf)
                     pf[2] += dissipated
-                    if n_st > 0:
-                        stop.add_power(f_st, mags, R, pb, pc, hp, w, vh, pf)
-                    if n_cs > 0:
-                        cut_spring.add_power(f_cs, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_stop > 0:
+                        stop.add_power(f_stop, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_cut_spring > 0:
+                        cut_spring.add_power(f_cut_spring, mags, R, pb, pc, hp, w, vh, pf)
+                    if n_nonlinear_bushing > 0:
+                        nonlinear_bushing.add_power(f_nonlinear_bushing, mags, R, pb, pc, hp, w, vh,
+                                                    pf)
+                    # </generated: power>
             loads(q, u, applied, mass, gravity, code, qo, uo, nu, hk, hc, href, hRref, pc, hp,
                   FC, TC, Wext, tau)
             riccati(parent, code, nu, uo, mass, JCl, driven, R, pc, hp, w, Sg, cg, Wext, tau,
@@ -1062,9 +1088,9 @@ def _fixed_run(y, k0, nsteps, h, drv_grid, mag_grid, T, F, W, out, out_every, ou
                                  udot, x, Wh, tau, wr)
                 if st == 0 and monitor.size > 0 and s < nsteps:
                     monitor[s] = svr[0]
-                if wr and n_cs > 0:
+                if wr and n_cut_spring > 0:
                     # a row's cut hinges: their springs' and dampers' loads in what they apply
-                    cut_spring.add_wrenches(f_cs, R, pb, hp, w, vh, Wcut)
+                    cut_spring.add_wrenches(f_cut_spring, R, pb, hp, w, vh, Wcut)
             if wr:
                 # the row's evaluation, as instants_into copies it
                 _copy_row(B, pending, q, u, udot, tau, R, pb, pc, hp, w, vh, x, Wh, Wext, loops,
