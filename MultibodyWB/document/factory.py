@@ -16,7 +16,7 @@ from ..objects.base import READ_ONLY, set_value, type_of
 from ..objects.body import BodyProxy
 from ..objects.contact import DIMENSION_PROPERTIES, ContactProxy
 from ..objects.coupler import CouplerProxy, coupler_label, update_coordinates
-from ..objects.force import ForceProxy, field_properties
+from ..objects.force import ForceProxy, field_properties, type_params
 from ..objects.hinge import OPTION_PROPERTIES, HingeProxy, fill_stop_stiffness, property_name
 from ..objects.marker import TYPE as MARKER_TYPE
 from ..objects.marker import MarkerProxy, attach, get_element
@@ -294,12 +294,15 @@ def make_hinge(doc, mechanism, hinge_type, marker_input, marker_output, name=Non
 
 def make_force(doc, mechanism, force_type, marker_input, marker_output=None, name=None,
                label="", magnitude=None, direction=None, frame=None, stiffness=None,
-               damping=None, free_length=None):
+               damping=None, free_length=None, params=None):
     """A Force of ``mechanism`` (see ``FORCE_TYPES`` for what each type uses).
 
     ``magnitude`` is an expression in t (N or N m); ``direction`` 3 numbers; ``frame`` "global" or
     "marker"; ``stiffness``/``damping`` go to the translational or rotational property the type
-    uses; ``free_length`` (mm) also sets FreeLengthAsDrawn False. ``name``: name and label;
+    uses; ``free_length`` (mm) also sets FreeLengthAsDrawn False. ``params``: the law's own
+    parameters (``ForceType.params``), attr -> a number, or 3 numbers for one given per axis (a
+    single number: the same on every axis), each a number in the row's unit (SI) or a text with
+    its unit (``"2 N*mm/deg"``); the others keep their rows' defaults. ``name``: name and label;
     default: labelled from what it joins ("Crank – Rocker spring-damper", "Piston force").
     """
     default_name = "".join(part.capitalize() for part in str(force_type).split("_"))
@@ -325,6 +328,24 @@ def make_force(doc, mechanism, force_type, marker_input, marker_output=None, nam
         set_value(obj, obj.Proxy.prop(names[0]), value)
         if field == "free_length":
             obj.FreeLengthAsDrawn = False
+    own = {param.attr: names for param, names in type_params(force_type)}
+    for attr, value in (params or {}).items():
+        if attr not in own:
+            raise ValueError(f"a {force_type} takes no parameter {attr!r}; its parameters: "
+                             f"{', '.join(own) or 'none'}")
+        names = own[attr]
+        values = list(value) if hasattr(value, "__len__") and not isinstance(value, str) \
+            else [value] * len(names)
+        if len(values) != len(names):
+            raise ValueError(f"{force_type} parameter {attr!r}: {len(names)} values (one per "
+                             f"axis), not {len(values)}")
+        for name, v in zip(names, values):
+            prop = obj.Proxy.prop(name)
+            if not isinstance(v, str) and prop.unit is not None:
+                # a number in the unit, with every digit (set_value would keep six)
+                number = repr(float(v))
+                v = f"{number[:-2] if number.endswith('.0') else number} {prop.unit}"
+            set_value(obj, prop, v)
     mechanism.addObject(obj)
     return obj
 

@@ -25,7 +25,7 @@ import numpy as np
 from . import factory
 from ..objects import units
 from ..objects.base import set_value
-from ..objects.force import ForceProxy, field_properties
+from ..objects.force import ForceProxy, field_properties, type_params
 from ..objects.hinge import OPTION_PROPERTIES
 from ..objects.mechanism import members
 from ..objects.simulation import MODEL_ATTRIBUTES, TYPE as SIMULATION
@@ -260,6 +260,18 @@ def _force(doc, mechanism, f, markers):
             continue
         proxy_prop = ForceProxy.prop(names[0])
         values[name] = _quantity(value, proxy_prop.si)
+    params = {}
+    for param, names in type_params(f.type):   # the law's own, those the file gives
+        if param.attr not in f.params:
+            continue
+        given = [float(v) for v in np.ravel(f.params[param.attr])]
+        props = [ForceProxy.prop(n) for n in names]
+        if len(given) == len(props):        # SI -> the properties' units (a float: SI)
+            given = [units.to_si(units.from_si(v, p.si), p.unit) if p.unit else v
+                     for v, p in zip(given, props)]
+        params[param.attr] = given          # else make_force refuses it, naming it
+    if params:
+        values["params"] = params
     return factory.make_force(doc, mechanism, f.type, _marker(markers, f.input),
                               _marker(markers, f.output), name=f.name, label=f.label, **values)
 

@@ -39,7 +39,7 @@ from .contact import shape_fields
 from .coupler import TYPE as COUPLER
 from .coupler import si_field
 from .force import TYPE as FORCE
-from .force import field_properties
+from .force import field_properties, type_params
 from .hinge import OPTION_PROPERTIES, TYPE as HINGE
 from .hinge import property_name
 from .marker import TYPE as MARKER
@@ -276,6 +276,16 @@ class _Builder:
                 values[name] = v
         if kind is not None and "free_length" in kind.fields and not obj.FreeLengthAsDrawn:
             values["free_length"] = quantity("free_length")
+        params = {}
+        for param, names in type_params(obj.ForceType):     # the law's own (its registry rows)
+            si = []
+            for name in names:
+                prop = obj.Proxy.prop(name)
+                si.append(self.si(obj, name, prop.si) if prop.unit is not None
+                          else float(getattr(obj, name)))
+            params[param.attr] = si[0] if param.size == 1 else np.array(si)
+        if params:
+            values["params"] = params
         output = self._ref(obj, "OutputMarker") if kind is not None and kind.markers == 2 else None
         f = self.model.add_force(obj.Label, obj.ForceType, self._ref(obj, "InputMarker"), output,
                                  label=obj.Label2, **values)

@@ -8,10 +8,27 @@ stiffness (N/m) and a rotational one (N m/rad) are different properties with the
 ``Magnitude`` is an expression in ``t`` (s) whose value is in N (torques: N m), the solver's
 time-function syntax: ``19000*exp(-0.5*((t - 0.01)/0.002)**2)``. ``Direction`` is a unit-free
 vector, in global axes or the input marker's (``DirectionFrame``).
+
+**A law's own parameters.** A force type's :class:`~MultibodyWB.solver.elements.forces.base.Param`
+rows (``ForceType.params``) become properties read from the rows alone, so that a new law with
+parameters of its own needs nothing here: a row of size 1 is one property named after its file
+element (``tag``), a row of size 3 (one number per axis) three, ``<tag>X``, ``<tag>Y``, ``<tag>Z``
+(``TranslationStiffnessX``), in a group named after the type (``Nonlinear bushing``), shown only
+for the types that declare them, their tool tips the rows' ``doc``. They are quantities kept as
+texts with their unit (``"2000 N/m"``, ``"1e+06 N/m^3"``, ``"5 N*m/rad"``: see
+:mod:`.units`), in the row's SI unit written as FreeCAD writes units: FreeCAD's unit schemas
+name only some of the units laws use, and differently by version (1 N/m^3 shows as
+``0.00 kg/(mm^2*s^2)`` in 0.20 and as ``1.00 Pa/m`` in 1.0; N m/rad^3 as
+``5.32 mm^2*kg/(s^2*deg^3)`` in both), while a text shows the unit the law is written in, with
+six digits, on both. A unit FreeCAD cannot parse would be a plain ``App::PropertyFloat`` in SI,
+the unit in its tool tip. :func:`param_properties` maps the rows to the properties;
+:func:`type_params` gives a type's rows with their properties (export, import, the task panel).
 """
 
+import dataclasses
+
 from ..solver.api import FORCE_TYPES
-from . import labels
+from . import labels, units
 from .base import EDITABLE, HIDDEN, BaseProxy, Prop, quantity_prop, type_of
 
 TYPE = "Multibody::Force"
@@ -31,6 +48,78 @@ FIELD_PROPERTIES = {
 #: Model (XML) field name -> model attribute of FORCE_TYPES' fields.
 MODEL_FIELDS = {"Direction": "direction", "Magnitude": "magnitude", "Stiffness": "stiffness",
                 "Damping": "damping", "FreeLength": "free_length"}
+
+
+#: Suffixes of the three properties of a parameter given per axis (``size`` 3).
+AXES = ("X", "Y", "Z")
+
+
+def param_names(param):
+    """The properties holding a :class:`Param` row: ``(tag,)`` for a number, ``(tagX, tagY,
+    tagZ)`` for one number per axis."""
+    if param.size == 1:
+        return (param.tag,)
+    if param.size == len(AXES):
+        return tuple(param.tag + axis for axis in AXES)
+    raise ValueError(f"parameter {param.attr!r}: size {param.size}; the FreeCAD layer takes 1 "
+                     f"or {len(AXES)} (per axis)")
+
+
+def type_title(force_type):
+    """The group of a type's own parameters: ``"nonlinear_bushing"`` -> ``"Nonlinear bushing"``."""
+    return force_type.replace("_", " ").capitalize()
+
+
+def _param_prop(param, name, axis, group):
+    """The :class:`Prop` of one property of ``param`` (``axis``: "X", "Y", "Z" or None)."""
+    which = f" ({axis.lower()} component)" if axis else ""
+    doc = f"{param.doc[:1].upper()}{param.doc[1:]}{which}"
+    unit = units.model_unit(param.unit)
+    try:
+        units.factor(unit)
+    except Exception:  # noqa: BLE001 - a unit FreeCAD cannot parse: a plain number in SI
+        return Prop(name, "App::PropertyFloat", group, f"{doc} [{param.unit}, SI]",
+                    default=float(param.default), si=param.unit)
+    return Prop(name, units.TEXT, group,
+                f"{doc} [a number in {unit}, or a quantity with its unit]",
+                default=float(param.default), unit=unit, si=unit)
+
+
+def param_properties(force_types, taken=()):
+    """The properties of every :class:`Param` row of ``force_types`` (name -> ForceType), in
+    the table's order: a dict property name -> :class:`Prop`. A parameter two types declare
+    alike (same tag, size and unit) is one property, in the group of the first.
+
+    Raises ValueError for a row the FreeCAD layer cannot hold: a size other than 1 or 3, a
+    property name in ``taken`` (the fixed properties) or declared by two types unlike.
+    """
+    props, rows = {}, {}
+    for kind in force_types.values():
+        for param in kind.params:
+            names = param_names(param)
+            axes = AXES if param.size == len(AXES) else (None,)
+            for name, axis in zip(names, axes):
+                if name in taken:
+                    raise ValueError(f"force type {kind.name!r}, parameter {param.attr!r}: "
+                                     f"property {name} is a fixed property of the Force")
+                if name in props:
+                    first = rows[name]
+                    if (first.size, units.model_unit(first.unit)) != \
+                            (param.size, units.model_unit(param.unit)):
+                        raise ValueError(f"force type {kind.name!r}, parameter {param.attr!r}: "
+                                         f"property {name} is another type's, in "
+                                         f"{first.unit} (size {first.size})")
+                    continue
+                props[name] = _param_prop(param, name, axis, type_title(kind.name))
+                rows[name] = param
+    return props
+
+
+def type_params(force_type):
+    """A type's own parameters: a list of (:class:`Param`, its property names), in the rows'
+    order (empty for a type without any, or an unknown type)."""
+    kind = FORCE_TYPES.get(force_type)
+    return [(p, param_names(p)) for p in (kind.params if kind else ())]
 
 
 def field_properties(force_type, field):
@@ -74,6 +163,32 @@ class ForceProxy(BaseProxy):
     )
     FIELDS = {"Type": "ForceType", "Input": "InputMarker", "Output": "OutputMarker",
               "Name": "Label"}
+    #: (the table's types and rows they were made from, every property, the laws' own):
+    #: see :meth:`properties`
+    _cache = (None, (), {})
+
+    @classmethod
+    def _tables(cls):
+        key = tuple((name, id(kind)) for name, kind in FORCE_TYPES.items())
+        if cls._cache[0] != key:
+            fixed = tuple(dataclasses.replace(p, enum=tuple(FORCE_TYPES))
+                          if p.name == "ForceType" else p for p in super().properties())
+            params = param_properties(FORCE_TYPES, taken={p.name for p in fixed})
+            cls._cache = (key, fixed + tuple(params.values()), params)
+        return cls._cache
+
+    @classmethod
+    def properties(cls):
+        """The common and fixed properties, with ``ForceType``'s items the types of
+        :data:`FORCE_TYPES` now, then the laws' own parameters (:func:`param_properties`):
+        read from the table again when it changed (a law registered after this module was
+        imported, a test's), else kept."""
+        return cls._tables()[1]
+
+    @classmethod
+    def param_props(cls):
+        """The laws' own parameters' properties: name -> :class:`Prop`."""
+        return cls._tables()[2]
 
     def onChanged(self, obj, prop):
         super().onChanged(obj, prop)
@@ -95,8 +210,15 @@ class ForceProxy(BaseProxy):
                     obj.setEditorMode(name, EDITABLE if name in used else HIDDEN)
         if "OutputMarker" in present:
             obj.setEditorMode("OutputMarker", EDITABLE if kind and kind.markers == 2 else HIDDEN)
+        own = {name for _, names in type_params(obj.ForceType) for name in names}
+        for name in self.param_props():
+            if name in present:
+                obj.setEditorMode(name, EDITABLE if name in own else HIDDEN)
 
     def field_property(self, obj, field):
+        for param, names in type_params(obj.ForceType):
+            if field == param.tag:          # the solver names a law's own parameter by its tag
+                return ", ".join(names)
         if field in MODEL_FIELDS:
             names = field_properties(obj.ForceType, MODEL_FIELDS[field])
             if names:
