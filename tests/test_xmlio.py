@@ -11,6 +11,7 @@ import pytest
 from lxml import etree
 
 from MultibodyWB.solver.model import xmlio
+from MultibodyWB.solver.elements.couplers import COUPLER_TYPES
 from MultibodyWB.solver.model.meshfile import UNITS as MESH_UNITS
 from MultibodyWB.solver.model import (COORDINATE_KIND, COORDINATE_UNIT, FORCE_TYPES, HINGE_TYPES,
                                       INTEGRATORS, METHODS, Driver, MarkerRef, ModelError,
@@ -309,7 +310,7 @@ def _enumeration(xsd, type_name):
     ("HingeTypeName", list(HINGE_TYPES)), ("ForceTypeName", list(FORCE_TYPES)),
     ("CoordinateName", list(COORDINATE_KIND)), ("MethodName", list(METHODS)),
     ("IntegratorName", list(INTEGRATORS)), ("DirectionFrame", ["global", "marker"]),
-    ("MeshUnit", list(MESH_UNITS))])
+    ("MeshUnit", list(MESH_UNITS)), ("CouplerTypeName", list(COUPLER_TYPES))])
 def test_schema_enumerations_equal_the_model_tables(xsd, type_name, table):
     assert list(_enumeration(xsd, type_name)) == table
 
