@@ -1,10 +1,13 @@
 """One command per force type, generated from the solver's :data:`FORCE_TYPES` table.
 
 A point force or torque acts at one selected marker (or a marker made on the picked face, edge or
-vertex); a spring-damper joins two, on two bodies. New loads point along the marker's z axis
-(:data:`DEFAULTS`: a force pushes into the picked face, whose marker's z is the outward normal);
-their magnitude (an expression in t) and the rest are set in the force's task panel, which opens
-once the force is made (:mod:`MultibodyWB.gui.task_force`).
+vertex); a spring-damper or a nonlinear bushing joins two, on two bodies. New loads point along
+the marker's z axis (:data:`DEFAULTS`: a force pushes into the picked face, whose marker's z is
+the outward normal); their magnitude (an expression in t) and the rest, a law's own parameters
+too (a bushing's stiffnesses and dampings per axis, from its registry rows), are set in the
+force's task panel, which opens once the force is made (:mod:`MultibodyWB.gui.task_force`). A
+law registered in the solver gets its command here with nothing to add; its icon is
+``Force<TypeName>.svg`` (:func:`~MultibodyWB.viewproviders.force.icon_file`).
 """
 
 from ..gui.task_base import with_panel

@@ -1,19 +1,30 @@
-"""The Force task panel: type, ends, direction with its arrow, magnitude, spring-damper.
+"""The Force task panel: type, ends, direction with its arrow, magnitude, spring-damper, and
+the law's own parameters.
 
 Opened by double-clicking a force and by the force commands after they made one. The fields are
 the force's properties the type uses (:data:`~MultibodyWB.objects.force.FIELD_PROPERTIES`, shown
 as the property editor shows them); the arrow (or spring) in the 3D view follows the typed
-direction and the picked ends at once. Live edits, one undo step on OK, Cancel puts everything
-back (:mod:`.task_base`).
+direction and the picked ends at once. A law's own parameters (its ``Param`` rows: the
+properties of :func:`~MultibodyWB.objects.force.type_params`) are read from the rows alone: in a
+group named after the type, each parameter under its title (its tool tip the row's doc) with a
+field per axis, ``x``, ``y``, ``z`` (one field for a number), each showing its unit. Live edits,
+one undo step on OK, Cancel puts everything back (:mod:`.task_base`).
 """
 
-from ..objects.force import ForceProxy
+from types import SimpleNamespace
+
+from ..objects.force import ForceProxy, param_names
 from ..solver.api import FORCE_TYPES
 from .qt import QtWidgets
-from .task_base import EditPanel, EndsBox, label_of, pretty_unit
+from .task_base import EditPanel, EndsBox, label_of, pretty_unit, property_field
 
 #: Properties with their own place in the panel.
 OWN_FIELDS = ("ForceType", "InputMarker", "OutputMarker")
+
+
+def param_title(param):
+    """A parameter's title: ``"TranslationCubicStiffness"`` -> ``"Translation cubic stiffness"``."""
+    return label_of(SimpleNamespace(name=param.tag))
 
 
 class ForcePanel(EditPanel):
@@ -43,9 +54,55 @@ class ForcePanel(EditPanel):
                             ("Marker the load acts at (the first end of a spring-damper)",
                              "Second end of a spring-damper"))
         layout.addWidget(self.ends.widget)
-        self.property_fields(layout, skip=OWN_FIELDS)
+        own = ForceProxy.param_props()
+        self.property_fields(layout, skip=OWN_FIELDS + tuple(own))
+        self._param_fields(layout, own)
         self._refresh()
         return main
+
+    def _param_fields(self, layout, own):
+        """The laws' own parameters (see the module): their fields join ``self.fields``, their
+        groups ``self.groups``; ``self.param_sections``: (a parameter's title, its properties)."""
+        obj = self.obj
+        self.param_sections = []
+        done = set()
+        for kind in FORCE_TYPES.values():
+            for param in kind.params:
+                names = [n for n in param_names(param) if n in own and n not in done
+                         and n in obj.PropertiesList]
+                if not names:
+                    continue
+                done.update(names)
+                group = own[names[0]].group
+                if group not in self.groups:
+                    box = QtWidgets.QGroupBox(group)
+                    box.setObjectName(group)
+                    form = QtWidgets.QFormLayout(box)
+                    form.setContentsMargins(4, 4, 4, 4)
+                    self.groups[group] = (box, form)
+                    layout.addWidget(box)
+                form = self.groups[group][1]
+                title = param_title(param)
+                unit = pretty_unit(own[names[0]].unit or param.unit)
+                tip = f"{param.doc[:1].upper()}{param.doc[1:]} [{unit}]"
+                if param.size != 1:
+                    # its title on a row of its own (wrapped: the view is narrow), then x, y, z
+                    heading = QtWidgets.QLabel(f"<b>{title}</b>")
+                    heading.setObjectName(param.tag)
+                    heading.setWordWrap(True)
+                    heading.setToolTip(tip)
+                    form.addRow(heading)
+                    self.param_sections.append((heading, names))
+                for name in names:
+                    field = property_field(obj, own[name])
+                    if field is None:
+                        continue
+                    text = QtWidgets.QLabel(title if param.size == 1 else name[-1].lower())
+                    text.setToolTip(own[name].doc)
+                    form.addRow(text, field.widget)
+                    field.label = text
+                    field.connect(self._field_changed)
+                    self.fields[name] = field
 
     def _refresh(self):
         obj = self.obj
@@ -66,6 +123,8 @@ class ForcePanel(EditPanel):
                 visible.add(field.prop.group)
         for group, (box, _) in self.groups.items():
             box.setVisible(group in visible)
+        for heading, names in self.param_sections:
+            heading.setVisible(any("Hidden" not in obj.getEditorMode(n) for n in names))
 
     def _type_changed(self, *_):
         self.set(self.obj, "ForceType", self.type_box.currentText())

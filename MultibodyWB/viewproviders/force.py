@@ -11,7 +11,14 @@ point_torque              a curved arrow about the torque's direction, with the 
 spring_damper             a zigzag line between the two markers' origins
 rotational_spring_damper  a flat spiral in the input marker's xy plane and a dashed line to
                           the output marker
+nonlinear_bushing         a translucent cube in the output marker's axes (the axes the
+                          bushing's stiffnesses act along) at the input marker's origin, a
+                          coil through it along each axis, and a zigzag to the output
+                          marker's origin when the two are apart
 ========================  ================================================================
+
+A type without an entry (a law registered before its symbol) gets :func:`_generic`: a small
+sphere at the input marker and a dashed line to the output marker, never an error.
 
 The direction is the ``Direction`` property in global axes or in the input marker's
 (``DirectionFrame``). The symbols have the size of the mechanism's ``GlyphSize``, not of the
@@ -78,13 +85,48 @@ def _rotational_spring_damper(obj, s, color):
     return sep
 
 
+def _nonlinear_bushing(obj, s, color):
+    a = obj.InputMarker.Placement.Base
+    axes = (obj.OutputMarker or obj.InputMarker).Placement.Rotation
+    sep = coin.SoSeparator()
+    cube = coin.SoSeparator()
+    cube.addChild(glyphs.placement_transform(FreeCAD.Placement(a, axes)))
+    cube.addChild(glyphs.box((0.5 * s, 0.5 * s, 0.5 * s), color, transparency=0.6))
+    for axis in ((1, 0, 0), (0, 1, 0), (0, 0, 1)):       # a coil along each axis
+        end = tuple(0.45 * s * x for x in axis)
+        cube.addChild(glyphs.polyline(glyphs.zigzag_points(tuple(-x for x in end), end,
+                                                           0.12 * s, teeth=5), color, 2.0))
+    sep.addChild(cube)
+    if obj.OutputMarker is not None:
+        b = obj.OutputMarker.Placement.Base
+        if (b - a).Length > 0.3 * s:
+            sep.addChild(glyphs.polyline(glyphs.zigzag_points(a, b, 0.3 * s), color, 2.0))
+    return sep
+
+
+def _generic(obj, s, color):
+    """Any type without a symbol of its own: a sphere at the input marker, a dashed line to the
+    output marker."""
+    a = obj.InputMarker.Placement.Base
+    sep = coin.SoSeparator()
+    sep.addChild(glyphs.sphere(0.15 * s, color, center=tuple(a)))
+    output = getattr(obj.OutputMarker, "Placement", None)
+    if output is not None:
+        sep.addChild(glyphs.polyline([a, output.Base], color, 1.5, pattern=0x0F0F))
+    return sep
+
+
 #: Force type -> (function(force, size, colour) returning its symbol in global axes, colour).
 FORCE_GLYPHS = {
     "point_force": (_point_force, glyphs.FORCE_COLOR),
     "point_torque": (_point_torque, glyphs.FORCE_COLOR),
     "spring_damper": (_spring_damper, glyphs.SPRING_COLOR),
     "rotational_spring_damper": (_rotational_spring_damper, glyphs.SPRING_COLOR),
+    "nonlinear_bushing": (_nonlinear_bushing, glyphs.SPRING_COLOR),
 }
+
+#: The symbol of a type :data:`FORCE_GLYPHS` has no entry for.
+GENERIC_GLYPH = (_generic, glyphs.SPRING_COLOR)
 
 
 def icon_file(force_type):
@@ -110,10 +152,9 @@ class ViewProviderForce(ViewProvider):
 
     def build(self, settings):
         obj = self.Object
-        if not settings.glyphs or getattr(obj.InputMarker, "Placement", None) is None or \
-                obj.ForceType not in FORCE_GLYPHS:
+        if not settings.glyphs or getattr(obj.InputMarker, "Placement", None) is None:
             return None
-        builder, normal = FORCE_GLYPHS[obj.ForceType]
+        builder, normal = FORCE_GLYPHS.get(obj.ForceType, GENERIC_GLYPH)
         if obj.OutputMarker is not None and getattr(obj.OutputMarker, "Placement", None) is None:
             return None
         node = builder(obj, settings.size, self.color(normal))
