@@ -6,7 +6,7 @@ fits the combo view; values typed in (a bare number, another unit, the panel's d
 the force at once; OK is one undo step, recorded; undo and redo; the Export command writes them
 in SI, the Import command reads them into a new document; a run through the workbench's simulate
 path; saved and reopened intact; the bushing's symbol drawn, and the generic one for a type
-without its own.
+without its own; a made-up law put into the solver's table only gets its fields in the panel.
 
 The screenshot ``nonlinear_bushing_panel.png`` (and the panel's whole content,
 ``nonlinear_bushing_panel_content.png``) is copied to ``$MBWB_ARTIFACTS_DIR`` when set.
@@ -151,3 +151,20 @@ def test_saved_and_reopened_intact(run):
     assert reopened["symbol"] is not None
     assert run["reopened_panel"]["RotationStiffnessZ"] == "1 N*m/deg"
     assert run["reopened_panel"]["TranslationStiffnessX"] == "2000 N/m"
+
+
+def test_a_law_in_the_table_only_gets_its_fields_in_the_panel(run):
+    """Nothing in the workbench names the bushing's parameters: a made-up law put into the
+    solver's table gets its fields (a number, a vector per axis) from its rows."""
+    fake = run["fake"]
+    assert "error" not in fake, fake.get("error")
+    assert sorted(fake["fields"]) == ["GapStiffnessX", "GapStiffnessY", "GapStiffnessZ",
+                                      "Preload"]
+    assert fake["fields"]["Preload"]["label"] == "Preload"
+    assert fake["fields"]["GapStiffnessZ"] == {"shown": True, "text": "0 N/m^2", "label": "z",
+                                               "tip": fake["fields"]["GapStiffnessZ"]["tip"]}
+    assert fake["fields"]["GapStiffnessZ"]["tip"].startswith("Stiffness per axis (z component)")
+    assert fake["titles"] == ["<b>Gap stiffness</b>"]
+    assert fake["groups"] == ["Fake law"]
+    assert fake["ok"] and fake["values"] == ["12.5 N", "0 N/m^2", "2 N/mm^2"]
+    assert fake["symbol"] is not None

@@ -10,7 +10,8 @@ undo and redo; the mechanism exported with the Export command to an XML file (it
 ``<TranslationStiffness>``... elements, in SI) and imported with the Import command into a new
 document (the same values); a run through the workbench's simulate path (the cube oscillates
 about the anchor); the document saved and reopened (the values intact); the symbol drawn, and
-a type without a symbol of its own drawn by the generic one without an error.
+a type without a symbol of its own drawn by the generic one without an error; a made-up law
+put into the solver's table only: its panel shows its parameters, typed values are kept.
 
 Started by tests/test_gui_nonlinear_bushing.py through ``freecad_env.run_gui_check``; writes its
 findings as JSON.
@@ -241,8 +242,43 @@ def check():
     in_freecad.wait(0.5)
     result["reopened_panel"] = {n: widget(n).text() for n in TYPED} if panel() else None
     click("Cancel")
+    result["fake"] = fake_law(again)
     result["report"] = in_freecad.report_view_text()
     return result
+
+
+def fake_law(doc):
+    """A law put into the solver's table only (as its module and LAWS line would): a force of
+    it made, its panel opened by a double-click shows its parameters (a number and a vector)
+    with no line of the workbench naming them; values typed in, OK; its generic symbol."""
+    from MultibodyWB.document import factory
+    from MultibodyWB.solver.api import FORCE_TYPES
+    from MultibodyWB.solver.elements.forces.base import ForceType, Param
+    FORCE_TYPES["fake_law"] = ForceType(
+        "fake_law", 2, frozenset(), "a law made up for the test", {}, params=(
+            Param("preload", "Preload", "N", "force it starts with"),
+            Param("gap_stiffness", "GapStiffness", "N/m^2", "stiffness per axis", 3)))
+    try:
+        mech = [o for o in doc.Objects if o.Label == "Held"][0]
+        a, b = doc.getObject("BlockCentre"), doc.getObject("Anchor")
+        force = factory.make_force(doc, mech, "fake_law", a, b, name="Fake")
+        doc.recompute()
+        FreeCADGui.getDocument(doc.Name).setEdit(force.Name, 0)
+        in_freecad.wait(0.5)
+        p = panel()
+        shown = read_panel(p, force)
+        type_into("Preload", "12.5")
+        type_into("GapStiffnessY", "2 N/mm^2")
+        ok = click("Ok")
+        return {"fields": {n: f for n, f in shown["fields"].items() if f["shown"]},
+                "titles": [t[0] for t in shown["titles"] if t[1]], "groups": shown["groups"],
+                "ok": ok, "values": [force.Preload, force.GapStiffnessX, force.GapStiffnessY],
+                "symbol": in_freecad.symbol_box(force)}
+    except Exception:  # noqa: BLE001 - this part's failure is its test's, not the others'
+        import traceback
+        return {"error": traceback.format_exc()}
+    finally:
+        del FORCE_TYPES["fake_law"]
 
 
 in_freecad.run_and_quit(check, watchdog_s=600)
