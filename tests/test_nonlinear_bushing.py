@@ -19,7 +19,7 @@ from MultibodyWB.solver.model.validation import validate
 from MultibodyWB.solver.run.simulate import simulate
 
 K = np.array([2.0e4, 5.0e3, 9.0e3])         # N/m
-K3 = np.array([4.0e6, 1.0e6, 2.5e6])        # N/m^3
+K3 = np.array([2.0e7, 1.0e6, 2.5e6])        # N/m^3
 C = np.array([30.0, 12.0, 7.0])             # N s/m
 KR = np.array([300.0, 80.0, 150.0])         # N m/rad
 KR3 = np.array([900.0, 40.0, 500.0])        # N m/rad^3
@@ -145,7 +145,7 @@ def test_rotation_gradient_map_is_the_transpose_of_the_rate_map():
 # A Duffing oscillator
 # --------------------------------------------------------------------------------------------------
 
-def duffing(amplitude=0.02, method="mstmm", integrator="rk4"):
+def duffing(amplitude=0.03, method="mstmm", integrator="rk4"):
     m = MultibodySystem("Duffing", gravity=(0, 0, 0))
     g = m.set_ground()
     o = g.add_marker((0, 0, 0), (0.2, -0.3, 0.5))
@@ -174,17 +174,17 @@ def duffing_period(mass, k, k3, a):
 
 @pytest.mark.parametrize("method, integrator", [("mstmm", "rk4"), ("mstmm", "DOP853"),
                                                 ("newton-euler", "euler"),
-                                                ("constrained", "DOP853")])
+                                                ("constrained", "rk4")])
 def test_duffing_period_by_every_method(method, integrator):
-    a = 0.02
+    a = 0.03
     m, mass, Rout = duffing(a, method, integrator)
+    m.simulation.relative_tolerance, m.simulation.absolute_tolerance = 1e-9, 1e-12
     T = duffing_period(mass, K[0], K3[0], a)
     linear = 2 * np.pi * np.sqrt(mass / K[0])
     assert T < 0.8 * linear                          # the cubic term matters
-    step = {"euler": 2e-6, "rk4": 1e-4}.get(integrator, 1e-3)
-    r = simulate(m, integrator=integrator, t_end=1.3 * T, step=step, output_step=step,
-                 rtol=1e-11, atol=1e-13)
-    t = r["time"]
+    step = {"euler": 2e-6}.get(integrator, 1e-4)     # rk4: the step; adaptive: the rows
+    r = simulate(m, integrator=integrator, t_end=1.3 * T, step=step, output_step=1e-4)
+    t = r.time
     x = r["Float.x"]
     # the upward zero crossings of the offset, interpolated: one period apart
     i = np.nonzero((x[:-1] < 0) & (x[1:] >= 0))[0][0]

@@ -79,23 +79,6 @@ class Frame:
             self.__dict__["_rotation"] = cached
         return cached[1].copy()
 
-    def add_contact(self, name, input, output, input_shape, output_shape, **kw) -> Contact:
-        """Add a contact; the shapes are :class:`ContactShape` or ``(type, {field: value})``."""
-        shapes = [s if isinstance(s, ContactShape) else ContactShape(s[0], **(s[1] if len(s) > 1
-                                                                              else {}))
-                  for s in (input_shape, output_shape)]
-        c = Contact(name, input, output, *shapes, **kw)
-        self.contacts.append(c)
-        return c
-
-    def add_coupler(self, name, type, first, second, **kw) -> Coupler:
-        """Add a coupler; ``first`` and ``second`` are :class:`CoordinateRef` or ``(hinge,
-        coordinate)``."""
-        refs = [r if isinstance(r, CoordinateRef) else CoordinateRef(*r) for r in (first, second)]
-        c = Coupler(name, type, *refs, **kw)
-        self.couplers.append(c)
-        return c
-
     def __getstate__(self):           # copies and pickles leave the cached rotation out
         return {k: v for k, v in self.__dict__.items() if k != "_rotation"}
 
