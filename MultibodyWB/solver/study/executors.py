@@ -121,6 +121,7 @@ class DaskExecutor:
         self.event_name = f"multibodywb-cancel-{uuid.uuid4().hex}"
         self.event = None
         _ignore_broken_pipes()
+        _drop_shutdown_race()
 
     @property
     def workers(self) -> int:
@@ -248,6 +249,26 @@ class DaskExecutor:
                     except Exception:
                         pass
         self.client = self.cluster = None
+
+
+class _ShutdownRace(logging.Filter):
+    """Drops the embedded scheduler's CRITICAL "Closed comm ... while trying to write": a write
+    to a client or worker that has already gone (a cancelled study's futures released as the
+    client closes), which distributed logs at CRITICAL and FreeCAD would show as an error. What
+    it means for a variant (its task lost) the study reports itself."""
+
+    def filter(self, record):
+        msg = str(record.msg)
+        return not (record.levelno >= logging.CRITICAL and msg.startswith("Closed comm")
+                    and "while trying to write" in msg)
+
+
+_RACE = _ShutdownRace()
+
+
+def _drop_shutdown_race() -> None:
+    """Put :class:`_ShutdownRace` on the scheduler's logger (once: the same filter object)."""
+    logging.getLogger("distributed.scheduler").addFilter(_RACE)
 
 
 @contextlib.contextmanager
