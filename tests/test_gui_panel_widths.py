@@ -32,8 +32,9 @@ GUI_DIR = Path(__file__).resolve().parent / "gui"
 PANELS = ("body", "hinge_revolute", "hinge_fixed", "hinge_prismatic", "hinge_cylindrical",
           "hinge_universal", "hinge_spherical", "hinge_planar", "hinge_free", "hinge_bushing",
           "force_point_force", "force_point_torque", "force_spring_damper",
-          "force_rotational_spring_damper", "marker", "contact", "coupler", "check",
-          "interference", "simulate", "simulate_after_run", "study", "play", "fem_loads")
+          "force_rotational_spring_damper", "force_nonlinear_bushing", "marker", "contact",
+          "coupler", "check", "interference", "simulate", "simulate_after_run", "study", "play",
+          "fem_loads")
 
 #: Panels that do not fit yet (key: why), marked so.
 NOT_YET = {}
