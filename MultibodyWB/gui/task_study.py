@@ -630,11 +630,11 @@ class StudyPanel(TaskPanel):
         done, total = state.get("done", 0), state.get("total", 0)
         if total:
             self.progress.setValue(int(round(1000 * min(done, total) / total)))
-            workers = state.get("workers") or 0
-            what = "run" if self.prepared.study.method in OPTIMISERS else "variant"
+            workers, elapsed = state.get("workers") or 0, time.perf_counter() - self.started
+            what = ("Cancelling: " if self.cancelled.is_set() else "") + \
+                ("run" if self.prepared.study.method in OPTIMISERS else "variant")
             self.status.setText(f"{what} {done} of {total}, {workers} worker"
-                                f"{'s' if workers != 1 else ''}, "
-                                f"{time.perf_counter() - self.started:.1f} s")
+                                f"{'s' if workers != 1 else ''}, {elapsed:.1f} s")
         rows = state.get("rows", [])
         now = time.perf_counter()
         if len(rows) != self.shown_rows and now - self.shown_at >= 0.5:

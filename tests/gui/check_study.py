@@ -243,6 +243,7 @@ def check():
                       "status": panel.status.text()}
     t1 = time.perf_counter()
     click(panel, "Cancel")
+    result["cancel_answer"] = panel.status.text()      # what the click itself shows
     wait_done(panel)
     result["cancel_s"] = time.perf_counter() - t1
     result["cancel_status"] = panel.status.text()
