@@ -19,7 +19,6 @@ numba cache folder setting as the set-up command (or compiles the kernels once i
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
@@ -241,13 +240,12 @@ class DaskExecutor:
 
     def close(self) -> None:
         """Close the client and the LocalCluster (an external cluster is left running)."""
-        with _quiet_shutdown():
-            for thing in (self.client, self.cluster):
-                if thing is not None:
-                    try:
-                        thing.close()
-                    except Exception:
-                        pass
+        for thing in (self.client, self.cluster):
+            if thing is not None:
+                try:
+                    thing.close()
+                except Exception:
+                    pass
         self.client = self.cluster = None
 
 
@@ -269,26 +267,6 @@ _RACE = _ShutdownRace()
 def _drop_shutdown_race() -> None:
     """Put :class:`_ShutdownRace` on the scheduler's logger (once: the same filter object)."""
     logging.getLogger("distributed.scheduler").addFilter(_RACE)
-
-
-@contextlib.contextmanager
-def _quiet_shutdown():
-    """Distributed's loggers silent while this process closes its client and cluster: the
-    embedded scheduler may still write to the client's comm as it closes and logs that at
-    CRITICAL ("Closed comm ... while trying to write"), a race of the shutdown that FreeCAD
-    would show as an error after a study that went well (seen after a cancelled grid). The
-    levels are restored after."""
-    names = ["distributed"] + [n for n in list(logging.root.manager.loggerDict)
-                               if n.startswith("distributed.")]
-    loggers = [logging.getLogger(n) for n in names]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        for lg, level in zip(loggers, levels):
-            lg.setLevel(level)
 
 
 def _exception_text(future) -> str:
