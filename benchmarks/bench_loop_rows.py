@@ -136,7 +136,7 @@ def best_of_interleaved(models, h=1e-5, steps=4000, rounds=25):
 
 def row_cost(model, rows=500, repeats=3) -> float:
     """Best time per result row (s) of the mstmm loop recorder over ``rows`` rows at once."""
-    from MultibodyWB.solver.methods.constrained.run import LoopRecorder
+    from MultibodyWB.solver.methods.mstmm.loop_rows import LoopRecorder
     from MultibodyWB.solver.analysis.start import prepare
     model, _ = prepare(model, True)
     s = System(model)

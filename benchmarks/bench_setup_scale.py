@@ -75,7 +75,7 @@ def start_stage(system):
     """What ``simulate`` (mstmm) does between ``System`` and the first step."""
     if system.cuts:
         from MultibodyWB.solver.analysis.assembly import assembled_state
-        from MultibodyWB.solver.methods.constrained.run import LoopRecorder
+        from MultibodyWB.solver.methods.mstmm.loop_rows import LoopRecorder
         LoopRecorder(system)
         y0, _ = assembled_state(system)
         system.row_instants([0.0], y0[None])
@@ -169,7 +169,7 @@ def profile(kind: str, n: int, top: int = 30) -> None:
 def ring_rows(n: int, steps: int, repeats: int) -> None:
     """The cost of a result row against an RK4 step, the ring of ``n`` links with gravity."""
     from MultibodyWB.solver.analysis.assembly import assembled_state
-    from MultibodyWB.solver.methods.constrained.run import LoopRecorder
+    from MultibodyWB.solver.methods.mstmm.loop_rows import LoopRecorder
     from MultibodyWB.solver.methods.mstmm import kernels as K
     from MultibodyWB.solver.methods.mstmm.run import _driver_functions, _grids
     make = builder("ring", n, gravity=True)

@@ -1,9 +1,9 @@
-"""Every registered hinge type's relative kinematics in the state layout, as the compiled MSTMM
-kernel computes it (``hinge_local``: pose, motion subspace, ``(dS/dt) u``; ``hinge_qdot``: the
-coordinate rates), against finite differences along the motion, and against the constrained
-method's own copy (issue 36 item 2: until one kinematics serves all methods, the copies are held
-to each other here). The analysis package's Bryant-coordinate pose and subspace are held to
-finite differences in test_kinematics.py."""
+"""Every registered hinge type's relative kinematics in the state layout, as the one compiled
+kinematics every method uses computes it (:mod:`...elements.hinge_kinematics`: ``hinge_local``:
+pose, motion subspace, ``(dS/dt) u``; ``hinge_qdot``: the coordinate rates), against finite
+differences along the motion; the methods call that one (issue 36 item 2); an unknown type is an
+error. The analysis package's Bryant-coordinate pose and subspace are held to finite differences
+in test_kinematics.py."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from MultibodyWB.solver.elements.hinges import HINGE_TYPES, QUATERNION_TYPES, TYPE_CODES
-from MultibodyWB.solver.methods.constrained.formulation import hinge_local as constrained_local
-from MultibodyWB.solver.methods.mstmm import kernels as K
+from MultibodyWB.solver.elements import hinge_kinematics as K
+from MultibodyWB.solver.methods.constrained import formulation, run as constrained_run
+from MultibodyWB.solver.methods.mstmm import adaptive, kernels
+from MultibodyWB.solver.methods.shared import loops
 
 TYPES = list(HINGE_TYPES)
 
@@ -67,23 +69,47 @@ def test_compiled_kinematics_against_finite_differences(name):
 
 
 @pytest.mark.parametrize("name", TYPES)
-def test_compiled_and_constrained_copies_agree(name):
+def test_the_python_entry_gives_the_compiled_numbers(name):
+    """``local`` (what the constrained method calls, through ``shared.loops.hinge_local``) is
+    the compiled function's numbers, bit for bit."""
     kind = HINGE_TYPES[name]
     code = TYPE_CODES[name]
     rng = np.random.default_rng(100 + code)
     q, u = state(kind, rng)
     R, d, S, bias = compiled_local(code, q, u)
-    Rc, dc, Sc, bc = constrained_local(name, q, u)
-    np.testing.assert_allclose(R, Rc, atol=1e-14)
-    np.testing.assert_allclose(d, dc, atol=1e-14)
-    np.testing.assert_allclose(S[:, :kind.dof], Sc, atol=1e-14)
-    np.testing.assert_allclose(bias, bc, atol=1e-13)
+    for Rc, dc, Sc, bc in (K.local(name, q, u), loops.hinge_local(name, list(q), list(u)),
+                           formulation.hinge_local(name, q, u)):
+        assert np.array_equal(R, Rc) and np.array_equal(d, dc) and np.array_equal(bias, bc)
+        assert np.array_equal(S[:, :kind.dof], Sc) and Sc.shape == (6, kind.dof)
+
+
+def test_every_method_uses_the_one_kinematics():
+    """The mstmm kernels (fixed-step and adaptive), the constrained method's formulation and
+    run, and the shared absolute-coordinate kinematics hold the functions of
+    ``elements.hinge_kinematics`` themselves, not copies."""
+    assert kernels.hinge_local is K.hinge_local and kernels.hinge_qdot is K.hinge_qdot
+    assert kernels._state_rate is K.state_rate and adaptive._state_rate is K.state_rate
+    assert kernels.CUT_ROT is K.CUT_ROT and kernels.cut_count is K.cut_count
+    assert formulation.state_rate is K.state_rate and constrained_run.state_rate is K.state_rate
+    assert loops.local is K.local
+    for module in (kernels, formulation, loops, constrained_run):
+        src = open(module.__file__, encoding="utf-8").read()
+        assert "def hinge_qdot" not in src and "def _quaternion_rate(" not in src
+        assert "def hinge_local(code" not in src
+
+
+def test_an_unknown_type_is_an_error():
+    q, u = np.zeros(7), np.zeros(6)
+    with pytest.raises(ValueError, match="without kinematics"):
+        K.hinge_local(len(TYPE_CODES) + 3, q, 0, u, 0, np.zeros((3, 3)), np.zeros(3),
+                      np.zeros((6, 6)), np.zeros(6))
+    with pytest.raises(KeyError):
+        K.local("ball_and_socket", q, u)
 
 
 def test_every_type_has_a_code_the_kernel_knows():
-    """The type table and the kernel's named codes are the same list (a new type without its
-    compiled branch would get the identity pose and a zero subspace: the finite-difference test
-    above fails on that, through the rank)."""
+    """The type table and the compiled kinematics' named codes are the same list (a new type
+    without its compiled branch is an error: the test above)."""
     named = {K.FIXED, K.REVOLUTE, K.PRISMATIC, K.CYLINDRICAL, K.UNIVERSAL, K.SPHERICAL, K.PLANAR,
              K.FREE, K.BUSHING}
     assert named == set(TYPE_CODES.values())

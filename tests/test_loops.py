@@ -281,7 +281,7 @@ def test_loop_rows_match_the_global_formulation(case):
     the a' b' term of the universal's acceleration is not exercised here)."""
     from MultibodyWB.solver.methods.constrained.formulation import accelerations
     from MultibodyWB.solver.maths.rotations import quaternion_to_matrix
-    from MultibodyWB.solver.methods.constrained.run import LoopRecorder
+    from MultibodyWB.solver.methods.mstmm.loop_rows import LoopRecorder
     from MultibodyWB.solver.maths.rotations import bryant_to_matrix
     from MultibodyWB.solver.model.columns import hinge_quantities
     from MultibodyWB.solver.analysis.start import prepare

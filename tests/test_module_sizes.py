@@ -17,7 +17,6 @@ OVER = {
     "MultibodyWB/solver/methods/mstmm/kernels.py": 2058,
     "MultibodyWB/solver/elements/forces/contact.py": 1067,
     "MultibodyWB/gui/task_study.py": 1037,
-    "MultibodyWB/solver/methods/constrained/formulation.py": 1023,
     "MultibodyWB/gui/task_base.py": 1016,
     "MultibodyWB/gui/simulate_panel.py": 1012,
     "MultibodyWB/solver/methods/mstmm/transfer.py": 1008,

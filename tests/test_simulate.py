@@ -424,7 +424,7 @@ def test_result_rows_do_not_depend_on_how_many_are_computed_at_once(name):
     or with others (no summation whose order depends on the batch: numpy's matmul and einsum
     may change theirs with the shapes)."""
     from MultibodyWB.examples import build
-    from MultibodyWB.solver.methods.constrained.run import LoopRecorder
+    from MultibodyWB.solver.methods.mstmm.loop_rows import LoopRecorder
     from MultibodyWB.solver.results.recorder import Recorder
     from MultibodyWB.solver.methods.mstmm.system import System
     model = build(name)

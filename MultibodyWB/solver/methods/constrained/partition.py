@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .formulation import _cross, loop_constraints
+from ..shared.loops import _cross, loop_constraints
 from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES
 from ..shared.singularity import Singularity, SingularityMonitor
 

@@ -37,24 +37,17 @@ import numpy as np
 from ...analysis.assembly import assembled_state
 from .formulation import accelerations, tree_system
 from ...analysis.kinematics import length_scale
-from ...elements.hinges import HINGE_TYPES, QUATERNION_TYPES, SIX_DOF_TYPES
+from ...elements.hinge_kinematics import state_rate
+from ...elements.hinges import HINGE_TYPES
 from .partition import DriftControl, DriftError
 from ...model.settings import FIXED_STEP
-from ..mstmm import kernels as K
-from ...analysis.kinematics import local_motion_subspace
 from ...results.table import fill_residual
-from ...results.recorder import Recorder, _bryant_raw, continue_bryant, continue_bryant_rows
-from ...maths.rows import _cross, _mat_mat, _mat_vec, _matT_mat, _matT_vec
-from ...model.columns import hinge_quantities
+from ...results.recorder import _bryant_raw, continue_bryant
 from ...maths.rotations import bryant_to_matrix
-from ...maths.rows import bryant_rows, cos_sin_rows, quaternion_of_bryant_rows
+from ..shared.cut_rows import (CLOSURE_QUANTITIES, CutHingeRecorder,  # noqa: F401 (its home
+                               _bryant_to_quaternion, _wrap)          # before issue 36)
 
-__all__ = ["ConstrainedRecorder", "LoopRecorder", "initial_state", "run", "CLOSURE_QUANTITIES"]
-
-#: Loop-closure columns of every cut hinge.
-CLOSURE_QUANTITIES = ("closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate")
-
-
+__all__ = ["ConstrainedRecorder", "initial_state", "run", "CLOSURE_QUANTITIES"]
 
 # --------------------------------------------------------------------------------------------------
 # Result rows
@@ -80,105 +73,19 @@ class _View:
                     phi=res.closure, coupler_lam=res.coupler_lam)
         return Instant(**{f.name: have.get(f.name) for f in fields(Instant)})
 
-
-def _bryant_to_quaternion(angles):
-    from ...maths.rotations import bryant_to_quaternion
-    return bryant_to_quaternion(angles)
-
-
-def _wrap(a):
-    return np.pi - np.mod(np.pi - a, 2.0 * np.pi)
-
-
-class ConstrainedRecorder:
-    """Result rows of the constrained method (see the module docstring).
+class ConstrainedRecorder(CutHingeRecorder):
+    """Result rows of the constrained method (see the module docstring), one at a time, from
+    the formulation's solution at the instant (:class:`_View`).
 
     Parameters
     ----------
     system : System
+    view : optional
+        Another view of the system than :class:`_View`.
     """
 
     def __init__(self, system, view=None):
-        self.system = system
-        self.view = view if view is not None else _View(system)
-        self.base = Recorder(self.view)
-        model = system.model
-        base = self.base.names
-        k0 = 1 + self.base.n_body_cols * len(self.base.bodies)
-        blocks, k = {}, k0
-        for spec, prefix in zip(self.base.hinge_specs, self.base.hinges):
-            blocks[system.hinges[spec["i"]]] = list(range(k, k + spec["ncols"]))
-            k += spec["ncols"]
-        energy = list(range(k, len(base)))
-        bodies = {b.name for b in model.bodies}
-        names = list(base)
-        self.cut_specs = []
-        cut_set = set(system.topology.cut_hinges)
-        order = list(range(k0))
-        prefixes = []
-        for h in model.hinges:
-            prefix = f"hinge:{h.name}" if h.name in bodies else h.name
-            if h.name in blocks:
-                order += blocks[h.name]
-                prefixes.append(prefix)
-            elif h.name in cut_set:
-                qties = hinge_quantities(h.type) + list(CLOSURE_QUANTITIES)
-                start = len(names)
-                names += [f"{prefix}.{q}" for q in qties]
-                order += list(range(start, len(names)))
-                prefixes.append(prefix)
-                self.cut_specs.append(dict(
-                    name=h.name, type=h.type, index=system.topology.cut_hinges.index(h.name),
-                    quat=h.type in QUATERNION_TYPES, ntrans=3 if h.type in SIX_DOF_TYPES
-                    else 0, nrows=HINGE_TYPES[h.type].constraints))
-        order += energy
-        self._order = np.array(order, dtype=np.int64)
-        self.names = [names[i] for i in order]
-        self.bodies = self.base.bodies
-        self.hinges = prefixes
-        self._n_extra = len(names) - len(base)
-        self._prev = {}
-        # rows of each cut hinge in the closure vector
-        r0, self._rows = 0, {}
-        for name in system.topology.cut_hinges:
-            k = HINGE_TYPES[model.hinge(name).type].constraints
-            self._rows[name] = (r0, r0 + k)
-            r0 += k
-
-    def reset(self) -> None:
-        """Forget the angle histories."""
-        self.base.reset()
-        self._prev = {}
-
-    def half_turn_warnings(self, data) -> list:
-        """Warnings for the cut hinges whose springs passed half a turn from their reference
-        in the result rows ``data`` (rows, columns in :attr:`names`): a cut hinge's spring
-        measures its angles within (-180, 180] degrees of the reference
-        (:mod:`...elements.forces.cut_spring`), so its torque reverses there, where a tree
-        hinge's spring would wind up."""
-        out = []
-        model = self.system.model
-        bodies = {b.name for b in model.bodies}
-        for spec in self.cut_specs:
-            h = model.hinge(spec["name"])
-            if spec["quat"]:
-                continue
-            k, ref = h.vector("stiffness"), h.vector("spring_reference")
-            prefix = f"hinge:{h.name}" if h.name in bodies else h.name
-            for j, c in enumerate(h.kind.coordinates):
-                if c not in ("rx", "ry", "rz") or k[j] == 0.0:
-                    continue
-                beyond = np.abs(data[:, self.names.index(f"{prefix}.{c}")] - ref[j]) > np.pi
-                if beyond.any():
-                    t = float(data[int(np.argmax(beyond)), 0])
-                    out.append(
-                        f"Hinge '{h.label or h.name}' closes a loop, and its spring's {c} passed "
-                        f"half a turn from its reference at t = {t:.6g} s: the spring of the hinge "
-                        "that closes a loop acts within half a turn (its torque reverses there, "
-                        "where a spring on another hinge winds up); put the spring on another "
-                        "hinge of the loop, or have another hinge close it (of the loop's "
-                        "hinges with the fewest constraints, the last in the model closes it)")
-        return out
+        super().__init__(system, view if view is not None else _View(system))
 
     def row(self, t: float, y, flows=None) -> np.ndarray:
         """The result row at (t, y); ``flows`` as in :meth:`.recorder.Recorder.row`."""
@@ -221,207 +128,6 @@ class ConstrainedRecorder:
         return np.concatenate([base, extra])[self._order]
 
 
-def _bryant_many(R) -> np.ndarray:
-    """Bryant angles (k, 3) of rotations (k, 3, 3), as :func:`.rotations.matrix_to_bryant`
-    (compiled, one at a time: see ``maths.rows.bryant_rows``)."""
-    return bryant_rows(np.ascontiguousarray(R, dtype=float), True)
-
-
-def _rows_times(X, P) -> np.ndarray:
-    """``X @ P.T`` for rows X (k, 6) and a small matrix P (j, 6), summed in a fixed order (the
-    same for one row or many, see :func:`.rows._mat_vec`)."""
-    out = np.zeros((X.shape[0], P.shape[0]))
-    for j in range(P.shape[0]):
-        for a in range(P.shape[1]):
-            out[:, j] += X[:, a] * P[j, a]
-    return out
-
-
-def _quaternions_of_bryant(angles) -> np.ndarray:
-    """Unit quaternions (k, 4) of Bryant angles (k, 3) (:func:`.rotations.bryant_to_quaternion`,
-    compiled, one row at a time: see ``maths.rows.bryant_rows``)."""
-    return quaternion_of_bryant_rows(np.ascontiguousarray(angles, dtype=float))
-
-
-def _continue(raw, prev) -> np.ndarray:
-    """Angles (k,) continued row by row, each the nearest to the one before up to whole turns,
-    the first to ``prev`` (None: the first row stays as it is). The result is ``raw + 2 pi n``
-    with whole n, so no round-off accumulates along the rows."""
-    two_pi = 2.0 * np.pi
-    n0 = 0.0 if prev is None else np.round((prev - raw[0]) / two_pi)
-    n = np.cumsum(np.concatenate([[n0], np.round((raw[:-1] - raw[1:]) / two_pi)]))
-    return raw + two_pi * n
-
-
-class LoopRecorder(ConstrainedRecorder):
-    """Result rows of the mstmm method for closed loops, many at a time (:meth:`rows`).
-
-    The columns are those of :class:`ConstrainedRecorder`; the cut hinges' are computed from
-    the mstmm kernel's stacked instants (:meth:`.system.System.instants`): coordinates fitted
-    to the markers' relative pose (as :func:`.kinematics.coordinates_from_pose`), rates and
-    accelerations from the markers' relative twist and acceleration, reactions from the cut
-    loads (``Wcut``), closure errors from the kernel's position and velocity residuals.
-    Also collects, over all rows, the loops' rank (:attr:`ranks`) and largest closure residual
-    (:attr:`max_gap`).
-    """
-
-    def __init__(self, system):
-        super().__init__(system, view=system)
-        self.ranks = []
-        self.max_gap = 0.0
-        self._cut_geometry = []
-        model = system.model
-        for spec in self.cut_specs:
-            h = model.hinge(spec["name"])
-            kind = HINGE_TYPES[h.type]
-            rot = [i for i, r in enumerate(("rx", "ry", "rz")) if r in kind.coordinates]
-            lacking = [i for i in range(3) if i not in rot]
-            code = K.TYPE_CODES[h.type]
-            nrot = bin(int(K.CUT_ROT[code])).count("1")
-            ntr = bin(int(K.CUT_TRANS[code])).count("1")
-            S = (local_motion_subspace(h.type, np.zeros(kind.dof))
-                 if h.type not in QUATERNION_TYPES else None)
-            self._cut_geometry.append(dict(
-                marker_in=system._marker(h.input), marker_out=system._marker(h.output),
-                coords=kind.coordinates, rot=rot, lacking=lacking, nrot=nrot, ntrans=ntr,
-                Spinv=None if S is None or h.type == "universal" else np.linalg.pinv(S)))
-
-    def row(self, t: float, y, flows=None) -> np.ndarray:
-        """The result row at (t, y) (:meth:`rows` of one)."""
-        return self.rows(np.array([t]), np.asarray(y, float)[None],
-                         None if flows is None else np.asarray(flows, float)[None])[0]
-
-    def rows(self, times, states, flows=None, instants=None) -> np.ndarray:
-        """The result rows at the times (k,) and states (k, ny), in time order (``instants``:
-        their evaluations when the caller has them, see ``Recorder.rows``)."""
-        b = self.system.instants(times, states) if instants is None else instants
-        base = self.base.rows_of(b, flows)
-        self.ranks += b.rank.tolist()
-        if b.phi.size:
-            self.max_gap = max(self.max_gap, float(np.abs(b.phi).max()))
-        k_rows = b.t.size
-        extra = np.empty((k_rows, self._n_extra))
-        col = 0
-        r0 = 0
-        for spec, geo in zip(self.cut_specs, self._cut_geometry):
-            vals = self._cut_columns(b, spec, geo, r0)
-            r0 += geo["nrot"] + geo["ntrans"]
-            for v in vals:
-                v = v.reshape(k_rows, -1)
-                extra[:, col:col + v.shape[1]] = v
-                col += v.shape[1]
-        return np.concatenate([base, extra], axis=1)[:, self._order]
-
-    def _cut_columns(self, b, spec, geo, r0):
-        """The columns of one cut hinge over the stacked instants ``b``: a list of (k, j)
-        blocks in column order."""
-        c = spec["index"]
-        k_rows = b.t.size
-
-        def frame(marker):
-            body, Rl, pl = marker
-            if body < 0:
-                z = np.zeros((k_rows, 3))
-                return (np.broadcast_to(Rl, (k_rows, 3, 3)), np.broadcast_to(pl, (k_rows, 3)),
-                        z, z, z, body)
-            R = b.R[:, body]
-            return (_mat_mat(R, Rl), b.pb[:, body] + _mat_vec(R, pl), b.w[:, body], None, None,
-                    body)
-
-        RB, pB, wi, _, _, bi = frame(geo["marker_in"])
-        RA, pA, wo, _, _, bo = frame(geo["marker_out"])
-
-        def velocity(body, w):
-            if body < 0:
-                return np.zeros((k_rows, 3))
-            return b.vh[:, body] + _cross(w, pB - b.hp[:, body])
-
-        def acceleration(body):
-            if body < 0:
-                return np.zeros((k_rows, 6))
-            r = pB - b.hp[:, body]
-            w, x = b.w[:, body], b.x[:, body]
-            return np.concatenate([x[:, :3], x[:, 3:] + _cross(x[:, :3], r)
-                                   + _cross(w, _cross(w, r))], axis=1)
-
-        def local(v):                    # global -> output-marker axes
-            return _matT_vec(RA, v)
-
-        Rrel = _matT_mat(RA, RB)
-        d = local(pB - pA)
-        rel_w = wi - wo
-        rel_v = velocity(bi, wi) - velocity(bo, wo)
-        xi = np.concatenate([local(rel_w), local(rel_v)], axis=1)
-        dx = acceleration(bi) - acceleration(bo)
-        dx[:, :3] -= _cross(wo, rel_w)
-        dx[:, 3:] -= 2.0 * _cross(wo, rel_v)
-        xid = np.concatenate([local(dx[:, :3]), local(dx[:, 3:])], axis=1)
-        typ = spec["type"]
-        name = spec["name"]
-        prev = self._prev.get(name)
-        if spec["quat"]:
-            nt = spec["ntrans"]
-            angles = continue_bryant_rows(_bryant_raw(Rrel)[:, None, :],
-                                          None if prev is None else prev[0][None])[:, 0]
-            quat = _quaternions_of_bryant(angles)
-            ref = quat[0] if prev is None else prev[1]
-            before = np.vstack([ref[None], quat[:-1]])
-            sign = np.sign(quat[:, 0] * before[:, 0] + quat[:, 1] * before[:, 1]
-                           + quat[:, 2] * before[:, 2] + quat[:, 3] * before[:, 3])
-            sign[sign == 0] = 1.0
-            quat = quat * np.cumprod(sign)[:, None]
-            self._prev[name] = (angles[-1].copy(), quat[-1].copy())
-            if typ == "spherical":
-                u, ud = xi[:, :3], xid[:, :3]
-            else:
-                u = np.concatenate([xi[:, 3:], xi[:, :3]], axis=1)
-                ud = np.concatenate([xid[:, 3:], xid[:, :3]], axis=1)
-            vals = [d[:, :nt], angles, quat, u, ud]
-        else:
-            q = self._coordinates(Rrel, d, geo, prev)
-            self._prev[name] = q[-1].copy()
-            if typ == "universal":
-                ca, sa = cos_sin_rows(np.ascontiguousarray(q[:, 0]))
-                u = np.stack([xi[:, 0], xi[:, 1] * ca + xi[:, 2] * sa], axis=1)
-                ab = u[:, 0] * u[:, 1]           # (dS/dt) u = a' b' (0, -sin a, cos a)
-                ud = np.stack([xid[:, 0], (xid[:, 1] + sa * ab) * ca
-                               + (xid[:, 2] - ca * ab) * sa], axis=1)
-            else:
-                u, ud = _rows_times(xi, geo["Spinv"]), _rows_times(xid, geo["Spinv"])
-            vals = [q, u, ud]
-        W = b.Wcut[:, c]
-        phi = b.phi[:, r0:r0 + geo["nrot"] + geo["ntrans"]]
-        vres = b.vres[:, r0:r0 + geo["nrot"] + geo["ntrans"]]
-        nr = geo["nrot"]
-        closure = np.stack([np.linalg.norm(phi[:, nr:], axis=1), np.linalg.norm(phi[:, :nr], axis=1),
-                            np.linalg.norm(vres[:, nr:], axis=1),
-                            np.linalg.norm(vres[:, :nr], axis=1)], axis=1)
-        return vals + [W[:, 3:], W[:, :3], closure]
-
-    @staticmethod
-    def _coordinates(Rrel, d, geo, prev):
-        """Coordinates (k, dof) of a hinge without a quaternion from the relative poses, as
-        :func:`.kinematics.coordinates_from_pose` without a reference, then each angle
-        continued from the row before (``prev``: the last row's coordinates, or None)."""
-        best = _bryant_many(Rrel)
-        other = _wrap(np.stack([best[:, 0] + np.pi, np.pi - best[:, 1], best[:, 2] + np.pi],
-                               axis=1))
-        lack = geo["lacking"]
-        if lack:
-            lb = np.linalg.norm(_wrap(best[:, lack]), axis=1)
-            lo = np.linalg.norm(_wrap(other[:, lack]), axis=1)
-            pick = lo < lb - 1e-9
-            best = np.where(pick[:, None], other, best)
-        q = np.empty((Rrel.shape[0], len(geo["coords"])))
-        for j, name in enumerate(geo["coords"]):
-            if name in ("rx", "ry", "rz"):
-                q[:, j] = _continue(_wrap(best[:, "xyz".index(name[1])]),
-                                    None if prev is None else prev[j])
-            else:
-                q[:, j] = d[:, "xyz".index(name)]
-        return q
-
-
 # --------------------------------------------------------------------------------------------------
 # Initial state
 # --------------------------------------------------------------------------------------------------
@@ -452,19 +158,20 @@ def _euler_step(system, y, ydot, h) -> np.ndarray:
     positions). The position rates are linear in the velocity coordinates at fixed ``q``
     (quaternion kinematics included), so ``qdot(q, u + h udot) = qdot(q, u) + qdot(q, h udot)``:
     the first term is ``ydot``'s own (with the drivers' values where they hold a coordinate),
-    the second the tree's kinematics (:func:`.kernels._state_rate`) of ``h udot``."""
+    the second the tree's kinematics of ``h udot``
+    (:func:`...elements.hinge_kinematics.state_rate`)."""
     T, nq = system.tree, system.nq_tot
     du = np.ascontiguousarray(h * ydot[nq:])
     extra = np.empty(y.size)
-    K._state_rate(np.ascontiguousarray(y[:nq]), du, du, T.code, T.qo, T.uo, T.nq, T.nu,
-                  T.nq_tot, extra)
+    state_rate(np.ascontiguousarray(y[:nq]), du, du, T.code, T.qo, T.uo, T.nq, T.nu, T.nq_tot,
+               extra)
     out = y + h * ydot
     out[:nq] += h * extra[:nq]
     return out
 
 
 def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e-8, atol=1e-10,
-        progress=None, cancel=None):
+        progress=None, cancel=None, topology=None):
     """Simulate ``model`` with the constrained method.
 
     Parameters
@@ -481,6 +188,8 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
         Tolerances of the adaptive integrators.
     progress, cancel : callable, optional
         As in :func:`~.simulate.simulate`.
+    topology : Topology, optional
+        The model's, when the caller has it (analysed here otherwise).
 
     Returns
     -------
@@ -496,7 +205,7 @@ def run(model, integrator="rk4", t_end=1.0, step=1e-3, output_step=1e-2, rtol=1e
     from ..runtime import Cancelled, SimulationError, output_times
     progress = progress or (lambda f: None)
     cancel = cancel or (lambda: False)
-    system = tree_system(model)
+    system = tree_system(model, topology)
     y0, report = initial_state(system)
     coupled = system.couple_initial_rates(y0) if model.couplers else []
     dc = DriftControl(system)

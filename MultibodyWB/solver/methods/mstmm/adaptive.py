@@ -52,9 +52,10 @@ from ...elements.forces import has_loads
 from ...elements.forces import (contact, cut_spring, nonlinear_bushing, point,
                                 rotational_spring_damper, spring_damper, stop)
 # </generated: imports>
-from .kernels import (_state_in, _state_rate, apply_loop_loads, cut_geometry, hinge_power,
-                      load_sweeps, loads, normalise_quaternions, psd_solve, riccati,
-                      tree_kinematics)
+from ...elements.hinge_kinematics import state_rate as _state_rate
+from ..shared.power import hinge_power
+from .kernels import (_state_in, apply_loop_loads, cut_geometry, load_sweeps, loads,
+                      normalise_quaternions, psd_solve, riccati, tree_kinematics)
 
 #: The compiled integrators (their names in the settings).
 COMPILED = ("RK45", "DOP853")

@@ -56,7 +56,8 @@ from numba import njit
 from ...maths.small import _JIT
 from ...model.settings import IMPLICIT
 from ...model.timeprogram import fill_time_functions
-from .kernels import evaluate_into, normalise_quaternions, power_flows
+from ..shared.power import power_flows
+from .kernels import evaluate_into, normalise_quaternions
 
 #: The integrators of this module (their names in the settings): fixed step, adaptive.
 NAMES = IMPLICIT

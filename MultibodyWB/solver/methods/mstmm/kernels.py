@@ -28,135 +28,19 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from ...maths.small import _INL, _JIT, _cr, _mm, _mv, quat_into, quat_to_matrix, rotvec
-from ...elements.forces import applied_loads, force_power, has_loads
+from ...maths.small import _INL, _JIT, _cr, _mm, _mv, quat_to_matrix, rotvec
+from ...elements.forces import applied_loads, has_loads
 # <generated: imports> written by scripts/generate_registry.py
 from ...elements.forces import (contact, cut_spring, nonlinear_bushing, point,
                                 rotational_spring_damper, spring_damper, stop)
 # </generated: imports>
-from ...elements.hinges import HINGE_TYPES, TYPE_CODES
-
-# hinge type codes (:data:`...elements.hinges.TYPE_CODES`: the table's order); the compiled
-# branches below test them by name
-FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, BUSHING = (
-    TYPE_CODES[n] for n in ("fixed", "revolute", "prismatic", "cylindrical", "universal",
-                            "spherical", "planar", "free", "bushing"))
-#: number of position coordinates and velocity coordinates per type code
-NQ = np.array([t.nq for t in HINGE_TYPES.values()], dtype=np.int64)
-NU = np.array([t.dof for t in HINGE_TYPES.values()], dtype=np.int64)
-
-
-
-# --------------------------------------------------------------------------------------------------
-# small 3-vector and quaternion helpers
-# --------------------------------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------------------------------
-# hinge local kinematics
-# --------------------------------------------------------------------------------------------------
-
-@njit(**_JIT)
-def hinge_local(code, q, qo, u, uo, Rrel, d, S, bias):
-    """Fill the relative pose ``Rrel`` (3,3), ``d`` (3,), ``S`` (6, nu) and ``bias`` (6,).
-
-    The hinge's own position and velocity coordinates (see System) are ``q[qo:]`` and
-    ``u[uo:]``. Allocates nothing (see :func:`riccati` on why).
-    """
-    for a in range(3):
-        d[a] = 0.0
-        for b in range(3):
-            Rrel[a, b] = 1.0 if a == b else 0.0
-    S[:, :] = 0.0
-    bias[:] = 0.0
-    if code == REVOLUTE:
-        c, s = np.cos(q[qo]), np.sin(q[qo])
-        Rrel[0, 0] = c
-        Rrel[0, 1] = -s
-        Rrel[1, 0] = s
-        Rrel[1, 1] = c
-        S[2, 0] = 1.0
-    elif code == PRISMATIC:
-        d[2] = q[qo]
-        S[5, 0] = 1.0
-    elif code == CYLINDRICAL:
-        d[2] = q[qo]
-        c, s = np.cos(q[qo + 1]), np.sin(q[qo + 1])
-        Rrel[0, 0] = c
-        Rrel[0, 1] = -s
-        Rrel[1, 0] = s
-        Rrel[1, 1] = c
-        S[5, 0] = 1.0
-        S[2, 1] = 1.0
-    elif code == UNIVERSAL:
-        ca, sa = np.cos(q[qo]), np.sin(q[qo])
-        cb, sb = np.cos(q[qo + 1]), np.sin(q[qo + 1])
-        # Rx(a) Ry(b)
-        Rrel[0, 0] = cb
-        Rrel[0, 1] = 0.0
-        Rrel[0, 2] = sb
-        Rrel[1, 0] = sa * sb
-        Rrel[1, 1] = ca
-        Rrel[1, 2] = -sa * cb
-        Rrel[2, 0] = -ca * sb
-        Rrel[2, 1] = sa
-        Rrel[2, 2] = ca * cb
-        S[0, 0] = 1.0
-        S[1, 1] = ca          # Rx(a) e_y
-        S[2, 1] = sa
-        # d/dt (Rx(a) e_y) * ub = ua * e_x x (Rx(a) e_y) * ub
-        bias[1] = -sa * u[uo] * u[uo + 1]
-        bias[2] = ca * u[uo] * u[uo + 1]
-    elif code == SPHERICAL:
-        quat_into(Rrel, q[qo], q[qo + 1], q[qo + 2], q[qo + 3])
-        S[0, 0] = 1.0
-        S[1, 1] = 1.0
-        S[2, 2] = 1.0
-    elif code == PLANAR:
-        d[0] = q[qo]
-        d[1] = q[qo + 1]
-        c, s = np.cos(q[qo + 2]), np.sin(q[qo + 2])
-        Rrel[0, 0] = c
-        Rrel[0, 1] = -s
-        Rrel[1, 0] = s
-        Rrel[1, 1] = c
-        S[3, 0] = 1.0
-        S[4, 1] = 1.0
-        S[2, 2] = 1.0
-    elif code == FREE or code == BUSHING:
-        d[0] = q[qo]
-        d[1] = q[qo + 1]
-        d[2] = q[qo + 2]
-        quat_into(Rrel, q[qo + 3], q[qo + 4], q[qo + 5], q[qo + 6])
-        for a in range(3):
-            S[3 + a, a] = 1.0
-            S[a, 3 + a] = 1.0
-
-
-@njit(**_JIT)
-def hinge_qdot(code, q, qo, u, uo, k, qd, o):
-    """Position-coordinate rates from velocity coordinates (quaternion kinematics).
-
-    The hinge's coordinates are ``q[qo:]``, its ``k`` velocity coordinates ``u[uo:uo + k]``; the
-    rates go to ``qd[o:]``.
-    """
-    if code == SPHERICAL or code == FREE or code == BUSHING:
-        r = 0
-        if code != SPHERICAL:
-            qd[o] = u[uo]
-            qd[o + 1] = u[uo + 1]
-            qd[o + 2] = u[uo + 2]
-            r = 3
-        w, x, y, z = q[qo + r], q[qo + r + 1], q[qo + r + 2], q[qo + r + 3]
-        wx, wy, wz = u[uo + r], u[uo + r + 1], u[uo + r + 2]
-        # dq/dt = 1/2 [0, w] (x) q, w in the output marker frame (spatial for the joint)
-        qd[o + r] = 0.5 * (-wx * x - wy * y - wz * z)
-        qd[o + r + 1] = 0.5 * (wx * w + wy * z - wz * y)
-        qd[o + r + 2] = 0.5 * (wy * w + wz * x - wx * z)
-        qd[o + r + 3] = 0.5 * (wz * w + wx * y - wy * x)
-    else:
-        for j in range(k):
-            qd[o + j] = u[uo + j]
+from ...elements.hinges import HINGE_TYPES, TYPE_CODES  # noqa: F401  (TYPE_CODES: kernels' users)
+# one relative kinematics per hinge type, shared with the other methods (issue 36 item 2)
+from ...elements.hinge_kinematics import (  # noqa: F401  (names the kernels' users read here)
+    BUSHING, CUT_ROT, CUT_TRANS, CYLINDRICAL, FIXED, FREE, NQ, NU, PLANAR, PRISMATIC, REVOLUTE,
+    SPHERICAL, UNIVERSAL, cut_count, hinge_local, hinge_qdot, state_rate as _state_rate)
+# the power of drivers, forces and dampers, shared with the other methods
+from ..shared.power import hinge_power, power_flows  # noqa: F401  (power_flows: System)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -771,15 +655,6 @@ def _state_in(y, drv, nq_tot, drv_idx, drv_q, q, u, dd):
 
 
 @njit(**_JIT)
-def _state_rate(q, u, udot, code, qo, uo, nq, nu, nq_tot, ydot):
-    """The state derivative from u (and q for quaternions) and udot."""
-    for i in range(code.size):
-        hinge_qdot(code[i], q, qo[i], u, uo[i], nq[i], ydot, qo[i])
-    for j in range(u.size):
-        ydot[nq_tot + j] = udot[j]
-
-
-@njit(**_JIT)
 def evaluate_into(y, drv, mags, T, F, W, ydot):
     """State derivative at (y, drivers, magnitudes) into ``ydot``; fills the work arrays W.
 
@@ -807,44 +682,6 @@ def evaluate_into(y, drv, mags, T, F, W, ydot):
         # what a cut hinge applies on its input body: its springs' and dampers' loads too
         cut_spring.add_wrenches(F.cut_spring, W.R, W.pb, W.hp, W.w, W.vh, W.loops.Wcut)
     _state_rate(W.q, W.u, W.udot, T.code, T.qo, T.uo, T.nq, T.nu, T.nq_tot, ydot)
-
-
-@njit(**_JIT)
-def power_flows(q, u, tau, mags, driven, drv_q, hk, hc, href, F, R, pb, pc, hp, w, vh, out):
-    """The power of what does work on the system besides gravity and springs, into ``out`` (3,).
-
-    ``out[0]``: drivers, the sum over driven coordinates of the driver's load (the hinge's
-    generalised load ``tau`` minus its own spring and damper, ``tau + k (q - ref) + c u``) times
-    the coordinate's rate; ``out[1]``: applied forces, the magnitudes of point forces and
-    torques (``F . v`` of the material point, ``T . w``) and the time-function part of
-    spring-dampers (``-f(t) dL/dt``); ``out[2]``: the power the dampers dissipate (>= 0): hinge
-    dampers ``c u^2`` on every velocity coordinate, spring-dampers ``c (dL/dt)^2``, rotational
-    spring-dampers ``c |w_in - w_out|^2``. Springs and gravity are conservative: their power is
-    minus the rate of the potential energy (not here). W (N m/s). ``q``, ``u``, ``tau`` and the
-    body kinematics ``R pb pc hp w vh`` of an evaluation; ``tau`` must hold the drivers' loads
-    (:func:`riccati` fills them). The hinges' part and the force elements' part are
-    :func:`hinge_power` and :func:`force_power` (the fixed-step runs, :func:`_fixed_run`, take
-    the second from the same pass as the loads, only for a model with force elements).
-    """
-    hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out)
-    force_power(mags, F, R, pb, pc, hp, w, vh, out)
-
-
-@njit(**_JIT)
-def hinge_power(q, u, tau, driven, drv_q, hk, hc, href, out):
-    """The drivers' power into ``out[0]``, the hinge dampers' into ``out[2]``, ``out[1] = 0``
-    (see :func:`power_flows`)."""
-    pd = 0.0
-    pdis = 0.0
-    for j in range(u.size):
-        uj = u[j]
-        if hc[j] != 0.0:
-            pdis += hc[j] * uj * uj
-        if driven[j]:
-            pd += (tau[j] + hk[j] * (q[drv_q[j]] - href[j]) + hc[j] * uj) * uj
-    out[0] = pd
-    out[1] = 0.0
-    out[2] = pdis
 
 
 @njit(**_JIT)
@@ -1170,28 +1007,6 @@ def evaluate(y, drv, mags, T, F, W):
 # tree part stays O(n): the response of the tree to each column of N is one load-only sweep that
 # reuses the articulated inertias of the main sweep; the small system for lam is solved with a
 # pseudo-inverse, so redundant constraints give the minimum-norm loads.
-
-#: blocked rotation axes (bit 0: x, 1: y, 2: z; bit 3: the universal's Rx(a) e_z) and blocked
-#: translations (bits 0..2) by type code
-CUT_ROT = np.array([{"full": 7, "axis": 3, "cross": 8, "none": 0}[t.rotation_mode]
-                    for t in HINGE_TYPES.values()], dtype=np.int64)
-CUT_TRANS = np.array([sum(b << a for a, b in enumerate(t.blocked_translations))
-                      for t in HINGE_TYPES.values()], dtype=np.int64)
-
-
-@njit(**_JIT)
-def cut_count(code):
-    """Number of constraint equations of a cut hinge of type ``code``."""
-    n = 0
-    r, t = CUT_ROT[code], CUT_TRANS[code]
-    for b in range(4):
-        if (r >> b) & 1:
-            n += 1
-    for b in range(3):
-        if (t >> b) & 1:
-            n += 1
-    return n
-
 
 @njit(**_INL)
 def _mtm(A, ia, B, ib, C, ic):

@@ -18,7 +18,7 @@ scipy's adaptive integrators (:func:`_run_adaptive`)
     ``Radau``, ``BDF``, ``LSODA`` (and RK45, DOP853 when taken out of
     :data:`COMPILED_ADAPTIVE`): scipy's solver with a Python call per evaluation.
 
-Closed loops: the rows come from :class:`~..constrained.run.LoopRecorder`, singular
+Closed loops: the rows come from :class:`~.loop_rows.LoopRecorder`, singular
 configurations from :class:`~..shared.singularity.SingularityMonitor` fed with the kernel's
 conditioning ratio at every step, and :func:`_loop_report` says what the run met (issue 36
 moved this driver here from ``run/simulate.py``; what the module docstring of
@@ -65,18 +65,20 @@ MAX_ADAPTIVE_CHUNK = 20000
 PROGRESS_STEP = 0.005
 
 
-def run(model, integrator, t_end, step, output_step, rtol, atol, progress, cancel, wall0) -> Results:
+def run(model, integrator, t_end, step, output_step, rtol, atol, progress, cancel, wall0,
+        topology=None) -> Results:
     """A run of ``model`` with the method ``mstmm`` (:class:`.system.System`): its
     :class:`~...results.table.Results` (the contract of :mod:`..base`; the energy check is the
-    caller's). ``wall0``: when the run started (its ``meta['wall_time']`` counts from it)."""
+    caller's). ``wall0``: when the run started (its ``meta['wall_time']`` counts from it);
+    ``topology``: the model's, when the caller has it."""
     from .system import System
-    system = System(model)
+    system = System(model, topology)
     system.set_stabilisation(step)         # closed loops: tuned to the step (adaptive: the
     #                                        first; then the current one, see _run_adaptive)
     monitor = None
     if system.cuts:
         from ...analysis.assembly import assembled_state
-        from ..constrained.run import LoopRecorder
+        from .loop_rows import LoopRecorder
         from ..shared.singularity import SingularityMonitor
         rec = LoopRecorder(system)
         y0, report = assembled_state(system)
@@ -124,7 +126,7 @@ def _loop_report(system, report, rec, monitor, times, states) -> dict:
     """What an mstmm run of a mechanism with closed loops met: the assembly, redundant
     constraints, singular configurations (the loops losing rank, from the conditioning
     monitor evaluated at every step: :class:`~.partition.SingularityMonitor`) and the closure
-    (``rec``: the run's :class:`~.constrained.run.LoopRecorder`)."""
+    (``rec``: the run's :class:`~.loop_rows.LoopRecorder`)."""
     from ...analysis.kinematics import mobility
     warnings, info = [], {}
     if report is not None:
@@ -181,13 +183,13 @@ def _singularity_kinds(system, found, times, states) -> list:
 
     The monitor sees the loops' constraint compliance with the driven coordinates held, which
     loses rank at both. Without drivers it is a change point; with drivers the loop Jacobian
-    over all coordinates (:func:`.formulation.loop_constraints`) at the output state nearest
+    over all coordinates (:func:`..shared.loops.loop_constraints`) at the output state nearest
     in time tells them apart: at a change point it loses rank too, at a dead centre it keeps
     it.
     """
     if not system.drivers or not found:
         return ["change point"] * len(found)
-    from ..constrained.formulation import loop_constraints
+    from ..shared.loops import loop_constraints
     out = []
     for s in found:
         j = int(np.argmin(np.abs(times - s.time)))

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...model.mechanism import MultibodySystem
 from ...results.table import fill_residual
+from ..shared.cut_rows import CLOSURE_QUANTITIES
 from ..shared.instant import Instant
 from .scheme import COMPILE_SAMPLES, NewtonEuler
 
@@ -22,10 +23,6 @@ MAX_CHUNK = 200000
 # --------------------------------------------------------------------------------------------------
 # result rows
 # --------------------------------------------------------------------------------------------------
-
-#: Loop-closure columns of every cut hinge (as the other methods report them).
-CLOSURE_QUANTITIES = ("closure_gap", "closure_angle", "closure_gap_rate", "closure_angle_rate")
-
 
 class NewtonEulerRecorder:
     """Result rows of the Newton-Euler method: :class:`~.recorder.Recorder`'s columns for every
@@ -108,18 +105,19 @@ def _blow_up(ne, before, n, h):
 
 
 def run(model: MultibodySystem, t_end: float, step: float, output_step: float, progress=None,
-        cancel=None, **options):
+        cancel=None, topology=None, **options):
     """Simulate with the Newton-Euler method; returns ``(times, states, data, info, recorder)``,
     the recorder a :class:`NewtonEulerRecorder` (its ``names`` are the columns).
 
     ``options``: ``joint_fraction``, ``joint_frequency``, ``joint_damping_ratio`` (see
-    :class:`NewtonEuler`). Output every ``output_step`` (a whole number of steps) and at
+    :class:`NewtonEuler`); ``topology``: the model's, when the caller has it. Output every
+    ``output_step`` (a whole number of steps) and at
     ``t_end`` (after a shorter last step when it is not on the step grid).
     """
     from ..runtime import Cancelled
     progress = progress or (lambda f: None)
     cancel = cancel or (lambda: False)
-    ne = NewtonEuler(model, step, **options)
+    ne = NewtonEuler(model, step, topology=topology, **options)
     rec = NewtonEulerRecorder(ne)
     h = float(step)
     r = max(1, int(round(output_step / h)))

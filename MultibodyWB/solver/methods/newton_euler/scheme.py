@@ -591,9 +591,9 @@ class NewtonEuler:
 
     def power(self, inst: Instant) -> np.ndarray:
         """Power of the drivers, of the applied forces, and dissipated by the hinges' own and
-        the force elements' dampers at an instant, (3,) W (:func:`.kernels.power_flows`; the
+        the force elements' dampers at an instant, (3,) W (:func:`..shared.power.power_flows`; the
         penalty joints' dampers are not counted)."""
-        from ..mstmm.kernels import power_flows
+        from ..shared.power import power_flows
         Jt = self.Jt
         driven = np.zeros(Jt.hk.size, dtype=np.int64)
         driven[Jt.drv_u] = 1
