@@ -53,6 +53,13 @@ def test_the_panel_says_in_red_that_the_run_is_not_to_be_trusted(untrusted):
     assert r["shot"]["saved"] and r["shot"]["distinct_colors"] > 10
 
 
+def test_one_run_makes_its_start_once(untrusted):
+    """The Simulate panel starts the run (the solver's stages check and start, where the
+    drawing is checked) and the job solves that prepared run: the start is not made twice."""
+    assert untrusted["untrusted_run"]["job_state"] == "done"
+    assert untrusted["starts_per_run"] == 1
+
+
 def test_a_trusted_run_is_a_plain_success_and_the_colour_goes(untrusted):
     r = untrusted["trusted_run"]
     assert r["job_state"] == "done", r["messages"]

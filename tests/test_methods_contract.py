@@ -236,3 +236,22 @@ def test_start_stops_before_solving_and_solve_finishes_as_simulate(monkeypatch):
         simulate_module.start(build("double_pendulum"), t_end=0.02, step=1e-3,
                               output_step=1.5e-3)
 
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_a_run_analyses_the_topology_once(name, monkeypatch):
+    """The start analyses the model's topology and hands it to the method (the prepared run's
+    ``topology``): one analysis per run, with a closed loop too."""
+    from MultibodyWB.solver.analysis import topology
+    made = []
+    init = topology.Topology.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(1)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(topology.Topology, "__init__", counted)
+    step = 1e-6 if name == "newton-euler" else 1e-4
+    res = simulate(build("four_bar"), method=name, t_end=0.002, step=step, output_step=1e-3,
+                   accept_corrections=True)
+    assert len(res) == 3
+    assert len(made) == 1

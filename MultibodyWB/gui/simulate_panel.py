@@ -552,26 +552,26 @@ class SimulatePanel(TaskPanel):
         FreeCAD.Console.PrintWarning(f"MultibodyWB: {text}\n")
 
     def _start(self, model, accept_corrections=False):
-        """Check the start (the drawing, unless accepted), then start the job on ``model``
-        (after the compile of the kernels when a first run needs it)."""
-        from ..solver.api import StartCorrectionError, prepare_start as prepare
-        if not accept_corrections:
-            try:
-                prepare(model)
-            except StartCorrectionError as exc:
-                self._show_start_correction(model, exc.report)
-                return False
-            except ModelError as exc:              # a loop that cannot be closed
-                self.say("The mechanism cannot be assembled:", error=True)
-                for p in self._in_document(exc.problems):
-                    self.say(f"  {p}", error=True)
-                self.status.setText("Not run: the model has problems")
-                return False
-            except Exception as exc:  # noqa: BLE001 - said in the panel, never a traceback
-                self.say(f"The start could not be checked: {type(exc).__name__}: {exc}",
-                         error=True)
-                self.status.setText("Not run: the start could not be checked")
-                return False
+        """The run's start (the solver's stages check and start: the drawing, unless accepted),
+        then its solve on a job (after the compile of the kernels when a first run needs it):
+        the start is made once, here, and the job solves the run it prepared."""
+        from ..solver.api import StartCorrectionError, start_run
+        try:
+            prepared = start_run(model, accept_corrections=accept_corrections)
+        except StartCorrectionError as exc:
+            self._show_start_correction(model, exc.report)
+            return False
+        except ModelError as exc:                  # a loop that cannot be closed
+            self.say("The mechanism cannot be assembled:", error=True)
+            for p in self._in_document(exc.problems):
+                self.say(f"  {p}", error=True)
+            self.status.setText("Not run: the model has problems")
+            return False
+        except Exception as exc:  # noqa: BLE001 - said in the panel, never a traceback
+            self.say(f"The start could not be checked: {type(exc).__name__}: {exc}",
+                     error=True)
+            self.status.setText("Not run: the start could not be checked")
+            return False
         self.accepted_corrections = accept_corrections
         self.progress.setValue(0)
         self._busy(True)
@@ -580,7 +580,7 @@ class SimulatePanel(TaskPanel):
         if warmup.request(stage):
             # the kernels this run needs are being compiled (FreeCAD's start began it, or this
             # Run): wait for them, not for the rest of the compile
-            self.compiling = (model, accept_corrections, stage)
+            self.compiling = (prepared, stage)
             from ..solver.api import WARMUP_STAGE_TEXT as STAGE_TEXT
             self.say(f"Compiling the solver's kernels for this run ({STAGE_TEXT[stage]}; once "
                      "after installing or updating) in a separate process; the run starts when "
@@ -590,14 +590,14 @@ class SimulatePanel(TaskPanel):
             self.compile_started = time.perf_counter()
             self.timer.start()
             return True
-        self._launch(model, accept_corrections)
+        self._launch(prepared)
         return True
 
-    def _launch(self, model, accept_corrections):
-        """Start the job (the kernels are ready, or it compiles them itself)."""
+    def _launch(self, prepared):
+        """Start the job that solves the prepared run (the kernels ready, or it compiles them)."""
         from ..solver.api import Job
         values = self.settings_used
-        self.job = Job(model, accept_corrections=accept_corrections)
+        self.job = Job.solving(prepared)
         self.started = time.perf_counter()
         self.shown = self.started           # when the progress was last shown
         self.status.setText("Starting")
@@ -694,7 +694,7 @@ class SimulatePanel(TaskPanel):
         """Follow the compile of the kernels, then the job (timer slot): progress, and its
         end."""
         if self.compiling is not None and not self.closed:
-            model, accept, stage = self.compiling
+            prepared, stage = self.compiling
             if warmup.running() and not warmup.ready(stage):
                 now = time.perf_counter()
                 if now - self.shown >= SHOW_S:
@@ -716,7 +716,7 @@ class SimulatePanel(TaskPanel):
             else:
                 self.say("Compiling the solver ahead did not finish; the run compiles it "
                          "(see multibodywb-warmup.log in FreeCAD's user folder)")
-            self._launch(model, accept)
+            self._launch(prepared)
             return
         job = self.job
         if job is None or self.closed:

@@ -40,7 +40,6 @@ Topology, start and assembly
     mobility: a model's real mobility (tree coordinates minus the loops' constraint rank)
     write_figure: the topology figure written to a file (Graphviz; the extension picks the format)
     resolve_model: the model as every method reads it, and notes on what was done
-    prepare_start: a valid model resolved and its start checked: (model, start report)
     StartCorrectionError: a run would start away from the drawing (its report says how)
     assemble: consistent initial coordinates and rates of a mechanism with closed loops
     forward_kinematics, drawn_poses, marker_pose: the parts' and markers' global poses
@@ -49,8 +48,10 @@ Topology, start and assembly
 
 Runs and jobs
     simulate: run a model and return its :class:`Results`
+    start_run: the stages check and start of a run, without solving: the prepared run
     check_run_settings: a run's settings resolved and checked (ModelError naming each field)
-    Job: ``simulate`` on a background thread, with progress and cancel
+    Job: ``simulate`` on a background thread, with progress and cancel (``Job.solving``: a
+        prepared run's solve)
     Cancelled: raised by a run that was cancelled
 
 Runtime advice
@@ -132,7 +133,6 @@ _TABLE: dict[str, tuple[str, str | None]] = {
     "mobility": (_M + "analysis.kinematics", "mobility"),
     "write_figure": (_M + "analysis.figure", "write_figure"),
     "resolve_model": (_M + "analysis.start", "resolve"),
-    "prepare_start": (_M + "analysis.start", "prepare"),
     "StartCorrectionError": (_M + "analysis.start", "StartCorrectionError"),
     "assemble": (_M + "analysis.assembly", "assemble"),
     "forward_kinematics": (_M + "analysis.kinematics", "forward_kinematics"),
@@ -144,6 +144,7 @@ _TABLE: dict[str, tuple[str, str | None]] = {
     "loop_residual": (_M + "analysis.kinematics", "loop_residual"),
     # runs and jobs
     "simulate": (_M + "run.simulate", "simulate"),
+    "start_run": (_M + "run.simulate", "start"),
     "check_run_settings": (_M + "run.simulate", "_settings"),
     "Job": (_M + "run.job", "Job"),
     "Cancelled": (_M + "methods.runtime", "Cancelled"),

@@ -10,7 +10,8 @@ list (text, colour, tooltip), the Result's ``Untrusted`` and ``Label2``; screens
 window. The document is saved, closed and reopened, and the Simulate panel opened on it again:
 the list and the Results as before. Finally a copy saved without the ``Untrusted`` property (a
 file from before it) is reopened: the property comes back from the run's warnings. Before that,
-the untrusted run is selected in the reopened panel and Play clicked: the player's label.
+the untrusted run is selected in the reopened panel and Play clicked: the player's label. The
+first Run counts the solver's start stages it makes (one: the panel starts, the job solves).
 
 Started by tests/test_gui_untrusted.py; writes its findings as JSON.
 """
@@ -117,8 +118,22 @@ def check():
     sim.Integrator = "rk4"
     doc.recompute()
 
+    # the solver's start stage (drawing check, resolve) is made once per Run: the panel starts
+    # the run and the job solves it (a spy counts the calls; it changes nothing)
+    from MultibodyWB.solver.analysis import start as solver_start
+    prepare, starts = solver_start.prepare, []
+
+    def counted(*args, **kwargs):
+        starts.append(1)
+        return prepare(*args, **kwargs)
+
+    solver_start.prepare = counted
     panel = open_panel(mechanism)
-    result["untrusted_run"] = press_run(panel, "untrusted_run.png")
+    try:
+        result["untrusted_run"] = press_run(panel, "untrusted_run.png")
+    finally:
+        solver_start.prepare = prepare
+    result["starts_per_run"] = len(starts)
     edit = panel.quantity["Step"]                   # typed, as the status advises
     edit.setFocus()
     edit.selectAll()

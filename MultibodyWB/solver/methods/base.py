@@ -92,6 +92,9 @@ class Prepared:
         The method's options (rule 7).
     wall0 : float
         ``time.perf_counter()`` when the run began (``meta['wall_time']`` counts from it).
+    topology : Topology or None
+        The model's (:func:`...analysis.topology.analyse`), analysed once by the start and
+        handed to the method (None: the method analyses it).
     """
 
     model: object
@@ -105,6 +108,7 @@ class Prepared:
     atol: float
     options: dict = field(default_factory=dict)
     wall0: float = field(default_factory=_time.perf_counter)
+    topology: object = None
 
 
 class Method:
@@ -152,7 +156,8 @@ class Mstmm(Method):
     def solve(self, run, progress, cancel):
         from .mstmm import run as mstmm_run
         return mstmm_run.run(run.model, run.integrator, run.t_end, run.step, run.output_step,
-                             run.rtol, run.atol, progress, cancel, run.wall0)
+                             run.rtol, run.atol, progress, cancel, run.wall0,
+                             topology=run.topology)
 
 
 class Constrained(Method):
@@ -169,7 +174,7 @@ class Constrained(Method):
         from .constrained.run import run as constrained_run
         names, times, states, data, info = constrained_run(
             run.model, run.integrator, run.t_end, run.step, run.output_step, run.rtol, run.atol,
-            progress, cancel)
+            progress, cancel, topology=run.topology)
         meta = self._meta(run, **info)
         if run.integrator not in FIXED_STEP:
             meta.update(relative_tolerance=run.rtol, absolute_tolerance=run.atol)
@@ -192,7 +197,8 @@ class NewtonEuler(Method):
     def solve(self, run, progress, cancel):
         from .newton_euler.run import run as newton_euler_run
         times, states, data, info, rec = newton_euler_run(
-            run.model, run.t_end, run.step, run.output_step, progress, cancel, **run.options)
+            run.model, run.t_end, run.step, run.output_step, progress, cancel,
+            topology=run.topology, **run.options)
         meta = dict(model=run.model.name, method=self.name, step=run.step,
                     output_step=run.output_step, end_time=run.t_end,
                     wall_time=_time.perf_counter() - run.wall0, bodies=rec.bodies,

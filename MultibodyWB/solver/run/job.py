@@ -22,7 +22,7 @@ import time as _time
 import traceback
 
 from ..model.problems import ModelError
-from .simulate import simulate
+from .simulate import simulate, solve
 from ..methods.runtime import Cancelled, SimulationError
 
 #: The values of :attr:`Job.state`.
@@ -30,7 +30,9 @@ STATES = ("idle", "running", "done", "failed", "cancelled")
 
 
 class Job:
-    """``simulate(model, **settings)`` on a background thread, with progress and cancel.
+    """``simulate(model, **settings)`` on a background thread, with progress and cancel; or,
+    for a run already started (:func:`.simulate.start`: a caller that showed the start first),
+    ``solve(prepared)`` (:meth:`solving`).
 
     Parameters
     ----------
@@ -76,6 +78,7 @@ class Job:
                                 "Job.cancel()")
         self.model = model
         self.settings = dict(settings)
+        self.prepared = None
         self._cancel = threading.Event()
         self._finished = threading.Event()
         self._thread = None
@@ -88,6 +91,14 @@ class Job:
         self._t1 = None
         self._first_progress = None
         self._trace = None
+
+    @classmethod
+    def solving(cls, prepared, wall_budget=None) -> "Job":
+        """A job that solves a run :func:`.simulate.start` prepared (the stages solve and
+        results, :func:`.simulate.solve`): the start is not made again."""
+        job = cls(prepared.model, **({} if wall_budget is None else {"wall_budget": wall_budget}))
+        job.prepared = prepared
+        return job
 
     # -- control --------------------------------------------------------------------------------
     def start(self) -> Job:
@@ -180,8 +191,12 @@ class Job:
 
     def _run(self) -> None:
         try:
-            results = simulate(self.model, progress=self._on_progress,
-                               cancel=self._cancel.is_set, **self.settings)
+            if self.prepared is not None:
+                results = solve(self.prepared, progress=self._on_progress,
+                                cancel=self._cancel.is_set, **self.settings)
+            else:
+                results = simulate(self.model, progress=self._on_progress,
+                                   cancel=self._cancel.is_set, **self.settings)
         except Cancelled as exc:
             self._error = exc
             state = "cancelled"

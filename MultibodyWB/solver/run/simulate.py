@@ -396,9 +396,11 @@ def _start(model, settings, accept_corrections, options, wall0) -> Prepared:
     method, integrator, t_end, step, output_step, rtol, atol = settings
     RUNNERS[method].check_options(options)
     from ..analysis.start import prepare
-    model, start_report = prepare(model, accept_corrections)
+    from ..analysis.topology import analyse
+    topology = analyse(model)         # once for the run: resolving changes no connection
+    model, start_report = prepare(model, accept_corrections, topology)
     return Prepared(model, start_report, method, integrator, t_end, step, output_step, rtol,
-                    atol, options, wall0)
+                    atol, options, wall0, topology)
 
 
 def _solve(run: Prepared, progress, cancel, wall_budget) -> Results:
