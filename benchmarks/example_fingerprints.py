@@ -8,7 +8,9 @@ random trees of tests/randmodels.py with every hinge type and force law) with ev
 method and integrator that applies (mstmm with rk4 and DOP853, constrained with rk4,
 newton-euler), for a short end time, and takes the SHA-256 of the result table (column names and
 the bytes of every value), of the states and of the start report. ``--compare`` prints the runs
-whose fingerprint differs and, for them, the largest difference in any column; the exit status
+whose fingerprint differs and, for them, the largest difference in any column (and the largest
+relative to its quantity's scale: the largest magnitude of that quantity, ``w`` or ``alpha`` say,
+in any column); the exit status
 is 1 when one differs. Fingerprints are only comparable on the same machine and libraries
 (numba's code and BLAS may differ elsewhere in the last bit). Not a test: it takes a few
 minutes.
@@ -157,7 +159,18 @@ def main(argv=None) -> int:
             if a.shape == b.shape:
                 d = np.abs(a - b).max(axis=0)
                 worst = int(np.argmax(d))
-                print(f"{key}: DIFFERS, largest difference {d[worst]:.3e} in {fp['names'][worst]}")
+                # relative to the quantity's scale: the largest magnitude before of that
+                # quantity in any column (Ball1.wx, Ball2.wz...: the angular velocities' scale)
+                mag = np.abs(b).max(axis=0)
+                kinds = [n.rsplit(".", 1)[-1] for n in fp["names"]]
+                stems = [k[:-1] if k[-1:] in "xyz" and len(k) > 1 else k for k in kinds]
+                scale = {}
+                for stem, m in zip(stems, mag):
+                    scale[stem] = max(scale.get(stem, 0.0), m)
+                rel = d / np.maximum([scale[st] for st in stems], np.finfo(float).tiny)
+                wr = int(np.argmax(rel))
+                print(f"{key}: DIFFERS, largest difference {d[worst]:.3e} in {fp['names'][worst]};"
+                      f" relative to its quantity's scale {rel[wr]:.3e} in {fp['names'][wr]}")
                 continue
         print(f"{key}: DIFFERS ({fp.get('error') or 'shape or columns changed'})")
     missing = sorted(set(before) - set(now)) if not args.only else []
