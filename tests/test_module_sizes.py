@@ -14,7 +14,6 @@ LIMIT = 1000
 
 #: Modules over the limit today (2026-11-29) and their line counts then: each may only shrink.
 OVER = {
-    "MultibodyWB/solver/methods/mstmm/kernels.py": 2058,
     "MultibodyWB/solver/elements/forces/contact.py": 1067,
     "MultibodyWB/gui/task_study.py": 1037,
     "MultibodyWB/gui/task_base.py": 1016,
