@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from MultibodyWB.solver.elements.forces.contact import canonical, depths, hull
+from MultibodyWB.solver.elements.forces.contact import canonical, depths
+from MultibodyWB.solver.elements.hulls import hull
 from MultibodyWB.solver.model import MultibodySystem, massprops, xmlio
 from MultibodyWB.solver.model.problems import ModelError
 from MultibodyWB.solver.run.simulate import simulate

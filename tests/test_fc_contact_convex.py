@@ -60,7 +60,7 @@ def same_points(a, b, tol):
 
 def hull_gap(a, b):
     """The largest distance of points ``a`` (n, 3) outside or inside the hull of ``b``."""
-    from MultibodyWB.solver.elements.forces.contact import hull
+    from MultibodyWB.solver.elements.hulls import hull
     planes = hull(b).planes
     return np.abs((np.asarray(a) @ planes[:, :3].T + planes[:, 3]).max(axis=1)).max()
 

@@ -119,7 +119,7 @@ _TABLE: dict[str, tuple[str, str | None]] = {
     "matrix_to_bryant": (_M + "maths.rotations", "matrix_to_bryant"),
     "inertia_vector_to_tensor": (_M + "maths.rotations", "inertia_vector_to_tensor"),
     "parallel_axis": (_M + "maths.rotations", "parallel_axis"),
-    "convex_hull": (_M + "elements.forces.contact", "hull"),
+    "convex_hull": (_M + "elements.hulls", "hull"),
     "wrap_chain": (_M + "model.wrap", "wrap"),
     "chain_tight_count": (_M + "model.wrap", "tight_count"),
     # checks and problems

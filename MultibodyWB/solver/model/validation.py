@@ -509,7 +509,7 @@ def _check_force(model, f, c):
 
 def _check_points(k, field, points, c):
     """A convex shape's Points: triples of finite numbers whose hull has a volume."""
-    from ..elements.forces.contact import hull
+    from ..elements.hulls import hull
     if points is None or np.asarray(points).size == 0:
         c.add(k, field, "Points: a convex shape needs the points of its hull (m), or a mesh "
                         "File")
@@ -538,7 +538,7 @@ MIN_THICKNESS = 1e-9
 
 
 def _hull_width(h):
-    """(width, size) (m) of a :class:`~..elements.forces.contact.Hull`: its smallest extent
+    """(width, size) (m) of a :class:`~..elements.hulls.Hull`: its smallest extent
     across its faces (the largest distance of a vertex below each face's plane, least over
     the faces) and the largest distance between two of its vertices' coordinates."""
     v = h.vertices
