@@ -15,9 +15,6 @@ LIMIT = 1000
 #: Modules over the limit today (2026-11-29) and their line counts then: each may only shrink.
 OVER = {
     "MultibodyWB/solver/elements/forces/contact.py": 1067,
-    "MultibodyWB/gui/task_study.py": 1037,
-    "MultibodyWB/gui/task_base.py": 1016,
-    "MultibodyWB/gui/simulate_panel.py": 1012,
     "MultibodyWB/solver/methods/mstmm/transfer.py": 1008,
 }
 
