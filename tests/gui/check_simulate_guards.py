@@ -9,7 +9,7 @@ panel is idle again, how long the GUI went without handling a QTimer (10 ms) mea
 document's object count, undo count, the hinge's property values and the stored runs before and
 after. The stiff model is also run and cancelled with the panel's Cancel button.
 
-Started by tests/test_fc_gui_runguard.py; writes its findings as JSON.
+Started by tests/test_gui_simulate_guards.py; writes its findings as JSON.
 """
 
 import os
