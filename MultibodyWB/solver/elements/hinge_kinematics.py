@@ -185,10 +185,29 @@ def cut_count(code):
 
 
 def local(hinge_type: str, q, u):
-    """:func:`hinge_local` from Python for one hinge: ``(R (3, 3), d (3,), S (6, dof),
-    bias (6,))`` from its position and velocity coordinates in the state layout.
+    """:func:`hinge_local` from Python for one hinge (the constrained method's call).
 
-    Raises KeyError for a type that is not in the table."""
+    Parameters
+    ----------
+    hinge_type : str
+        A key of :data:`~.hinges.HINGE_TYPES` (KeyError for another).
+    q, u : array_like
+        The hinge's position and velocity coordinates in the state layout (Bryant angles and
+        translations; a quaternion (w, x, y, z) in place of the angles of spherical, free and
+        bushing hinges).
+
+    Returns
+    -------
+    R : ndarray (3, 3)
+        Rotation of the input marker frame relative to the output marker frame.
+    d : ndarray (3,)
+        Input marker origin in output-marker axes (m).
+    S : ndarray (6, dof)
+        ``[omega_rel; d']`` per unit velocity coordinate (output-marker axes): the relative
+        twist about the input marker's origin as seen from the output marker frame.
+    bias : ndarray (6,)
+        ``(dS/dt) u``.
+    """
     code = TYPE_CODES[hinge_type]
     R, d, S, bias = np.empty((3, 3)), np.empty(3), np.empty((6, 6)), np.empty(6)
     hinge_local(code, np.ascontiguousarray(q, dtype=np.float64), 0,

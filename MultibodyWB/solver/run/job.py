@@ -93,10 +93,10 @@ class Job:
         self._trace = None
 
     @classmethod
-    def solving(cls, prepared, wall_budget=None) -> "Job":
+    def solving(cls, prepared) -> "Job":
         """A job that solves a run :func:`.simulate.start` prepared (the stages solve and
         results, :func:`.simulate.solve`): the start is not made again."""
-        job = cls(prepared.model, **({} if wall_budget is None else {"wall_budget": wall_budget}))
+        job = cls(prepared.model)
         job.prepared = prepared
         return job
 
@@ -193,7 +193,7 @@ class Job:
         try:
             if self.prepared is not None:
                 results = solve(self.prepared, progress=self._on_progress,
-                                cancel=self._cancel.is_set, **self.settings)
+                                cancel=self._cancel.is_set)
             else:
                 results = simulate(self.model, progress=self._on_progress,
                                    cancel=self._cancel.is_set, **self.settings)

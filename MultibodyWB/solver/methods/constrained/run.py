@@ -44,8 +44,7 @@ from ...model.settings import FIXED_STEP
 from ...results.table import fill_residual
 from ...results.recorder import _bryant_raw, continue_bryant
 from ...maths.rotations import bryant_to_matrix
-from ..shared.cut_rows import (CLOSURE_QUANTITIES, CutHingeRecorder,  # noqa: F401 (its home
-                               _bryant_to_quaternion, _wrap)          # before issue 36)
+from ..shared.cut_rows import CLOSURE_QUANTITIES, CutHingeRecorder, _bryant_to_quaternion, _wrap
 
 __all__ = ["ConstrainedRecorder", "initial_state", "run", "CLOSURE_QUANTITIES"]
 

@@ -558,7 +558,7 @@ def _run_chunks(system, rec, y0, integrator, t_end, step, output_step, rtol, ato
     :class:`RunError` naming the hinge whose rates were not finite, else the stiffest element.
     Returns ``(times, states, data, info)``."""
     from ...model.timeprogram import model_programs
-    from .system import LOOP_STABILISATION
+    from ..shared.system import LOOP_STABILISATION
     implicit = integrator in IMPLICIT
     if implicit:
         from . import implicit as M

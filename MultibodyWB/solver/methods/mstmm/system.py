@@ -13,12 +13,10 @@ from collections import namedtuple
 import numpy as np
 
 from . import kernels as K
-from ...elements.forces import Forces  # noqa: F401  (the struct's type, for the other formulations)
 from ...model.mechanism import MultibodySystem
 from ...analysis.topology import Topology
-from ..shared.instant import Instant, marker_attachment  # noqa: F401  (their home before issue 36)
-from ..shared.system import (LOOP_STABILISATION, Cuts, PreparedSystem,  # noqa: F401  (their home
-                             Tree)                                     # before issue 36)
+from ..shared.instant import Instant
+from ..shared.system import PreparedSystem
 
 Work = namedtuple("Work", "q u dd R pb pc hp w vh Sg cg RA Wext tau udot x Wh IA pA "
                           "U Dinv r0 ck nfree fidx FC TC paS kd kacc ytmp scratch loops")

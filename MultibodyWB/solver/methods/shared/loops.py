@@ -39,34 +39,9 @@ def _cross(a, b) -> np.ndarray:
     return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
-def hinge_local(hinge_type: str, q, u):
-    """Relative kinematics of a hinge in its output marker frame, from its state coordinates:
-    the compiled kinematics every method uses (:func:`...elements.hinge_kinematics.local`).
-
-    Parameters
-    ----------
-    hinge_type : str
-        A key of :data:`~.model.HINGE_TYPES`.
-    q : array_like
-        The hinge's position coordinates in the state layout (Bryant angles and translations; a
-        quaternion (w, x, y, z) in place of the angles of spherical, free and bushing hinges).
-    u : array_like
-        The hinge's velocity coordinates in the state layout.
-
-    Returns
-    -------
-    R : ndarray (3, 3)
-        Rotation of the input marker frame relative to the output marker frame.
-    d : ndarray (3,)
-        Input marker origin in output-marker axes (m).
-    S : ndarray (6, k)
-        ``[omega_rel; d']`` per unit velocity coordinate (output-marker axes): the relative
-        angular velocity and the rate of ``d``, i.e. the relative twist about the input marker's
-        origin as seen from the output marker frame.
-    Sdot_u : ndarray (6,)
-        ``(dS/dt) u`` (only the rotation part can be non-zero).
-    """
-    return local(hinge_type, q, u)
+#: Relative kinematics of a hinge in its output marker frame from its state coordinates: the
+#: compiled kinematics every method uses (``(R, d, S, (dS/dt) u)``, see its docstring).
+hinge_local = local
 
 
 # --------------------------------------------------------------------------------------------------
